@@ -1,0 +1,97 @@
+//! `mpsched bench`: fixed scenarios timed with the wall clock (outside the simulation itself).
+
+use crate::scenario::Scenario;
+use crate::sim::Sim;
+
+/// (name, description, scenario TOML)
+pub const BENCHES: &[(&str, &str, &str)] = &[
+    (
+        "newreno-10m",
+        "one NewReno bulk flow, 10 Mbps, 25 ms one-way, 0.1% loss, 60 s",
+        r#"
+[sim]
+duration_s = 60
+[[paths]]
+name = "p"
+rate_mbps = 10
+delay_ms = 25
+loss = { model = "bernoulli", p = 0.001 }
+[[flows]]
+name = "bulk"
+path = "p"
+cc = "newreno"
+"#,
+    ),
+    (
+        "cubic-100m",
+        "one CUBIC bulk flow, 100 Mbps, 50 ms one-way, 0.01% loss, 60 s",
+        r#"
+[sim]
+duration_s = 60
+[[paths]]
+name = "p"
+rate_mbps = 100
+delay_ms = 50
+loss = { model = "bernoulli", p = 0.0001 }
+[[flows]]
+name = "bulk"
+path = "p"
+cc = "cubic"
+"#,
+    ),
+];
+
+/// Result of timing one bench scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchResult {
+    pub name: String,
+    pub description: String,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    pub events: u64,
+    pub packets: u64,
+}
+
+impl BenchResult {
+    pub fn realtime_factor(&self) -> f64 {
+        self.sim_seconds / self.wall_seconds
+    }
+    pub fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.wall_seconds
+    }
+    pub fn packets_per_s(&self) -> f64 {
+        self.packets as f64 / self.wall_seconds
+    }
+    pub fn ns_per_event(&self) -> f64 {
+        self.wall_seconds * 1e9 / self.events as f64
+    }
+}
+
+pub fn names() -> Vec<&'static str> {
+    BENCHES.iter().map(|b| b.0).collect()
+}
+
+/// Runs bench `name` `repeats` times and keeps the fastest run (least disturbed by other load).
+pub fn run_bench(name: &str, repeats: u32) -> Option<BenchResult> {
+    let &(n, desc, text) = BENCHES.iter().find(|b| b.0 == name)?;
+    let sc = Scenario::from_toml(text, n).expect("bench scenarios are valid");
+    let mut best: Option<BenchResult> = None;
+    for _ in 0..repeats.max(1) {
+        let mut sim = Sim::new(sc.clone());
+        let t0 = std::time::Instant::now();
+        let st = sim.run();
+        let wall = t0.elapsed().as_secs_f64();
+        let r = BenchResult {
+            name: n.into(),
+            description: desc.into(),
+            sim_seconds: st.sim_ns as f64 * 1e-9,
+            wall_seconds: wall,
+            events: st.events,
+            packets: st.packets,
+        };
+        if best.as_ref().is_none_or(|b| r.wall_seconds < b.wall_seconds) {
+            best = Some(r);
+        }
+    }
+    best
+}

@@ -1,0 +1,481 @@
+//! One-directional links: a drop-tail byte queue, a serializer (fixed rate or mahimahi trace),
+//! a loss model, and propagation delay. A link keeps its in-flight packets in a FIFO ring and
+//! has at most one pending event per stage (serializer, ring), so a packet costs about two
+//! events per hop.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::event::{EventQueue, Kind};
+use crate::rng::Rng;
+
+pub type PktId = u32;
+
+/// Packet loss model, applied to each packet as it leaves the serializer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LossModel {
+    None,
+    Bernoulli { p: f64 },
+    /// Two-state Markov chain: the packet is lost with the current state's probability, then the
+    /// state moves (good→bad with `p_gb`, bad→good with `p_bg`).
+    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+}
+
+impl LossModel {
+    /// Long-run loss rate.
+    pub fn mean_loss(&self) -> f64 {
+        match *self {
+            LossModel::None => 0.0,
+            LossModel::Bernoulli { p } => p,
+            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+                let pi_bad = if p_gb + p_bg > 0.0 { p_gb / (p_gb + p_bg) } else { 0.0 };
+                (1.0 - pi_bad) * loss_good + pi_bad * loss_bad
+            }
+        }
+    }
+}
+
+/// A change applied at a scheduled time; `None` fields stay as they are.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkChange {
+    pub at_ns: u64,
+    pub rate_bps: Option<u64>,
+    pub delay_ns: Option<u64>,
+    pub loss: Option<LossModel>,
+    pub outage: Option<bool>,
+}
+
+/// A parsed mahimahi trace: delivery-opportunity times in ms, non-decreasing, last > 0.
+#[derive(Debug, PartialEq)]
+pub struct Trace {
+    pub times_ms: Vec<u64>,
+}
+
+impl Trace {
+    /// Period of the loop in ms: the last timestamp (mahimahi wraps at t_last, not t_last + 1).
+    pub fn period_ms(&self) -> u64 {
+        *self.times_ms.last().unwrap()
+    }
+}
+
+/// Bytes released per trace delivery opportunity.
+pub const TRACE_OPPORTUNITY_BYTES: u32 = 1500;
+
+struct TraceCursor {
+    trace: Arc<Trace>,
+    /// Loop number and index of the next unprocessed opportunity.
+    lap: u64,
+    idx: usize,
+    /// Bytes of the head packet already sent in earlier opportunities.
+    head_sent: u32,
+    event_pending: bool,
+    opportunities: u64,
+}
+
+impl TraceCursor {
+    #[inline]
+    fn time_ns(&self) -> u64 {
+        (self.lap * self.trace.period_ms() + self.trace.times_ms[self.idx]) * 1_000_000
+    }
+    #[inline]
+    fn advance(&mut self) {
+        self.idx += 1;
+        self.opportunities += 1;
+        if self.idx == self.trace.times_ms.len() {
+            self.idx = 0;
+            self.lap += 1;
+        }
+    }
+    /// Skips (wastes) every opportunity at or before `now`, counting them.
+    fn skip_to_after(&mut self, now: u64) {
+        if self.time_ns() > now {
+            return;
+        }
+        let period_ns = self.trace.period_ms() * 1_000_000;
+        let n = self.trace.times_ms.len() as u64;
+        let lap = now / period_ns;
+        if lap > self.lap + 1 {
+            // Jump whole laps arithmetically.
+            let skip_laps = lap - self.lap - 1;
+            self.opportunities += skip_laps * n - self.idx as u64;
+            self.lap += skip_laps;
+            self.idx = 0;
+        }
+        while self.time_ns() <= now {
+            self.advance();
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkStats {
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    pub dropped_queue: u64,
+    pub dropped_loss: u64,
+    pub dropped_outage: u64,
+    pub max_queue_bytes: u64,
+}
+
+pub struct Link {
+    pub name: String,
+    pub id: u32,
+    rate_bps: u64,
+    delay_ns: u64,
+    pub queue_cap: u64,
+    loss: LossModel,
+    ge_bad: bool,
+    rng: Rng,
+    outage: bool,
+    queue: VecDeque<(PktId, u32)>,
+    queued_bytes: u64,
+    in_service: Option<(PktId, u32)>,
+    ring: VecDeque<(u64, PktId)>,
+    last_arrival: u64,
+    trace: Option<TraceCursor>,
+    pub changes: Vec<LinkChange>,
+    pub stats: LinkStats,
+    /// Capacity offered so far (rate links), integrated up to `cap_since`.
+    cap_bits: f64,
+    cap_since: u64,
+}
+
+/// What happened to a packet offered to a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    Accepted,
+    DroppedQueue,
+    DroppedOutage,
+}
+
+impl Link {
+    pub fn new(
+        id: u32,
+        name: String,
+        rate_bps: u64,
+        delay_ns: u64,
+        queue_cap: u64,
+        loss: LossModel,
+        trace: Option<Arc<Trace>>,
+        rng: Rng,
+        changes: Vec<LinkChange>,
+    ) -> Self {
+        Link {
+            name,
+            id,
+            rate_bps,
+            delay_ns,
+            queue_cap,
+            loss,
+            ge_bad: false,
+            rng,
+            outage: false,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            in_service: None,
+            ring: VecDeque::new(),
+            last_arrival: 0,
+            trace: trace.map(|trace| TraceCursor { trace, lap: 0, idx: 0, head_sent: 0, event_pending: false, opportunities: 0 }),
+            changes,
+            stats: LinkStats::default(),
+            cap_bits: 0.0,
+            cap_since: 0,
+        }
+    }
+
+    pub fn is_trace(&self) -> bool {
+        self.trace.is_some()
+    }
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+    pub fn delay_ns(&self) -> u64 {
+        self.delay_ns
+    }
+    pub fn queued_bytes(&self) -> u64 {
+        self.queued_bytes
+    }
+
+    #[inline]
+    fn tx_time(&self, size: u32) -> u64 {
+        // Round up so a packet never takes zero time.
+        (size as u64 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1))
+    }
+
+    /// A packet of `size` bytes enters the link at `now`.
+    pub fn offer(&mut self, now: u64, pkt: PktId, size: u32, ev: &mut EventQueue) -> Offer {
+        self.stats.packets_in += 1;
+        if self.outage {
+            self.stats.dropped_outage += 1;
+            return Offer::DroppedOutage;
+        }
+        if let Some(tc) = self.trace.as_mut() {
+            if self.queued_bytes + size as u64 > self.queue_cap {
+                self.stats.dropped_queue += 1;
+                return Offer::DroppedQueue;
+            }
+            if self.queue.is_empty() {
+                // Opportunities that passed while the queue was empty are wasted (mahimahi).
+                tc.skip_to_after(now);
+                tc.head_sent = 0;
+                if !tc.event_pending {
+                    tc.event_pending = true;
+                    ev.push(tc.time_ns(), Kind::TraceOpportunity, self.id, 0);
+                }
+            }
+            self.push_queue(pkt, size);
+            return Offer::Accepted;
+        }
+        if self.in_service.is_none() {
+            self.in_service = Some((pkt, size));
+            ev.push(now + self.tx_time(size), Kind::TxDone, self.id, 0);
+            return Offer::Accepted;
+        }
+        if self.queued_bytes + size as u64 > self.queue_cap {
+            self.stats.dropped_queue += 1;
+            return Offer::DroppedQueue;
+        }
+        self.push_queue(pkt, size);
+        Offer::Accepted
+    }
+
+    #[inline]
+    fn push_queue(&mut self, pkt: PktId, size: u32) {
+        self.queue.push_back((pkt, size));
+        self.queued_bytes += size as u64;
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queued_bytes);
+    }
+
+    /// The loss model's verdict for one packet.
+    #[inline]
+    fn lose(&mut self) -> bool {
+        match self.loss {
+            LossModel::None => false,
+            LossModel::Bernoulli { p } => self.rng.chance(p),
+            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+                let lost = self.rng.chance(if self.ge_bad { loss_bad } else { loss_good });
+                self.ge_bad = if self.ge_bad { !self.rng.chance(p_bg) } else { self.rng.chance(p_gb) };
+                lost
+            }
+        }
+    }
+
+    /// A packet left the serializer at `now`: lose it or put it on the wire.
+    /// Returns the packet if the loss model dropped it.
+    fn depart(&mut self, now: u64, pkt: PktId, size: u32, ev: &mut EventQueue) -> Option<PktId> {
+        if self.outage {
+            self.stats.dropped_outage += 1;
+            return Some(pkt);
+        }
+        if self.lose() {
+            self.stats.dropped_loss += 1;
+            return Some(pkt);
+        }
+        self.stats.packets_out += 1;
+        self.stats.bytes_out += size as u64;
+        // Clamp so a delay decrease never reorders the FIFO ring.
+        let at = (now + self.delay_ns).max(self.last_arrival);
+        self.last_arrival = at;
+        if self.ring.is_empty() {
+            ev.push(at, Kind::Arrive, self.id, 0);
+        }
+        self.ring.push_back((at, pkt));
+        None
+    }
+
+    /// Serializer done (rate links). Dropped packets are appended to `dropped`.
+    pub fn on_tx_done(&mut self, now: u64, ev: &mut EventQueue, dropped: &mut Vec<PktId>) {
+        if let Some((pkt, size)) = self.in_service.take() {
+            if let Some(p) = self.depart(now, pkt, size, ev) {
+                dropped.push(p);
+            }
+        }
+        if let Some((pkt, size)) = self.queue.pop_front() {
+            self.queued_bytes -= size as u64;
+            self.in_service = Some((pkt, size));
+            ev.push(now + self.tx_time(size), Kind::TxDone, self.id, 0);
+        }
+    }
+
+    /// Trace opportunities at `now` (all lines with this timestamp).
+    pub fn on_trace_opportunity(&mut self, now: u64, ev: &mut EventQueue, dropped: &mut Vec<PktId>) {
+        let mut tc = self.trace.take().expect("trace link");
+        tc.event_pending = false;
+        while tc.time_ns() <= now {
+            let mut budget = TRACE_OPPORTUNITY_BYTES;
+            while budget > 0 {
+                let Some(&(pkt, size)) = self.queue.front() else { break };
+                let take = budget.min(size - tc.head_sent);
+                budget -= take;
+                tc.head_sent += take;
+                if tc.head_sent == size {
+                    self.queue.pop_front();
+                    self.queued_bytes -= size as u64;
+                    tc.head_sent = 0;
+                    if let Some(p) = self.depart(now, pkt, size, ev) {
+                        dropped.push(p);
+                    }
+                }
+            }
+            tc.advance();
+        }
+        if !self.queue.is_empty() {
+            tc.event_pending = true;
+            ev.push(tc.time_ns(), Kind::TraceOpportunity, self.id, 0);
+        }
+        self.trace = Some(tc);
+    }
+
+    /// Propagation done: moves every packet due by `now` into `out`, schedules the next arrival.
+    pub fn on_arrive(&mut self, now: u64, ev: &mut EventQueue, out: &mut Vec<PktId>) {
+        while let Some(&(at, pkt)) = self.ring.front() {
+            if at > now {
+                ev.push(at, Kind::Arrive, self.id, 0);
+                break;
+            }
+            self.ring.pop_front();
+            out.push(pkt);
+        }
+    }
+
+    /// Applies scheduled change `i`. Packets flushed by an outage go to `dropped`.
+    pub fn apply_change(&mut self, now: u64, i: usize, dropped: &mut Vec<PktId>) {
+        let c = self.changes[i].clone();
+        self.account_capacity(now);
+        if let Some(r) = c.rate_bps {
+            self.rate_bps = r;
+        }
+        if let Some(d) = c.delay_ns {
+            self.delay_ns = d;
+        }
+        if let Some(l) = c.loss {
+            self.loss = l;
+            self.ge_bad = false;
+        }
+        if let Some(o) = c.outage {
+            if o && !self.outage {
+                // The queue is flushed; the packet being serialized finishes and is lost at departure.
+                for (pkt, _) in self.queue.drain(..) {
+                    self.stats.dropped_outage += 1;
+                    dropped.push(pkt);
+                }
+                self.queued_bytes = 0;
+                if let Some(tc) = self.trace.as_mut() {
+                    tc.head_sent = 0;
+                }
+            }
+            self.outage = o;
+        }
+    }
+
+    fn account_capacity(&mut self, now: u64) {
+        if self.trace.is_none() && !self.outage {
+            self.cap_bits += self.rate_bps as f64 * (now - self.cap_since) as f64 * 1e-9;
+        }
+        self.cap_since = now;
+    }
+
+    /// Capacity offered by the link from time 0 to `now`, in bytes.
+    pub fn capacity_bytes(&mut self, now: u64) -> f64 {
+        if let Some(tc) = self.trace.as_mut() {
+            // Opportunities processed plus those not yet reached up to `now`.
+            let mut probe = TraceCursor {
+                trace: tc.trace.clone(),
+                lap: tc.lap,
+                idx: tc.idx,
+                head_sent: 0,
+                event_pending: false,
+                opportunities: tc.opportunities,
+            };
+            probe.skip_to_after(now);
+            return probe.opportunities as f64 * TRACE_OPPORTUNITY_BYTES as f64;
+        }
+        self.account_capacity(now);
+        self.cap_bits / 8.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(rate_bps: u64, delay_ns: u64, cap: u64, trace: Option<Arc<Trace>>) -> Link {
+        Link::new(0, "l".into(), rate_bps, delay_ns, cap, LossModel::None, trace, Rng::new(1), vec![])
+    }
+
+    /// Runs the link's own events until none are left; returns (arrival time, pkt) pairs.
+    fn drain(l: &mut Link, ev: &mut EventQueue) -> Vec<(u64, PktId)> {
+        let mut out = Vec::new();
+        let mut dropped = Vec::new();
+        while let Some(e) = ev.pop() {
+            let mut arrived = Vec::new();
+            match e.kind {
+                Kind::TxDone => l.on_tx_done(e.at, ev, &mut dropped),
+                Kind::Arrive => l.on_arrive(e.at, ev, &mut arrived),
+                Kind::TraceOpportunity => l.on_trace_opportunity(e.at, ev, &mut dropped),
+                _ => unreachable!(),
+            }
+            out.extend(arrived.into_iter().map(|p| (e.at, p)));
+        }
+        out
+    }
+
+    #[test]
+    fn serialization_plus_propagation() {
+        // 12 Mbps: a 1500 B packet takes 1 ms; delay 10 ms.
+        let mut l = link(12_000_000, 10_000_000, 1_000_000, None);
+        let mut ev = EventQueue::default();
+        for p in 0..3 {
+            assert_eq!(l.offer(0, p, 1500, &mut ev), Offer::Accepted);
+        }
+        let out = drain(&mut l, &mut ev);
+        assert_eq!(out, vec![(11_000_000, 0), (12_000_000, 1), (13_000_000, 2)]);
+    }
+
+    #[test]
+    fn drop_tail_counts_bytes_excluding_the_packet_in_service() {
+        let mut l = link(12_000_000, 0, 3000, None);
+        let mut ev = EventQueue::default();
+        let verdicts: Vec<Offer> = (0..5).map(|p| l.offer(0, p, 1500, &mut ev)).collect();
+        assert_eq!(verdicts[..3], [Offer::Accepted; 3]);
+        assert_eq!(verdicts[3..], [Offer::DroppedQueue; 2]);
+    }
+
+    #[test]
+    fn trace_releases_1500_bytes_per_opportunity_with_carry_over() {
+        // Opportunities at 1, 1, 3 ms, looping with period 3 ms.
+        let tr = Arc::new(Trace { times_ms: vec![1, 1, 3] });
+        let mut l = link(0, 0, 1_000_000, Some(tr));
+        let mut ev = EventQueue::default();
+        l.offer(0, 0, 1000, &mut ev);
+        l.offer(0, 1, 1000, &mut ev);
+        l.offer(0, 2, 1500, &mut ev);
+        l.offer(0, 3, 1500, &mut ev);
+        let out = drain(&mut l, &mut ev);
+        // t=1 ms: 3000 B of budget: pkt0 (1000), pkt1 (1000), 1000 of pkt2.
+        // t=3 ms: 500 more of pkt2 (done), 1000 of pkt3. Next lap: t=4 ms (=3+1): pkt3 done.
+        assert_eq!(out, vec![(1_000_000, 0), (1_000_000, 1), (3_000_000, 2), (4_000_000, 3)]);
+    }
+
+    #[test]
+    fn trace_wastes_opportunities_while_idle() {
+        let tr = Arc::new(Trace { times_ms: vec![1, 2, 3, 4] });
+        let mut l = link(0, 0, 1_000_000, Some(tr));
+        let mut ev = EventQueue::default();
+        // Arrives at 10.5 ms: the next opportunity is at 11 ms (lap 2 starts at 8 ms: 9,10,11,12).
+        l.offer(10_500_000, 7, 1500, &mut ev);
+        assert_eq!(drain(&mut l, &mut ev), vec![(11_000_000, 7)]);
+        assert_eq!(l.capacity_bytes(12_000_000), 12.0 * 1500.0);
+    }
+
+    #[test]
+    fn gilbert_elliott_long_run_rate() {
+        let ge = LossModel::GilbertElliott { p_gb: 0.01, p_bg: 0.1, loss_good: 0.0, loss_bad: 0.5 };
+        let mut l = Link::new(0, "l".into(), 1, 0, 0, ge.clone(), None, Rng::new(3), vec![]);
+        let n = 400_000;
+        let lost = (0..n).filter(|_| l.lose()).count() as f64 / n as f64;
+        // pi_bad = 0.01/0.11 = 0.0909; mean loss = 0.04545.
+        assert!((lost - ge.mean_loss()).abs() < 0.004, "{lost} vs {}", ge.mean_loss());
+    }
+}

@@ -1,0 +1,540 @@
+//! The simulator: event loop, packet arena, endpoints, metrics.
+
+use mpsched_transport::{ConnConfig, Connection, Instant, Segment, Side, SubflowInfo};
+
+use crate::event::{EventQueue, Kind};
+use crate::link::{Link, Offer, PktId};
+use crate::rng::Rng;
+use crate::scenario::{PathDef, Scenario};
+use crate::table::{Column, Table};
+
+/// A packet in the network. `Copy`, stored in an arena and referred to by index.
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    flow: u32,
+    /// Client (data sender) -> server (receiver) when true: the path's forward links.
+    to_server: bool,
+    hop: u8,
+    size: u32,
+    seg: Segment,
+}
+
+struct Endpoint {
+    conn: Option<Connection>,
+    /// Timer deadline we have a `Wake` event queued for.
+    deadline: Option<u64>,
+    gen: u32,
+}
+
+/// Per-flow bookkeeping.
+struct FlowRt {
+    started: bool,
+    done_at: Option<u64>,
+    data_drops: u64,
+    /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
+    prev: Vec<(u64, u64, u64, u64)>,
+    prev_app: u64,
+}
+
+/// Counters describing a finished run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunStats {
+    pub events: u64,
+    pub packets: u64,
+    pub sim_ns: u64,
+}
+
+/// Timeseries accumulated at each sample.
+#[derive(Default)]
+struct Series {
+    time_s: Vec<f64>,
+    flow: Vec<String>,
+    subflow: Vec<i64>,
+    cwnd: Vec<i64>,
+    ssthresh: Vec<Option<i64>>,
+    srtt_ms: Vec<f64>,
+    rttvar_ms: Vec<f64>,
+    rto_ms: Vec<f64>,
+    inflight: Vec<i64>,
+    throughput: Vec<f64>,
+    goodput: Vec<f64>,
+    flow_goodput: Vec<f64>,
+    losses: Vec<i64>,
+    retransmits: Vec<i64>,
+}
+
+pub struct Sim {
+    sc: Scenario,
+    now: u64,
+    ev: EventQueue,
+    pkts: Vec<Packet>,
+    free: Vec<PktId>,
+    links: Vec<Link>,
+    flows: Vec<FlowRt>,
+    /// Endpoint `2f` is flow f's client (data sender), `2f + 1` its server (receiver).
+    eps: Vec<Endpoint>,
+    scratch: Vec<PktId>,
+    packets_created: u64,
+    series: Series,
+    finished_flows: usize,
+}
+
+impl Sim {
+    pub fn new(sc: Scenario) -> Self {
+        let links = sc
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
+                Link::new(i as u32, l.name.clone(), l.rate_bps, l.delay_ns, l.queue_bytes, l.loss.clone(), l.trace.clone(), rng, l.changes.clone())
+            })
+            .collect::<Vec<_>>();
+        let mut ev = EventQueue::default();
+        for (i, l) in links.iter().enumerate() {
+            for (j, c) in l.changes.iter().enumerate() {
+                ev.push(c.at_ns, Kind::LinkChange, i as u32, j as u32);
+            }
+        }
+        for (i, f) in sc.flows.iter().enumerate() {
+            ev.push(f.start_ns, Kind::FlowStart, i as u32, 0);
+        }
+        ev.push(sc.sample_ns, Kind::Sample, 0, 0);
+        let flows = sc
+            .flows
+            .iter()
+            .map(|_| FlowRt { started: false, done_at: None, data_drops: 0, prev: vec![(0, 0, 0, 0)], prev_app: 0 })
+            .collect();
+        let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, deadline: None, gen: 0 }).collect();
+        Sim {
+            now: 0,
+            ev,
+            pkts: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
+            links,
+            flows,
+            eps,
+            scratch: Vec::with_capacity(64),
+            packets_created: 0,
+            series: Series::default(),
+            finished_flows: 0,
+            sc,
+        }
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.sc
+    }
+    pub fn now_ns(&self) -> u64 {
+        self.now
+    }
+
+    /// Runs to the scenario's end (or until every sized flow has completed).
+    pub fn run(&mut self) -> RunStats {
+        let end = self.sc.duration_ns;
+        let all_sized = self.sc.flows.iter().all(|f| f.size.is_some());
+        while let Some(t) = self.ev.peek_time() {
+            if t > end || (all_sized && self.finished_flows == self.flows.len()) {
+                break;
+            }
+            let e = self.ev.pop().unwrap();
+            self.now = e.at;
+            match e.kind {
+                Kind::TxDone => {
+                    let mut dropped = std::mem::take(&mut self.scratch);
+                    self.links[e.a as usize].on_tx_done(self.now, &mut self.ev, &mut dropped);
+                    self.drop_all(&mut dropped);
+                    self.scratch = dropped;
+                }
+                Kind::TraceOpportunity => {
+                    let mut dropped = std::mem::take(&mut self.scratch);
+                    self.links[e.a as usize].on_trace_opportunity(self.now, &mut self.ev, &mut dropped);
+                    self.drop_all(&mut dropped);
+                    self.scratch = dropped;
+                }
+                Kind::Arrive => {
+                    let mut arrived = std::mem::take(&mut self.scratch);
+                    self.links[e.a as usize].on_arrive(self.now, &mut self.ev, &mut arrived);
+                    for &p in arrived.iter() {
+                        self.forward(p);
+                    }
+                    arrived.clear();
+                    self.scratch = arrived;
+                }
+                Kind::LinkChange => {
+                    let mut dropped = std::mem::take(&mut self.scratch);
+                    self.links[e.a as usize].apply_change(self.now, e.b as usize, &mut dropped);
+                    self.drop_all(&mut dropped);
+                    self.scratch = dropped;
+                }
+                Kind::Wake => {
+                    let ep = e.a as usize;
+                    if self.eps[ep].gen == e.b {
+                        self.eps[ep].deadline = None;
+                        if let Some(c) = self.eps[ep].conn.as_mut() {
+                            c.handle_timeout(Instant(self.now));
+                        }
+                        self.drive(ep);
+                    }
+                }
+                Kind::FlowStart => self.start_flow(e.a as usize),
+                Kind::Sample => {
+                    self.sample();
+                    let next = self.now + self.sc.sample_ns;
+                    if next <= end {
+                        self.ev.push(next, Kind::Sample, 0, 0);
+                    }
+                }
+            }
+        }
+        if self.now < end && !(all_sized && self.finished_flows == self.flows.len()) {
+            self.now = end;
+        }
+        self.stats()
+    }
+
+    pub fn stats(&self) -> RunStats {
+        RunStats { events: self.ev.popped(), packets: self.packets_created, sim_ns: self.now }
+    }
+
+    fn start_flow(&mut self, f: usize) {
+        let def = &self.sc.flows[f];
+        let cfg = ConnConfig { subflow: def.subflow.clone(), cc: def.cc.clone(), rcv_buf: def.rcv_buf, paths: vec![def.path] };
+        let now = Instant(self.now);
+        let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
+        let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
+        client.write(def.size.unwrap_or(u64::MAX / 4));
+        self.flows[f].started = true;
+        self.flows[f].prev = vec![(0, 0, 0, 0); client.subflow_count()];
+        self.eps[2 * f].conn = Some(client);
+        self.eps[2 * f + 1].conn = Some(server);
+        self.drive(2 * f);
+    }
+
+    #[inline]
+    fn route(path: &PathDef, to_server: bool) -> &[u32] {
+        if to_server {
+            &path.fwd
+        } else {
+            &path.rev
+        }
+    }
+
+    /// A packet left a link: on to the next hop, or to its endpoint.
+    fn forward(&mut self, p: PktId) {
+        let pk = &mut self.pkts[p as usize];
+        pk.hop += 1;
+        let pk = *pk;
+        let path = &self.sc.paths[self.sc.flows[pk.flow as usize].path as usize];
+        let route = Self::route(path, pk.to_server);
+        if (pk.hop as usize) < route.len() {
+            let l = route[pk.hop as usize] as usize;
+            self.offer(l, p, pk);
+            return;
+        }
+        self.free.push(p);
+        let ep = 2 * pk.flow as usize + pk.to_server as usize;
+        let now = Instant(self.now);
+        let Some(conn) = self.eps[ep].conn.as_mut() else { return };
+        conn.handle_segment(now, 0, &pk.seg);
+        if pk.to_server {
+            conn.read(u64::MAX);
+            let f = pk.flow as usize;
+            if let (Some(size), None) = (self.sc.flows[f].size, self.flows[f].done_at) {
+                if conn.info().bytes_delivered >= size {
+                    self.flows[f].done_at = Some(self.now);
+                    self.finished_flows += 1;
+                }
+            }
+        }
+        self.drive(ep);
+    }
+
+    #[inline]
+    fn offer(&mut self, l: usize, p: PktId, pk: Packet) {
+        match self.links[l].offer(self.now, p, pk.size, &mut self.ev) {
+            Offer::Accepted => {}
+            Offer::DroppedQueue | Offer::DroppedOutage => self.dropped(p),
+        }
+    }
+
+    fn dropped(&mut self, p: PktId) {
+        let pk = &self.pkts[p as usize];
+        if pk.seg.len > 0 {
+            self.flows[pk.flow as usize].data_drops += 1;
+        }
+        self.free.push(p);
+    }
+
+    fn drop_all(&mut self, dropped: &mut Vec<PktId>) {
+        for &p in dropped.iter() {
+            self.dropped(p);
+        }
+        dropped.clear();
+    }
+
+    /// Drains an endpoint's transmissions onto the network and re-arms its wake-up.
+    fn drive(&mut self, ep: usize) {
+        let flow = (ep / 2) as u32;
+        let to_server = ep % 2 == 0;
+        let now = Instant(self.now);
+        let path_ix = self.sc.flows[flow as usize].path as usize;
+        loop {
+            let Some(conn) = self.eps[ep].conn.as_mut() else { return };
+            let Some(t) = conn.poll_transmit(now) else { break };
+            let pk = Packet { flow, to_server, hop: 0, size: t.seg.wire_size(), seg: t.seg };
+            let p = self.alloc(pk);
+            let first = Self::route(&self.sc.paths[path_ix], to_server)[0] as usize;
+            self.offer(first, p, pk);
+        }
+        let e = &mut self.eps[ep];
+        let d = e.conn.as_ref().and_then(|c| c.poll_timeout()).map(|t| t.0.max(self.now));
+        if d != e.deadline {
+            e.deadline = d;
+            e.gen = e.gen.wrapping_add(1);
+            if let Some(t) = d {
+                self.ev.push(t, Kind::Wake, ep as u32, e.gen);
+            }
+        }
+    }
+
+    #[inline]
+    fn alloc(&mut self, pk: Packet) -> PktId {
+        self.packets_created += 1;
+        if let Some(p) = self.free.pop() {
+            self.pkts[p as usize] = pk;
+            p
+        } else {
+            self.pkts.push(pk);
+            (self.pkts.len() - 1) as PktId
+        }
+    }
+
+    fn sample(&mut self) {
+        let dt = self.sc.sample_ns as f64 * 1e-9;
+        let t = self.now as f64 * 1e-9;
+        let to_mbps = |bytes: u64| bytes as f64 * 8.0 / dt / 1e6;
+        for (f, def) in self.sc.flows.iter().enumerate() {
+            let rt = &mut self.flows[f];
+            if !rt.started {
+                continue;
+            }
+            let app = self.eps[2 * f + 1].conn.as_ref().map(|c| c.info().bytes_delivered).unwrap_or(0);
+            let flow_goodput = to_mbps(app - rt.prev_app);
+            rt.prev_app = app;
+            let conn = self.eps[2 * f].conn.as_ref().unwrap();
+            for (i, (_, s)) in conn.subflows().enumerate() {
+                let s: SubflowInfo = s;
+                let prev = rt.prev[i];
+                let s_ = &mut self.series;
+                s_.time_s.push(t);
+                s_.flow.push(def.name.clone());
+                s_.subflow.push(i as i64);
+                s_.cwnd.push(s.cwnd as i64);
+                s_.ssthresh.push(if s.ssthresh >= i64::MAX as u64 { None } else { Some(s.ssthresh as i64) });
+                s_.srtt_ms.push(s.srtt.as_millis_f64());
+                s_.rttvar_ms.push(s.rttvar.as_millis_f64());
+                s_.rto_ms.push(s.rto.as_millis_f64());
+                s_.inflight.push(s.pipe as i64);
+                s_.throughput.push(to_mbps(s.bytes_sent - prev.0));
+                s_.goodput.push(to_mbps(s.delivered - prev.1));
+                s_.flow_goodput.push(flow_goodput);
+                s_.losses.push((s.segments_lost - prev.2) as i64);
+                s_.retransmits.push((s.segments_retransmitted - prev.3) as i64);
+                rt.prev[i] = (s.bytes_sent, s.delivered, s.segments_lost, s.segments_retransmitted);
+            }
+        }
+    }
+
+    /// Results of the run so far.
+    pub fn output(&mut self) -> RunOutput {
+        let end = self.now;
+        let mut flows = FlowColumns::default();
+        let mut flow_json = Vec::new();
+        for (f, def) in self.sc.flows.iter().enumerate() {
+            let rt = &self.flows[f];
+            let delivered = self.eps[2 * f + 1].conn.as_ref().map(|c| c.info().bytes_delivered).unwrap_or(0);
+            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (0, 0, 0, 0, 0.0);
+            if let Some(c) = self.eps[2 * f].conn.as_ref() {
+                for (_, s) in c.subflows() {
+                    retx += s.segments_retransmitted;
+                    lost += s.segments_lost;
+                    rtos += s.rto_count;
+                    frs += s.fast_recoveries;
+                    srtt_ms = s.srtt.as_millis_f64();
+                }
+            }
+            let stop = rt.done_at.unwrap_or(end);
+            let active = stop.saturating_sub(def.start_ns) as f64 * 1e-9;
+            let goodput = if active > 0.0 { delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
+            let fct = rt.done_at.map(|d| (d - def.start_ns) as f64 * 1e-9);
+            let path = &self.sc.paths[def.path as usize].name;
+            flows.name.push(def.name.clone());
+            flows.path.push(path.clone());
+            flows.cc.push(def.cc.clone());
+            flows.start_s.push(def.start_ns as f64 * 1e-9);
+            flows.size.push(def.size.map(|s| s as i64));
+            flows.completed.push(rt.done_at.is_some());
+            flows.fct.push(fct);
+            flows.delivered.push(delivered as i64);
+            flows.goodput.push(goodput);
+            flows.retx.push(retx as i64);
+            flows.losses.push(lost as i64);
+            flows.drops.push(rt.data_drops as i64);
+            flows.rtos.push(rtos as i64);
+            flows.frs.push(frs as i64);
+            flows.srtt.push(srtt_ms);
+            flow_json.push(serde_json::json!({
+                "name": def.name, "path": path, "cc": def.cc,
+                "start_s": def.start_ns as f64 * 1e-9, "size_bytes": def.size,
+                "completed": rt.done_at.is_some(), "fct_s": fct,
+                "bytes_delivered": delivered, "goodput_mbps": goodput,
+                "retransmits": retx, "losses": lost, "packets_dropped": rt.data_drops,
+                "rto_count": rtos, "fast_recoveries": frs, "srtt_ms": srtt_ms,
+            }));
+        }
+        let mut links = LinkColumns::default();
+        let mut link_json = Vec::new();
+        for l in self.links.iter_mut() {
+            let cap = l.capacity_bytes(end);
+            let util = if cap > 0.0 { l.stats.bytes_out as f64 / cap } else { 0.0 };
+            let s = l.stats;
+            links.name.push(l.name.clone());
+            links.sent.push(s.packets_out as i64);
+            links.bytes.push(s.bytes_out as i64);
+            links.dq.push(s.dropped_queue as i64);
+            links.dl.push(s.dropped_loss as i64);
+            links.dout.push(s.dropped_outage as i64);
+            links.maxq.push(s.max_queue_bytes as i64);
+            links.util.push(util);
+            link_json.push(serde_json::json!({
+                "name": l.name, "packets_sent": s.packets_out, "bytes_delivered": s.bytes_out,
+                "packets_dropped_queue": s.dropped_queue, "packets_dropped_loss": s.dropped_loss,
+                "packets_dropped_outage": s.dropped_outage, "max_queue_bytes": s.max_queue_bytes,
+                "utilization": util,
+            }));
+        }
+        let stats = self.stats();
+        let summary = serde_json::json!({
+            "scenario": self.sc.name,
+            "seed": self.sc.seed,
+            "profile": self.sc.profile.name(),
+            "duration_s": self.sc.duration_ns as f64 * 1e-9,
+            "end_s": end as f64 * 1e-9,
+            "flows": flow_json,
+            "links": link_json,
+            "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 * 1e-9},
+        });
+        let s = std::mem::take(&mut self.series);
+        let timeseries = Table {
+            columns: vec![
+                ("time_s".into(), Column::F64(s.time_s)),
+                ("flow".into(), Column::Str(s.flow)),
+                ("subflow".into(), Column::I64(s.subflow)),
+                ("cwnd_bytes".into(), Column::I64(s.cwnd)),
+                ("ssthresh_bytes".into(), Column::OptI64(s.ssthresh)),
+                ("srtt_ms".into(), Column::F64(s.srtt_ms)),
+                ("rttvar_ms".into(), Column::F64(s.rttvar_ms)),
+                ("rto_ms".into(), Column::F64(s.rto_ms)),
+                ("inflight_bytes".into(), Column::I64(s.inflight)),
+                ("throughput_mbps".into(), Column::F64(s.throughput)),
+                ("goodput_mbps".into(), Column::F64(s.goodput)),
+                ("flow_goodput_mbps".into(), Column::F64(s.flow_goodput)),
+                ("losses".into(), Column::I64(s.losses)),
+                ("retransmits".into(), Column::I64(s.retransmits)),
+            ],
+        };
+        RunOutput {
+            summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
+            resolved_toml: self.sc.resolved_toml(),
+            flows: flows.into_table(),
+            timeseries,
+            links: links.into_table(),
+            stats,
+        }
+    }
+}
+
+#[derive(Default)]
+struct FlowColumns {
+    name: Vec<String>,
+    path: Vec<String>,
+    cc: Vec<String>,
+    start_s: Vec<f64>,
+    size: Vec<Option<i64>>,
+    completed: Vec<bool>,
+    fct: Vec<Option<f64>>,
+    delivered: Vec<i64>,
+    goodput: Vec<f64>,
+    retx: Vec<i64>,
+    losses: Vec<i64>,
+    drops: Vec<i64>,
+    rtos: Vec<i64>,
+    frs: Vec<i64>,
+    srtt: Vec<f64>,
+}
+
+impl FlowColumns {
+    fn into_table(self) -> Table {
+        Table {
+            columns: vec![
+                ("name".into(), Column::Str(self.name)),
+                ("path".into(), Column::Str(self.path)),
+                ("cc".into(), Column::Str(self.cc)),
+                ("start_s".into(), Column::F64(self.start_s)),
+                ("size_bytes".into(), Column::OptI64(self.size)),
+                ("completed".into(), Column::Bool(self.completed)),
+                ("fct_s".into(), Column::OptF64(self.fct)),
+                ("bytes_delivered".into(), Column::I64(self.delivered)),
+                ("goodput_mbps".into(), Column::F64(self.goodput)),
+                ("retransmits".into(), Column::I64(self.retx)),
+                ("losses".into(), Column::I64(self.losses)),
+                ("packets_dropped".into(), Column::I64(self.drops)),
+                ("rto_count".into(), Column::I64(self.rtos)),
+                ("fast_recoveries".into(), Column::I64(self.frs)),
+                ("srtt_ms".into(), Column::F64(self.srtt)),
+            ],
+        }
+    }
+}
+
+#[derive(Default)]
+struct LinkColumns {
+    name: Vec<String>,
+    sent: Vec<i64>,
+    bytes: Vec<i64>,
+    dq: Vec<i64>,
+    dl: Vec<i64>,
+    dout: Vec<i64>,
+    maxq: Vec<i64>,
+    util: Vec<f64>,
+}
+
+impl LinkColumns {
+    fn into_table(self) -> Table {
+        Table {
+            columns: vec![
+                ("name".into(), Column::Str(self.name)),
+                ("packets_sent".into(), Column::I64(self.sent)),
+                ("bytes_delivered".into(), Column::I64(self.bytes)),
+                ("packets_dropped_queue".into(), Column::I64(self.dq)),
+                ("packets_dropped_loss".into(), Column::I64(self.dl)),
+                ("packets_dropped_outage".into(), Column::I64(self.dout)),
+                ("max_queue_bytes".into(), Column::I64(self.maxq)),
+                ("utilization".into(), Column::F64(self.util)),
+            ],
+        }
+    }
+}
+
+/// Everything a run produces, in memory.
+pub struct RunOutput {
+    /// summary.json text (sorted keys, pretty, trailing newline).
+    pub summary_json: String,
+    /// The scenario with every default written out.
+    pub resolved_toml: String,
+    pub flows: Table,
+    pub timeseries: Table,
+    pub links: Table,
+    pub stats: RunStats,
+}

@@ -1,0 +1,169 @@
+//! Congestion control: the trait every controller implements, and the registry of built-ins.
+//!
+//! The window lives in the subflow ([`CcState`]); controllers mutate it from their hooks. Hooks
+//! follow quinn-proto's `Controller`; coupled multipath controllers (next issue) read `Siblings`.
+
+mod cubic;
+mod reno;
+
+pub use cubic::Cubic;
+pub use reno::NewReno;
+
+use crate::time::{Duration, Instant};
+
+/// Per-subflow congestion state, owned by the subflow and lent to the controller.
+#[derive(Clone, Copy, Debug)]
+pub struct CcState {
+    /// Congestion window in bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold in bytes.
+    pub ssthresh: u64,
+    pub mss: u32,
+    /// Bytes in flight (RFC 6675 `pipe`).
+    pub pipe: u64,
+    pub srtt: Duration,
+    pub min_rtt: Duration,
+    /// Appropriate byte counting (RFC 3465, Linux): grow by bytes acknowledged rather than per ACK.
+    pub abc: bool,
+    /// True while in fast recovery or RTO recovery; controllers do not grow the window then.
+    pub in_recovery: bool,
+}
+
+impl CcState {
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What one ACK told the sender.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub newly_acked: u64,
+    /// RTT sample, if this ACK gave a valid one (Karn's rule applied).
+    pub rtt: Option<Duration>,
+    /// Total bytes delivered on this subflow so far.
+    pub delivered: u64,
+    /// Delivery-rate sample in bytes per second (0 if none).
+    pub delivery_rate: u64,
+    pub app_limited: bool,
+}
+
+/// A congestion signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionEvent {
+    /// Loss detected by SACK / duplicate ACKs: entering fast recovery.
+    Loss,
+    /// ECN congestion experienced.
+    Ecn,
+}
+
+/// What a coupled controller may know of its sibling subflows (all subflows of the connection,
+/// including the caller, in subflow order).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SiblingInfo {
+    pub cwnd: u64,
+    pub srtt: Duration,
+    pub established: bool,
+}
+
+pub type Siblings<'a> = &'a [SiblingInfo];
+
+/// A congestion controller. Windows are in bytes.
+pub trait CongestionControl {
+    fn name(&self) -> &'static str;
+    fn on_sent(&mut self, _now: Instant, _st: &CcState, _bytes: u32) {}
+    /// An ACK acknowledged new data (not called while in recovery).
+    fn on_ack(&mut self, now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings);
+    /// Entering loss recovery: set `st.ssthresh` and `st.cwnd`.
+    fn on_congestion_event(&mut self, now: Instant, st: &mut CcState, ev: CongestionEvent, sib: Siblings);
+    /// Retransmission timeout: set `st.ssthresh`, `st.cwnd` (normally one segment).
+    fn on_rto(&mut self, now: Instant, st: &mut CcState);
+    fn on_recovery_exit(&mut self, _now: Instant, _st: &mut CcState) {}
+    /// Pacing rate in bytes per second, if this controller paces.
+    fn pacing_rate(&self, _st: &CcState) -> Option<u64> {
+        None
+    }
+    /// Whether the connection must build `Siblings` for this controller.
+    fn coupled(&self) -> bool {
+        false
+    }
+}
+
+/// Shared slow-start step (RFC 5681 / RFC 3465): returns the bytes of `acked` left over once
+/// `ssthresh` is reached, which the caller feeds to congestion avoidance.
+pub(crate) fn slow_start(st: &mut CcState, acked: u64) -> u64 {
+    let inc = if st.abc { acked } else { st.mss as u64 };
+    let room = st.ssthresh.saturating_sub(st.cwnd);
+    if inc <= room {
+        st.cwnd += inc;
+        0
+    } else {
+        st.cwnd += room;
+        if st.abc {
+            inc - room
+        } else {
+            0
+        }
+    }
+}
+
+/// Generates `AnyCc` (static dispatch over built-ins plus one boxed plug-in variant),
+/// its trait impl, and `by_name`. A new controller is one file plus one line here.
+macro_rules! registry {
+    ($($variant:ident => $ty:ty, [$($alias:literal),+]);+ $(;)?) => {
+        /// Any congestion controller: built-ins by `match`, user plug-ins boxed.
+        pub enum AnyCc {
+            $($variant($ty),)+
+            Custom(Box<dyn CongestionControl + Send>),
+        }
+
+        impl AnyCc {
+            /// Names accepted by [`AnyCc::by_name`].
+            pub const NAMES: &'static [&'static str] = &[$($($alias),+),+];
+
+            /// Builds a built-in controller from its name (case-insensitive).
+            pub fn by_name(name: &str) -> Option<AnyCc> {
+                let n = name.to_ascii_lowercase();
+                $( if [$($alias),+].contains(&n.as_str()) { return Some(AnyCc::$variant(<$ty>::default())); } )+
+                None
+            }
+        }
+
+        impl CongestionControl for AnyCc {
+            fn name(&self) -> &'static str {
+                match self { $(AnyCc::$variant(c) => c.name(),)+ AnyCc::Custom(c) => c.name() }
+            }
+            #[inline]
+            fn on_sent(&mut self, now: Instant, st: &CcState, bytes: u32) {
+                match self { $(AnyCc::$variant(c) => c.on_sent(now, st, bytes),)+ AnyCc::Custom(c) => c.on_sent(now, st, bytes) }
+            }
+            #[inline]
+            fn on_ack(&mut self, now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings) {
+                match self { $(AnyCc::$variant(c) => c.on_ack(now, st, ack, sib),)+ AnyCc::Custom(c) => c.on_ack(now, st, ack, sib) }
+            }
+            fn on_congestion_event(&mut self, now: Instant, st: &mut CcState, ev: CongestionEvent, sib: Siblings) {
+                match self { $(AnyCc::$variant(c) => c.on_congestion_event(now, st, ev, sib),)+ AnyCc::Custom(c) => c.on_congestion_event(now, st, ev, sib) }
+            }
+            fn on_rto(&mut self, now: Instant, st: &mut CcState) {
+                match self { $(AnyCc::$variant(c) => c.on_rto(now, st),)+ AnyCc::Custom(c) => c.on_rto(now, st) }
+            }
+            fn on_recovery_exit(&mut self, now: Instant, st: &mut CcState) {
+                match self { $(AnyCc::$variant(c) => c.on_recovery_exit(now, st),)+ AnyCc::Custom(c) => c.on_recovery_exit(now, st) }
+            }
+            #[inline]
+            fn pacing_rate(&self, st: &CcState) -> Option<u64> {
+                match self { $(AnyCc::$variant(c) => c.pacing_rate(st),)+ AnyCc::Custom(c) => c.pacing_rate(st) }
+            }
+            fn coupled(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.coupled(),)+ AnyCc::Custom(c) => c.coupled() }
+            }
+        }
+    };
+}
+
+registry! {
+    NewReno => NewReno, ["newreno", "reno"];
+    Cubic => Cubic, ["cubic"];
+}

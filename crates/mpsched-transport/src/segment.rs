@@ -1,0 +1,74 @@
+//! The wire-level unit exchanged by subflows. Payload is virtual: only byte ranges travel.
+
+/// Identifies a subflow inside its connection (0 = the initial subflow).
+pub type SubflowId = u8;
+
+/// TCP/MPTCP flags carried by a [`Segment`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    pub const SYN: Flags = Flags(1);
+    pub const ACK: Flags = Flags(2);
+    pub const FIN: Flags = Flags(4);
+    pub const MP_JOIN: Flags = Flags(8);
+    pub const DATA_FIN: Flags = Flags(16);
+    #[inline]
+    pub fn contains(self, f: Flags) -> bool {
+        self.0 & f.0 == f.0
+    }
+    #[inline]
+    pub fn with(self, f: Flags) -> Flags {
+        Flags(self.0 | f.0)
+    }
+}
+
+/// A SACK block `[start, end)` in subflow sequence space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// One segment. Sequence numbers are 64-bit and never wrap inside the simulator; a wire encoding
+/// (the later UDP transport) truncates them to 32 bits and extends them on receipt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Segment {
+    pub sf: SubflowId,
+    pub flags: Flags,
+    pub n_sack: u8,
+    /// Payload length in bytes (0 for a pure ACK).
+    pub len: u16,
+    /// Receive window advertised by the sender of this segment, in bytes.
+    pub wnd: u32,
+    pub seq: u64,
+    pub ack: u64,
+    pub sack: [SackBlock; 3],
+    /// Data sequence number of the first payload byte (MPTCP DSS mapping).
+    pub dsn: u64,
+    /// Connection-level cumulative acknowledgement (MPTCP DATA_ACK).
+    pub data_ack: u64,
+    /// Sender's transmit time in nanoseconds (timestamp option, echoed in `ts_ecr`).
+    pub ts_val: u64,
+    pub ts_ecr: u64,
+}
+
+/// TCP/IP header bytes on the wire for every segment: IPv4 20 + TCP 20 + timestamps 12.
+pub const HEADER_BYTES: u32 = 52;
+
+impl Segment {
+    /// Size of the segment on the wire in bytes (headers + options + payload).
+    #[inline]
+    pub fn wire_size(&self) -> u32 {
+        let sack = if self.n_sack > 0 { 4 + 8 * self.n_sack as u32 } else { 0 };
+        HEADER_BYTES + sack + self.len as u32
+    }
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+    #[inline]
+    pub fn sacks(&self) -> &[SackBlock] {
+        &self.sack[..self.n_sack as usize]
+    }
+}
