@@ -21,8 +21,9 @@ struct Packet {
 
 struct Endpoint {
     conn: Option<Connection>,
-    /// Timer deadline we have a `Wake` event queued for.
-    deadline: Option<u64>,
+    /// Time of the live `Wake` event in the queue, if any. Timers that move later (an RTO
+    /// restarted by every ACK) keep this event; it re-arms itself when it fires early.
+    queued_wake: Option<u64>,
     gen: u32,
 }
 
@@ -105,7 +106,7 @@ impl Sim {
             .iter()
             .map(|_| FlowRt { started: false, done_at: None, data_drops: 0, prev: vec![(0, 0, 0, 0)], prev_app: 0 })
             .collect();
-        let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, deadline: None, gen: 0 }).collect();
+        let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
         Sim {
             now: 0,
             ev,
@@ -170,9 +171,11 @@ impl Sim {
                 Kind::Wake => {
                     let ep = e.a as usize;
                     if self.eps[ep].gen == e.b {
-                        self.eps[ep].deadline = None;
+                        self.eps[ep].queued_wake = None;
                         if let Some(c) = self.eps[ep].conn.as_mut() {
-                            c.handle_timeout(Instant(self.now));
+                            if c.poll_timeout().is_some_and(|t| t.0 <= self.now) {
+                                c.handle_timeout(Instant(self.now));
+                            }
                         }
                         self.drive(ep);
                     }
@@ -289,10 +292,10 @@ impl Sim {
         }
         let e = &mut self.eps[ep];
         let d = e.conn.as_ref().and_then(|c| c.poll_timeout()).map(|t| t.0.max(self.now));
-        if d != e.deadline {
-            e.deadline = d;
-            e.gen = e.gen.wrapping_add(1);
-            if let Some(t) = d {
+        if let Some(t) = d {
+            if e.queued_wake.is_none_or(|q| t < q) {
+                e.queued_wake = Some(t);
+                e.gen = e.gen.wrapping_add(1);
                 self.ev.push(t, Kind::Wake, ep as u32, e.gen);
             }
         }

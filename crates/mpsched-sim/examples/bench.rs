@@ -1,0 +1,14 @@
+//! `cargo run --release --example bench [NAME...]`: the `mpsched bench` scenarios without Python.
+fn main() {
+    let mut names: Vec<String> = std::env::args().skip(1).collect();
+    if names.is_empty() {
+        names = mpsched_sim::bench::names().into_iter().map(String::from).collect();
+    }
+    for n in names {
+        let r = mpsched_sim::bench::run_bench(&n, 3).unwrap_or_else(|| panic!("unknown bench {n}"));
+        println!(
+            "{:<14} sim {:>5.1} s  wall {:>7.4} s  {:>8.0}x real time  {:>6.1} ns/event  {:>5.2} Mevents/s  {:>5.2} Mpkts/s",
+            r.name, r.sim_seconds, r.wall_seconds, r.realtime_factor(), r.ns_per_event(), r.events_per_s() / 1e6, r.packets_per_s() / 1e6
+        );
+    }
+}
