@@ -314,8 +314,8 @@ impl Sim {
     }
 
     fn sample(&mut self) {
-        let dt = self.sc.sample_ns as f64 * 1e-9;
-        let t = self.now as f64 * 1e-9;
+        let dt = self.sc.sample_ns as f64 / 1e9;
+        let t = self.now as f64 / 1e9;
         let to_mbps = |bytes: u64| bytes as f64 * 8.0 / dt / 1e6;
         for (f, def) in self.sc.flows.iter().enumerate() {
             let rt = &mut self.flows[f];
@@ -368,14 +368,14 @@ impl Sim {
                 }
             }
             let stop = rt.done_at.unwrap_or(end);
-            let active = stop.saturating_sub(def.start_ns) as f64 * 1e-9;
+            let active = stop.saturating_sub(def.start_ns) as f64 / 1e9;
             let goodput = if active > 0.0 { delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
-            let fct = rt.done_at.map(|d| (d - def.start_ns) as f64 * 1e-9);
+            let fct = rt.done_at.map(|d| (d - def.start_ns) as f64 / 1e9);
             let path = &self.sc.paths[def.path as usize].name;
             flows.name.push(def.name.clone());
             flows.path.push(path.clone());
             flows.cc.push(def.cc.clone());
-            flows.start_s.push(def.start_ns as f64 * 1e-9);
+            flows.start_s.push(def.start_ns as f64 / 1e9);
             flows.size.push(def.size.map(|s| s as i64));
             flows.completed.push(rt.done_at.is_some());
             flows.fct.push(fct);
@@ -389,7 +389,7 @@ impl Sim {
             flows.srtt.push(srtt_ms);
             flow_json.push(serde_json::json!({
                 "name": def.name, "path": path, "cc": def.cc,
-                "start_s": def.start_ns as f64 * 1e-9, "size_bytes": def.size,
+                "start_s": def.start_ns as f64 / 1e9, "size_bytes": def.size,
                 "completed": rt.done_at.is_some(), "fct_s": fct,
                 "bytes_delivered": delivered, "goodput_mbps": goodput,
                 "retransmits": retx, "losses": lost, "packets_dropped": rt.data_drops,
@@ -422,11 +422,11 @@ impl Sim {
             "scenario": self.sc.name,
             "seed": self.sc.seed,
             "profile": self.sc.profile.name(),
-            "duration_s": self.sc.duration_ns as f64 * 1e-9,
-            "end_s": end as f64 * 1e-9,
+            "duration_s": self.sc.duration_ns as f64 / 1e9,
+            "end_s": end as f64 / 1e9,
             "flows": flow_json,
             "links": link_json,
-            "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 * 1e-9},
+            "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
         });
         let s = std::mem::take(&mut self.series);
         let timeseries = Table {

@@ -237,6 +237,12 @@ pub struct Subflow {
     /// SACK blocks of the previous ACK: their segments are already marked.
     sack_cache: [SackBlock; 3],
     recovery: Recovery,
+    /// Retransmissions in the order they were sent: (seq, sent_at). Lets a lost retransmission
+    /// be detected without an RTO once a later-sent segment is delivered (Linux
+    /// tcp_mark_lost_retrans / the RACK idea of RFC 8985).
+    retx_log: VecDeque<(u64, Instant)>,
+    /// Send time of the most recently sent segment known delivered.
+    rack_xmit: Instant,
     backoff: u32,
     syn_pending: bool,
     rtt: RttEstimator,
@@ -291,6 +297,8 @@ impl Subflow {
             retx_ptr: 0,
             sack_cache: [SackBlock::default(); 3],
             recovery: Recovery::None,
+            retx_log: VecDeque::new(),
+            rack_xmit: Instant::ZERO,
             backoff: 0,
             syn_pending: role == Role::Client,
             rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto),
@@ -548,8 +556,14 @@ impl Subflow {
             self.sack_cache = [SackBlock::default(); 3];
         }
 
+        if let Some(sm) = sample {
+            self.rack_xmit = self.rack_xmit.max(sm.sent_at);
+        }
         if self.sacked_bytes > 0 {
             self.detect_losses();
+        }
+        if self.retrans_bytes > 0 {
+            self.detect_lost_retransmissions();
         }
 
         // RTT and delivery rate (Karn: only never-retransmitted segments).
@@ -667,6 +681,33 @@ impl Subflow {
                 break;
             }
             self.lost_ptr += 1;
+        }
+    }
+
+    /// A retransmission is lost if a segment sent after it (by more than a reordering window of
+    /// min_rtt/4) has been delivered: mark it lost again so it is resent without waiting for RTO.
+    fn detect_lost_retransmissions(&mut self) {
+        let reo_wnd = Duration(self.rtt.min_rtt().0 / 4);
+        while let Some(&(seq, sent)) = self.retx_log.front() {
+            if seq < self.snd_una {
+                self.retx_log.pop_front();
+                continue;
+            }
+            if sent + reo_wnd >= self.rack_xmit {
+                break;
+            }
+            self.retx_log.pop_front();
+            let i = self.segs.partition_point(|x| x.seq < seq);
+            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].sent_at == sent {
+                let f = self.segs[i].flags;
+                if f & RETRANS != 0 && f & SACKED == 0 {
+                    // Still LOST: only its retransmission stops counting as in flight.
+                    self.segs[i].flags &= !RETRANS;
+                    self.retrans_bytes -= self.segs[i].len as u64;
+                    self.stats.segments_lost += 1;
+                    self.retx_ptr = self.retx_ptr.min(self.head_abs + i as u64);
+                }
+            }
         }
     }
 
@@ -802,6 +843,7 @@ impl Subflow {
             }
         }
         self.retrans_bytes = 0;
+        self.retx_log.clear();
         self.lost_ptr = self.head_abs + self.segs.len() as u64;
         self.sacked_before_ptr = self.sacked_bytes;
         self.retx_ptr = self.head_abs;
@@ -934,6 +976,7 @@ impl Subflow {
             self.segs[i].delivered_time = self.delivered_time;
             self.retrans_bytes += s.len as u64;
             self.retx_ptr = self.head_abs + i as u64 + 1;
+            self.retx_log.push_back((s.seq, now));
             self.stats.segments_retransmitted += 1;
             self.stats.bytes_retransmitted += s.len as u64;
             let mut seg = self.base_segment(now, cx);
