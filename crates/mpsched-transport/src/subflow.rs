@@ -278,6 +278,7 @@ impl Subflow {
             min_rtt: Duration::ZERO,
             abc: cfg.abc,
             in_recovery: false,
+            index: id,
         };
         Subflow {
             id,
@@ -372,7 +373,15 @@ impl Subflow {
     }
 
     pub fn sibling_info(&self) -> SiblingInfo {
-        SiblingInfo { cwnd: self.cc_state.cwnd, srtt: self.rtt.srtt(), established: self.is_established() }
+        SiblingInfo {
+            cwnd: self.cc_state.cwnd,
+            ssthresh: self.cc_state.ssthresh,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            mss: self.cfg.mss,
+            established: self.is_established(),
+            cc_shared: self.cc.shared_state(),
+        }
     }
 
     fn current_rto(&self) -> Duration {

@@ -156,7 +156,7 @@ mod tests {
         let mss = 1000u64;
         let mut st = CcState {
             cwnd: 100 * mss, ssthresh: 50 * mss, mss: mss as u32, pipe: 0,
-            srtt: Duration::from_millis(100), min_rtt: Duration::from_millis(100), abc: true, in_recovery: false,
+            srtt: Duration::from_millis(100), min_rtt: Duration::from_millis(100), abc: true, in_recovery: false, index: 0,
         };
         c.on_congestion_event(Instant(0), &mut st, CongestionEvent::Loss, &[]);
         assert_eq!(st.cwnd, 70 * mss);

@@ -27,6 +27,8 @@ pub struct CcState {
     pub abc: bool,
     /// True while in fast recovery or RTO recovery; controllers do not grow the window then.
     pub in_recovery: bool,
+    /// This subflow's index in `Siblings`.
+    pub index: u8,
 }
 
 impl CcState {
@@ -64,8 +66,14 @@ pub enum CongestionEvent {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SiblingInfo {
     pub cwnd: u64,
+    pub ssthresh: u64,
     pub srtt: Duration,
+    pub min_rtt: Duration,
+    pub mss: u32,
     pub established: bool,
+    /// Controller-specific state a coupled algorithm shares with its siblings
+    /// ([`CongestionControl::shared_state`]), e.g. OLIA's bytes between losses.
+    pub cc_shared: [f64; 2],
 }
 
 pub type Siblings<'a> = &'a [SiblingInfo];
@@ -88,6 +96,10 @@ pub trait CongestionControl {
     /// Whether the connection must build `Siblings` for this controller.
     fn coupled(&self) -> bool {
         false
+    }
+    /// State exported to sibling controllers through [`SiblingInfo::cc_shared`].
+    fn shared_state(&self) -> [f64; 2] {
+        [0.0; 2]
     }
 }
 
@@ -158,6 +170,9 @@ macro_rules! registry {
             }
             fn coupled(&self) -> bool {
                 match self { $(AnyCc::$variant(c) => c.coupled(),)+ AnyCc::Custom(c) => c.coupled() }
+            }
+            fn shared_state(&self) -> [f64; 2] {
+                match self { $(AnyCc::$variant(c) => c.shared_state(),)+ AnyCc::Custom(c) => c.shared_state() }
             }
         }
     };
