@@ -19,6 +19,8 @@ pub enum Kind {
     Wake,
     /// A flow starts (`a` = flow).
     FlowStart,
+    /// A path (interface) event (`a` = index in the scenario's events).
+    PathEvent,
     /// Periodic metrics sample.
     Sample,
 }

@@ -376,6 +376,14 @@ impl Link {
         self.cap_since = now;
     }
 
+    /// Turns an outage on or off now (path events). Packets flushed go to `dropped`.
+    pub fn set_outage(&mut self, now: u64, on: bool, dropped: &mut Vec<PktId>) {
+        self.changes.push(LinkChange { at_ns: now, outage: Some(on), ..Default::default() });
+        let i = self.changes.len() - 1;
+        self.apply_change(now, i, dropped);
+        self.changes.pop();
+    }
+
     /// Capacity offered by the link from time 0 to `now`, in bytes.
     pub fn capacity_bytes(&mut self, now: u64) -> f64 {
         if let Some(tc) = self.trace.as_mut() {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mpsched_transport::cc::AnyCc;
+use mpsched_transport::sched::AnySched;
 use mpsched_transport::{Duration, SubflowConfig};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,35 @@ pub struct ScenarioFile {
     pub paths: Vec<PathSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Path (interface) events: down/up/backup at given times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    pub at_s: f64,
+    pub path: String,
+    /// "down" (interface lost: every link of the path drops all packets, connections reinject),
+    /// "up", "backup" or "active" (MP_PRIO).
+    pub state: String,
+}
+
+/// What a path event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathEventKind {
+    Down,
+    Up,
+    Backup,
+    Active,
+}
+
+#[derive(Debug, Clone)]
+pub struct PathEvent {
+    pub at_ns: u64,
+    pub path: u16,
+    pub kind: PathEventKind,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -111,7 +141,14 @@ pub struct PathSpec {
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub name: String,
-    pub path: String,
+    /// A single-path TCP flow ...
+    pub path: Option<String>,
+    /// ... or a multipath connection with one subflow per path (the first does the handshake).
+    pub paths: Option<Vec<String>>,
+    /// Paths (by name, among `paths`) used as backup only.
+    pub backup: Option<Vec<String>>,
+    /// Packet scheduler for multipath connections (default "minrtt").
+    pub scheduler: Option<String>,
     pub start_s: Option<f64>,
     pub size_bytes: Option<u64>,
     pub cc: Option<String>,
@@ -181,7 +218,10 @@ pub struct PathDef {
 #[derive(Debug, Clone)]
 pub struct FlowDef {
     pub name: String,
-    pub path: u16,
+    /// Global path ids, one subflow each.
+    pub paths: Vec<u16>,
+    pub backup: Vec<bool>,
+    pub scheduler: String,
     pub start_ns: u64,
     pub size: Option<u64>,
     pub cc: String,
@@ -199,6 +239,7 @@ pub struct Scenario {
     pub links: Vec<LinkDef>,
     pub paths: Vec<PathDef>,
     pub flows: Vec<FlowDef>,
+    pub events: Vec<PathEvent>,
     /// The scenario with every default written out (saved next to results).
     pub resolved: ScenarioFile,
 }
@@ -476,7 +517,31 @@ impl Resolver<'_> {
             if flow_names.insert(fl.name.clone(), i).is_some() {
                 return Err(self.err(&format!("{f}.name"), format!("duplicate flow name {:?}", fl.name)));
             }
-            let path = *path_ix.get(&fl.path).ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", fl.path)))?;
+            let names: Vec<String> = match (&fl.path, &fl.paths) {
+                (Some(p), None) => vec![p.clone()],
+                (None, Some(ps)) if !ps.is_empty() && ps.len() <= 8 => ps.clone(),
+                (None, Some(ps)) => return Err(self.err(&format!("{f}.paths"), format!("expected 1 to 8 path names, got {}", ps.len()))),
+                (Some(_), Some(_)) => return Err(self.err(&f, "give either `path` (single-path TCP) or `paths` (multipath), not both")),
+                (None, None) => return Err(self.err(&format!("{f}.path"), "missing: expected `path = \"name\"` or `paths = [\"a\", \"b\"]`")),
+            };
+            let mut paths_of_flow = Vec::with_capacity(names.len());
+            for n in &names {
+                let field = if fl.paths.is_some() { "paths" } else { "path" };
+                let id = *path_ix.get(n).ok_or_else(|| self.err(&format!("{f}.{field}"), format!("unknown path {n:?}")))?;
+                if paths_of_flow.contains(&id) {
+                    return Err(self.err(&format!("{f}.paths"), format!("path {n:?} listed twice")));
+                }
+                paths_of_flow.push(id);
+            }
+            let mut backup = vec![false; names.len()];
+            for b in fl.backup.iter().flatten() {
+                let k = names.iter().position(|n| n == b).ok_or_else(|| self.err(&format!("{f}.backup"), format!("{b:?} is not one of this flow's paths {names:?}")))?;
+                backup[k] = true;
+            }
+            let scheduler = fl.scheduler.clone().unwrap_or_else(|| "minrtt".into()).to_ascii_lowercase();
+            if AnySched::by_name(&scheduler).is_none() {
+                return Err(self.err(&format!("{f}.scheduler"), format!("unknown scheduler {scheduler:?}, expected one of {:?}", AnySched::NAMES)));
+            }
             let cc = fl.cc.clone().unwrap_or_else(|| profile.default_cc().into()).to_ascii_lowercase();
             if AnyCc::by_name(&cc).is_none() {
                 return Err(self.err(&format!("{f}.cc"), format!("unknown congestion control {cc:?}, expected one of {:?}", AnyCc::NAMES)));
@@ -516,6 +581,7 @@ impl Resolver<'_> {
             }
             // Write the defaults back for the resolved copy.
             fl.cc = Some(cc.clone());
+            fl.scheduler = Some(scheduler.clone());
             fl.start_s = Some(start);
             fl.mss = Some(sub.mss);
             fl.init_cwnd = Some(sub.init_cwnd);
@@ -526,7 +592,9 @@ impl Resolver<'_> {
             fl.abc = Some(sub.abc);
             flows.push(FlowDef {
                 name: fl.name.clone(),
-                path,
+                paths: paths_of_flow,
+                backup,
+                scheduler,
                 start_ns: (start * 1e9).round() as u64,
                 size: fl.size_bytes,
                 cc,
@@ -536,6 +604,20 @@ impl Resolver<'_> {
         }
         if flows.is_empty() {
             return Err(self.err("flows", "expected at least one [[flows]] entry"));
+        }
+        let mut events = Vec::with_capacity(file.events.len());
+        for (i, e) in file.events.iter().enumerate() {
+            let f = format!("events[{i}]");
+            let at = self.non_negative(&format!("{f}.at_s"), e.at_s)?;
+            let path = *path_ix.get(&e.path).ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", e.path)))?;
+            let kind = match e.state.as_str() {
+                "down" => PathEventKind::Down,
+                "up" => PathEventKind::Up,
+                "backup" => PathEventKind::Backup,
+                "active" => PathEventKind::Active,
+                other => return Err(self.err(&format!("{f}.state"), format!("expected \"down\", \"up\", \"backup\" or \"active\", got {other:?}"))),
+            };
+            events.push(PathEvent { at_ns: (at * 1e9).round() as u64, path, kind });
         }
 
         Ok(Scenario {
@@ -547,6 +629,7 @@ impl Resolver<'_> {
             links,
             paths,
             flows,
+            events,
             resolved: file,
         })
     }

@@ -1,17 +1,19 @@
 //! The simulator: event loop, packet arena, endpoints, metrics.
 
-use mpsched_transport::{ConnConfig, Connection, Instant, Segment, Side, SubflowInfo};
+use mpsched_transport::{ConnConfig, Connection, Instant, PathState, Segment, Side, SubflowInfo};
 
 use crate::event::{EventQueue, Kind};
 use crate::link::{Link, Offer, PktId};
 use crate::rng::Rng;
-use crate::scenario::{PathDef, Scenario};
+use crate::scenario::{PathDef, PathEventKind, Scenario};
 use crate::table::{Column, Table};
 
 /// A packet in the network. `Copy`, stored in an arena and referred to by index.
 #[derive(Clone, Copy, Debug)]
 struct Packet {
     flow: u32,
+    /// Global path id: the route is this path's forward or reverse link list.
+    path: u16,
     /// Client (data sender) -> server (receiver) when true: the path's forward links.
     to_server: bool,
     hop: u8,
@@ -78,6 +80,8 @@ pub struct Sim {
     packets_created: u64,
     series: Series,
     finished_flows: usize,
+    /// Paths currently down by a path event.
+    path_down: Vec<bool>,
 }
 
 impl Sim {
@@ -100,6 +104,9 @@ impl Sim {
         for (i, f) in sc.flows.iter().enumerate() {
             ev.push(f.start_ns, Kind::FlowStart, i as u32, 0);
         }
+        for (i, e) in sc.events.iter().enumerate() {
+            ev.push(e.at_ns, Kind::PathEvent, i as u32, 0);
+        }
         ev.push(sc.sample_ns, Kind::Sample, 0, 0);
         let flows = sc
             .flows
@@ -119,6 +126,7 @@ impl Sim {
             packets_created: 0,
             series: Series::default(),
             finished_flows: 0,
+            path_down: vec![false; sc.paths.len()],
             sc,
         }
     }
@@ -181,6 +189,7 @@ impl Sim {
                     }
                 }
                 Kind::FlowStart => self.start_flow(e.a as usize),
+                Kind::PathEvent => self.path_event(e.a as usize),
                 Kind::Sample => {
                     self.sample();
                     let next = self.now + self.sc.sample_ns;
@@ -202,7 +211,14 @@ impl Sim {
 
     fn start_flow(&mut self, f: usize) {
         let def = &self.sc.flows[f];
-        let cfg = ConnConfig { subflow: def.subflow.clone(), cc: def.cc.clone(), rcv_buf: def.rcv_buf, paths: vec![def.path] };
+        let cfg = ConnConfig {
+            subflow: def.subflow.clone(),
+            cc: def.cc.clone(),
+            rcv_buf: def.rcv_buf,
+            paths: def.paths.clone(),
+            scheduler: def.scheduler.clone(),
+            backup: def.backup.clone(),
+        };
         let now = Instant(self.now);
         let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
         let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
@@ -211,7 +227,49 @@ impl Sim {
         self.flows[f].prev = vec![(0, 0, 0, 0); client.subflow_count()];
         self.eps[2 * f].conn = Some(client);
         self.eps[2 * f + 1].conn = Some(server);
+        // A path already down when the flow starts.
+        for (k, &p) in def.paths.iter().enumerate() {
+            if self.path_down[p as usize] {
+                for ep in [2 * f, 2 * f + 1] {
+                    self.eps[ep].conn.as_mut().unwrap().set_path(now, k, PathState::Down);
+                }
+            }
+        }
         self.drive(2 * f);
+    }
+
+    /// Interface down/up/priority: links of the path stop/resume carrying packets, and every
+    /// connection using the path is told (reinjection, join again).
+    fn path_event(&mut self, i: usize) {
+        let e = self.sc.events[i].clone();
+        let p = e.path as usize;
+        let state = match e.kind {
+            PathEventKind::Down => PathState::Down,
+            PathEventKind::Up => PathState::Up,
+            PathEventKind::Backup => PathState::Backup(true),
+            PathEventKind::Active => PathState::Backup(false),
+        };
+        if matches!(e.kind, PathEventKind::Down | PathEventKind::Up) {
+            let down = e.kind == PathEventKind::Down;
+            self.path_down[p] = down;
+            let mut dropped = std::mem::take(&mut self.scratch);
+            let path = &self.sc.paths[p];
+            for &l in path.fwd.iter().chain(&path.rev) {
+                self.links[l as usize].set_outage(self.now, down, &mut dropped);
+            }
+            self.drop_all(&mut dropped);
+            self.scratch = dropped;
+        }
+        let now = Instant(self.now);
+        for f in 0..self.flows.len() {
+            let Some(k) = self.sc.flows[f].paths.iter().position(|&q| q as usize == p) else { continue };
+            for ep in [2 * f, 2 * f + 1] {
+                if let Some(c) = self.eps[ep].conn.as_mut() {
+                    c.set_path(now, k, state);
+                    self.drive(ep);
+                }
+            }
+        }
     }
 
     #[inline]
@@ -228,8 +286,7 @@ impl Sim {
         let pk = &mut self.pkts[p as usize];
         pk.hop += 1;
         let pk = *pk;
-        let path = &self.sc.paths[self.sc.flows[pk.flow as usize].path as usize];
-        let route = Self::route(path, pk.to_server);
+        let route = Self::route(&self.sc.paths[pk.path as usize], pk.to_server);
         if (pk.hop as usize) < route.len() {
             let l = route[pk.hop as usize] as usize;
             self.offer(l, p, pk);
@@ -281,13 +338,12 @@ impl Sim {
         let flow = (ep / 2) as u32;
         let to_server = ep % 2 == 0;
         let now = Instant(self.now);
-        let path_ix = self.sc.flows[flow as usize].path as usize;
         loop {
             let Some(conn) = self.eps[ep].conn.as_mut() else { return };
             let Some(t) = conn.poll_transmit(now) else { break };
-            let pk = Packet { flow, to_server, hop: 0, size: t.seg.wire_size(), seg: t.seg };
+            let pk = Packet { flow, path: t.path, to_server, hop: 0, size: t.seg.wire_size(), seg: t.seg };
             let p = self.alloc(pk);
-            let first = Self::route(&self.sc.paths[path_ix], to_server)[0] as usize;
+            let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
             self.offer(first, p, pk);
         }
         let e = &mut self.eps[ep];
@@ -371,7 +427,7 @@ impl Sim {
             let active = stop.saturating_sub(def.start_ns) as f64 / 1e9;
             let goodput = if active > 0.0 { delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
             let fct = rt.done_at.map(|d| (d - def.start_ns) as f64 / 1e9);
-            let path = &self.sc.paths[def.path as usize].name;
+            let path = def.paths.iter().map(|&p| self.sc.paths[p as usize].name.as_str()).collect::<Vec<_>>().join("+");
             flows.name.push(def.name.clone());
             flows.path.push(path.clone());
             flows.cc.push(def.cc.clone());

@@ -9,11 +9,13 @@ pub mod cc;
 pub mod connection;
 pub mod reassembly;
 pub mod rtt;
+pub mod sched;
 pub mod segment;
 pub mod subflow;
 pub mod time;
 
-pub use connection::{ConnConfig, ConnInfo, Connection, PathId, Side, Transmit};
+pub use connection::{ConfigError, ConnConfig, ConnInfo, Connection, Event, PathId, PathState, Side, Transmit};
+pub use sched::{AnySched, Decision};
 pub use segment::{Flags, SackBlock, Segment, SubflowId};
 pub use subflow::{SubflowConfig, SubflowInfo};
 pub use time::{Duration, Instant};

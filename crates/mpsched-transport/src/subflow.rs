@@ -136,8 +136,6 @@ impl ConnShared {
 /// Lent to a subflow for one call.
 pub struct SubflowCx<'a> {
     pub conn: &'a mut ConnShared,
-    /// The scheduler allows this subflow to take new data in this call.
-    pub may_send_new: bool,
 }
 
 /// A snapshot of a subflow's state for schedulers, metrics and observations.
@@ -301,7 +299,7 @@ impl Subflow {
             retx_log: VecDeque::new(),
             rack_xmit: Instant::ZERO,
             backoff: 0,
-            syn_pending: role == Role::Client,
+            syn_pending: role == Role::Client && id == 0,
             rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto),
             cc,
             cc_state,
@@ -766,7 +764,12 @@ impl Subflow {
     fn deliver(&mut self, s: u64, e: u64, dsn: u64, cx: &mut SubflowCx) {
         self.rcv_nxt = e;
         self.stats.bytes_received += e - s;
+        let ooo_before = cx.conn.rcv.ooo_bytes();
         cx.conn.rcv.insert(dsn, dsn + (e - s));
+        if cx.conn.rcv.ooo_bytes() < ooo_before {
+            // A connection-level hole was filled: the shared window just opened, tell the peer now.
+            self.ack_now = true;
+        }
     }
 
     fn queue_ooo(&mut self, s: u64, e: u64, dsn: u64) {
@@ -892,6 +895,9 @@ impl Subflow {
             ts_ecr: self.ts_recent,
             ..Default::default()
         };
+        if self.id != 0 {
+            seg.flags = seg.flags.with(Flags::MP_JOIN);
+        }
         if self.role == Role::Server {
             seg.flags = seg.flags.with(Flags::ACK);
             seg.ack = self.rcv_nxt;
@@ -963,7 +969,6 @@ impl Subflow {
     }
 
     fn poll_data(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
-        let mss = self.cfg.mss as u64;
         // Pacing.
         if let Some(rate) = self.cc.pacing_rate(&self.cc_state) {
             if rate > 0 && now < self.next_send_time {
@@ -997,22 +1002,27 @@ impl Subflow {
             }
             return Some(self.account_sent(now, seg));
         }
-        if matches!(self.recovery, Recovery::Rto { .. }) && self.lost_bytes > 0 {
-            // Go-back-N after a timeout: lost data before new data.
-            return None;
+        None
+    }
+
+    /// Bytes of new data this subflow may send now: free congestion window, zero while it is
+    /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
+    /// data before new data; A.1 T1 after an RTO).
+    pub fn new_data_space(&self, now: Instant) -> u64 {
+        if self.state != SfState::Established || (self.lost_bytes > 0 && self.lost_bytes > self.retrans_bytes) {
+            return 0;
         }
-        // New data (NextSeg rule 2).
-        if !cx.may_send_new || cx.conn.unsent() == 0 {
-            return None;
+        if self.next_send_time > now && self.cc.pacing_rate(&self.cc_state).is_some_and(|r| r > 0) {
+            return 0;
         }
-        let len = mss.min(cx.conn.unsent());
-        if pipe + len > cwnd || self.snd_nxt + len > self.snd_una + self.peer_wnd {
-            return None;
-        }
-        let dsn = cx.conn.snd_next_dsn;
-        cx.conn.snd_next_dsn += len;
+        self.cc_state.cwnd.saturating_sub(self.pipe())
+    }
+
+    /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.
+    /// The caller checked [`Subflow::new_data_space`].
+    pub fn send_new(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx) -> Segment {
         let seq = self.snd_nxt;
-        self.snd_nxt += len;
+        self.snd_nxt += len as u64;
         if self.segs.is_empty() {
             // Nothing in flight: a new delivery-rate interval starts now.
             self.delivered_time = now;
@@ -1020,7 +1030,7 @@ impl Subflow {
         self.segs.push_back(SentSeg {
             seq,
             dsn,
-            len: len as u32,
+            len,
             flags: 0,
             sent_at: now,
             delivered: self.delivered,
@@ -1033,7 +1043,49 @@ impl Subflow {
         seg.seq = seq;
         seg.len = len as u16;
         seg.dsn = dsn;
-        Some(self.account_sent(now, seg))
+        self.account_sent(now, seg)
+    }
+
+    /// Connection-level ranges `(dsn, len)` of data sent on this subflow and not yet
+    /// acknowledged on it (cumulatively or by SACK): what MPTCP reinjects elsewhere.
+    pub fn unacked_data(&self, out: &mut Vec<(u64, u32)>) {
+        out.extend(self.segs.iter().filter(|s| s.flags & SACKED == 0).map(|s| (s.dsn, s.len)));
+    }
+
+    /// Halves the window (opportunistic-retransmission penalization, baselines spec A.3).
+    pub fn penalize(&mut self) {
+        let mss = self.cfg.mss as u64;
+        let prior = self.cc_state.cwnd;
+        self.cc_state.cwnd = (prior / 2 / mss * mss).max(mss);
+        if prior >= self.cc_state.ssthresh {
+            self.cc_state.ssthresh = (self.cc_state.ssthresh / 2).max(2 * mss);
+        }
+    }
+
+    /// Path came back: restart the retransmission timer now with no backoff, so the subflow
+    /// resumes at once instead of waiting out a backed-off RTO.
+    pub fn path_up(&mut self, now: Instant) {
+        self.backoff = 0;
+        if self.snd_una < self.snd_nxt || self.syn_pending || matches!(self.state, SfState::SynSent | SfState::SynReceived) {
+            self.timers[Timer::Rto as usize] = Some(now);
+        }
+    }
+
+    /// A client subflow other than the first waits for the MP_CAPABLE subflow; this starts its
+    /// MP_JOIN handshake.
+    pub fn start_join(&mut self) {
+        if self.state == SfState::Closed && self.role == Role::Client {
+            self.syn_pending = true;
+        }
+    }
+
+    /// Whether an RTO is being recovered from (A.1 T1).
+    pub fn in_loss_state(&self) -> bool {
+        matches!(self.recovery, Recovery::Rto { .. })
+    }
+
+    pub fn mss(&self) -> u32 {
+        self.cfg.mss
     }
 
     fn account_sent(&mut self, now: Instant, seg: Segment) -> Segment {

@@ -3,11 +3,19 @@
 //! The window lives in the subflow ([`CcState`]); controllers mutate it from their hooks. Hooks
 //! follow quinn-proto's `Controller`; coupled multipath controllers (next issue) read `Siblings`.
 
+mod balia;
 mod cubic;
+mod lia;
+mod olia;
 mod reno;
+mod wvegas;
 
+pub use balia::Balia;
 pub use cubic::Cubic;
+pub use lia::Lia;
+pub use olia::Olia;
 pub use reno::NewReno;
+pub use wvegas::WVegas;
 
 use crate::time::{Duration, Instant};
 
@@ -181,4 +189,8 @@ macro_rules! registry {
 registry! {
     NewReno => NewReno, ["newreno", "reno"];
     Cubic => Cubic, ["cubic"];
+    Lia => Lia, ["lia", "coupled"];
+    Olia => Olia, ["olia"];
+    Balia => Balia, ["balia"];
+    WVegas => WVegas, ["wvegas"];
 }
