@@ -258,8 +258,19 @@ impl Connection {
     pub fn read(&mut self, max: u64) -> u64 {
         let avail = self.shared.rcv.next() - self.read_total;
         let n = avail.min(max);
+        if n == 0 {
+            return 0;
+        }
+        let before = self.shared.rcv_window();
         self.read_total += n;
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
+        // Linux tcp_cleanup_rbuf: announce a window that at least doubled.
+        let after = self.shared.rcv_window();
+        if after >= 2 * before.max(1) && after >= self.subflows[0].mss() as u64 {
+            if let Some(sf) = self.subflows.iter_mut().find(|s| s.is_established()) {
+                sf.request_ack();
+            }
+        }
         n
     }
 
@@ -286,7 +297,7 @@ impl Connection {
         self.subflows[i].handle_segment(now, seg, &mut cx);
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
 
-        if seg.flags.contains(Flags::ACK) && !seg.flags.contains(Flags::SYN) && seg.data_ack >= self.data_una {
+        if seg.flags.contains(Flags::ACK) && seg.data_ack >= self.data_una {
             self.data_una = seg.data_ack;
             self.wnd_right = seg.data_ack + seg.wnd as u64;
             while self.sent.front().is_some_and(|m| m.dsn + m.len as u64 <= self.data_una) {
@@ -531,6 +542,9 @@ impl Connection {
         if dsn + len as u64 > self.wnd_right {
             // Receive-window limited (A.0 step 5): opportunistic retransmission + penalization.
             self.blocked_since.get_or_insert(now);
+            if self.subflows.iter().all(|sf| sf.info().outstanding == 0) {
+                self.subflows[s].arm_probe(now);
+            }
             if self.sched.opportunistic_retransmission() && self.subflows.len() > 1 {
                 return self.opportunistic(now, s);
             }

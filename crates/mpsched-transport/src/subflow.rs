@@ -91,8 +91,10 @@ pub enum Timer {
     Rto = 0,
     DelayedAck = 1,
     Pacing = 2,
+    /// Zero-window probe (persist timer).
+    Probe = 3,
 }
-const N_TIMERS: usize = 3;
+const N_TIMERS: usize = 4;
 
 /// What a subflow borrows from its connection for one call.
 #[derive(Debug)]
@@ -235,6 +237,13 @@ pub struct Subflow {
     /// SACK blocks of the previous ACK: their segments are already marked.
     sack_cache: [SackBlock; 3],
     recovery: Recovery,
+    /// RFC 6675 step 4.3: the first retransmission of a recovery episode goes out at once,
+    /// whatever the window.
+    fast_retx_pending: bool,
+    /// snd_una when the last RTO fired: a repeated timeout does not reduce ssthresh again.
+    rto_una: u64,
+    probe_pending: bool,
+    probe_backoff: u32,
     /// Retransmissions in the order they were sent: (seq, sent_at). Lets a lost retransmission
     /// be detected without an RTO once a later-sent segment is delivered (Linux
     /// tcp_mark_lost_retrans / the RACK idea of RFC 8985).
@@ -296,6 +305,10 @@ impl Subflow {
             retx_ptr: 0,
             sack_cache: [SackBlock::default(); 3],
             recovery: Recovery::None,
+            fast_retx_pending: false,
+            rto_una: u64::MAX,
+            probe_pending: false,
+            probe_backoff: 0,
             retx_log: VecDeque::new(),
             rack_xmit: Instant::ZERO,
             backoff: 0,
@@ -416,6 +429,9 @@ impl Subflow {
         }
         if seg.len > 0 {
             self.on_data(now, seg, cx);
+        } else if seg.seq < self.rcv_nxt {
+            // A window probe (sequence number below what we expect): answer with an ACK.
+            self.ack_now = true;
         }
     }
 
@@ -461,6 +477,7 @@ impl Subflow {
 
     fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         self.peer_wnd = seg.wnd as u64;
+        let una_before = self.snd_una;
         let mut newly_acked = 0u64;
         // Newest-sent never-retransmitted segment acknowledged by this ACK: RTT and rate sample.
         let mut sample: Option<SentSeg> = None;
@@ -517,7 +534,6 @@ impl Subflow {
                 self.sacked_before_ptr = 0;
             }
             self.snd_una = seg.ack;
-            self.backoff = 0;
         }
 
         // Selective part.
@@ -577,6 +593,8 @@ impl Subflow {
         let mut rtt_sample = None;
         if let Some(s) = sample {
             let r = now.saturating_since(s.sent_at);
+            // RFC 6298 5.7 / Karn: the backed-off RTO stays until a valid measurement.
+            self.backoff = 0;
             self.rtt.on_sample(r);
             rtt_sample = Some(r);
             self.cc_state.srtt = self.rtt.srtt();
@@ -604,6 +622,7 @@ impl Subflow {
         }
         if self.recovery == Recovery::None && self.lost_bytes > 0 {
             self.recovery = Recovery::Fast { point: self.snd_nxt };
+            self.fast_retx_pending = true;
             self.stats.fast_recoveries += 1;
             self.cc_state.pipe = self.pipe();
             self.cc_state.in_recovery = true;
@@ -624,10 +643,10 @@ impl Subflow {
             self.cc.on_ack(now, &mut self.cc_state, &ack, sib);
         }
 
-        // RFC 6298 5.2 / 5.3.
+        // RFC 6298 5.2 / 5.3: stop when all is acknowledged, restart on a cumulative ACK.
         if self.snd_una == self.snd_nxt {
             self.timers[Timer::Rto as usize] = None;
-        } else if newly_acked > 0 {
+        } else if self.snd_una > una_before {
             self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
         }
     }
@@ -720,6 +739,12 @@ impl Subflow {
 
     fn on_data(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         let (mut s, e) = (seg.seq, seg.end());
+        // Data beyond the receive buffer (in DSN space) is dropped, as a real stack would.
+        let read_point = cx.conn.rcv.next() - cx.conn.rcv_unread;
+        if seg.dsn + seg.len as u64 > read_point + cx.conn.rcv_buf {
+            self.ack_now = true;
+            return;
+        }
         let mut dsn = seg.dsn;
         if e <= self.rcv_nxt {
             self.ack_now = true; // duplicate: acknowledge at once
@@ -820,6 +845,14 @@ impl Subflow {
                 self.timers[Timer::Pacing as usize] = None;
             }
         }
+        if let Some(t) = self.timers[Timer::Probe as usize] {
+            if t <= now {
+                self.probe_pending = true;
+                self.probe_backoff = (self.probe_backoff + 1).min(10);
+                let d = self.rtt.rto().saturating_mul(1 << self.probe_backoff).min(self.rtt.max_rto());
+                self.timers[Timer::Probe as usize] = Some(now + d);
+            }
+        }
         if let Some(t) = self.timers[Timer::Rto as usize] {
             if t <= now {
                 self.on_rto(now);
@@ -843,7 +876,15 @@ impl Subflow {
             }
         }
         self.cc_state.pipe = self.pipe();
+        let repeated = matches!(self.recovery, Recovery::Rto { .. }) && self.snd_una == self.rto_una;
+        let ssthresh = self.cc_state.ssthresh;
         self.cc.on_rto(now, &mut self.cc_state);
+        if repeated {
+            // RFC 5681 3.1: the segment was already resent by the timer; keep ssthresh.
+            self.cc_state.ssthresh = ssthresh;
+        }
+        self.rto_una = self.snd_una;
+        self.fast_retx_pending = false;
         // Linux tcp_enter_loss: every un-SACKed segment is lost; retransmissions are forgotten.
         for s in self.segs.iter_mut() {
             if s.flags & SACKED == 0 {
@@ -870,12 +911,19 @@ impl Subflow {
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
         if self.syn_pending {
             self.syn_pending = false;
-            return Some(self.make_syn(now));
+            let wnd = cx.conn.rcv_window().min(u32::MAX as u64) as u32;
+            return Some(self.make_syn(now, wnd));
         }
         if self.state == SfState::Established {
             if let Some(seg) = self.poll_data(now, cx) {
                 return Some(seg);
             }
+        }
+        if self.probe_pending && self.state == SfState::Established {
+            self.probe_pending = false;
+            let mut seg = self.base_segment(now, cx);
+            seg.seq = self.snd_una - 1;
+            return Some(seg);
         }
         if self.ack_now {
             let mut seg = self.base_segment(now, cx);
@@ -885,11 +933,26 @@ impl Subflow {
         None
     }
 
-    fn make_syn(&mut self, now: Instant) -> Segment {
+    /// The peer's window is closed and nothing is in flight: arm the persist timer (RFC 9293
+    /// 3.8.6.1) so a lost window update cannot stall the connection.
+    pub fn arm_probe(&mut self, now: Instant) {
+        if self.timers[Timer::Probe as usize].is_none() && self.snd_una == self.snd_nxt {
+            self.timers[Timer::Probe as usize] = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Sends an ACK at the next `poll_transmit` (window update after the application read).
+    pub fn request_ack(&mut self) {
+        if self.state == SfState::Established {
+            self.ack_now = true;
+        }
+    }
+
+    fn make_syn(&mut self, now: Instant, wnd: u32) -> Segment {
         let mut seg = Segment {
             sf: self.id,
             flags: Flags::SYN,
-            wnd: 65_535,
+            wnd,
             seq: 0,
             ts_val: now.0,
             ts_ecr: self.ts_recent,
@@ -981,9 +1044,10 @@ impl Subflow {
         // Retransmit a lost segment first (RFC 6675 NextSeg rule 1).
         if let Some(i) = self.next_retransmission() {
             let s = self.segs[i];
-            if pipe + s.len as u64 > cwnd {
+            if pipe + s.len as u64 > cwnd && !self.fast_retx_pending {
                 return None;
             }
+            self.fast_retx_pending = false;
             self.segs[i].flags |= RETRANS | EVER_RETRANS;
             self.segs[i].sent_at = now;
             self.segs[i].delivered = self.delivered;
@@ -1021,6 +1085,8 @@ impl Subflow {
     /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.
     /// The caller checked [`Subflow::new_data_space`].
     pub fn send_new(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx) -> Segment {
+        self.timers[Timer::Probe as usize] = None;
+        self.probe_backoff = 0;
         let seq = self.snd_nxt;
         self.snd_nxt += len as u64;
         if self.segs.is_empty() {
