@@ -43,8 +43,19 @@ fn run_scenario<'py>(py: Python<'py>, text: &str, source: &str, fmt: &str, seed:
     d.set_item("summary", &out.summary_json)?;
     d.set_item("resolved", &out.resolved_toml)?;
     d.set_item("flows", table_to_dict(py, &out.flows)?)?;
+    d.set_item("subflows", table_to_dict(py, &out.subflows)?)?;
     d.set_item("timeseries", table_to_dict(py, &out.timeseries)?)?;
     d.set_item("links", table_to_dict(py, &out.links)?)?;
+    // Arrow type of every column, so an all-null column keeps its type.
+    let schemas = PyDict::new(py);
+    for (name, t) in [("flows", &out.flows), ("subflows", &out.subflows), ("timeseries", &out.timeseries), ("links", &out.links)] {
+        let sd = PyDict::new(py);
+        for (col, c) in &t.columns {
+            sd.set_item(col, c.type_name())?;
+        }
+        schemas.set_item(name, sd)?;
+    }
+    d.set_item("schemas", schemas)?;
     Ok(d)
 }
 

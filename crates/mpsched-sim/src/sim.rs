@@ -37,6 +37,8 @@ struct FlowRt {
     /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
     prev: Vec<(u64, u64, u64, u64)>,
     prev_app: u64,
+    /// Receiver's cumulative buffer-full time at the previous sample.
+    prev_full: f64,
 }
 
 /// Counters describing a finished run.
@@ -62,6 +64,8 @@ struct Series {
     throughput: Vec<f64>,
     goodput: Vec<f64>,
     flow_goodput: Vec<f64>,
+    ooo_bytes: Vec<i64>,
+    rwnd_full_frac: Vec<f64>,
     losses: Vec<i64>,
     retransmits: Vec<i64>,
 }
@@ -111,7 +115,7 @@ impl Sim {
         let flows = sc
             .flows
             .iter()
-            .map(|_| FlowRt { started: false, done_at: None, data_drops: 0, prev: vec![(0, 0, 0, 0)], prev_app: 0 })
+            .map(|_| FlowRt { started: false, done_at: None, data_drops: 0, prev: vec![(0, 0, 0, 0)], prev_app: 0, prev_full: 0.0 })
             .collect();
         let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
         Sim {
@@ -378,9 +382,13 @@ impl Sim {
             if !rt.started {
                 continue;
             }
-            let app = self.eps[2 * f + 1].conn.as_ref().map(|c| c.info().bytes_delivered).unwrap_or(0);
+            let now = Instant(self.now);
+            let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+            let app = rcv.bytes_delivered;
             let flow_goodput = to_mbps(app - rt.prev_app);
             rt.prev_app = app;
+            let full_frac = ((rcv.rwnd_full_seconds - rt.prev_full) / dt).clamp(0.0, 1.0);
+            rt.prev_full = rcv.rwnd_full_seconds;
             let conn = self.eps[2 * f].conn.as_ref().unwrap();
             for (i, (_, s)) in conn.subflows().enumerate() {
                 let s: SubflowInfo = s;
@@ -398,6 +406,8 @@ impl Sim {
                 s_.throughput.push(to_mbps(s.bytes_sent - prev.0));
                 s_.goodput.push(to_mbps(s.delivered - prev.1));
                 s_.flow_goodput.push(flow_goodput);
+                s_.ooo_bytes.push(rcv.ooo_bytes as i64);
+                s_.rwnd_full_frac.push(full_frac);
                 s_.losses.push((s.segments_lost - prev.2) as i64);
                 s_.retransmits.push((s.segments_retransmitted - prev.3) as i64);
                 rt.prev[i] = (s.bytes_sent, s.delivered, s.segments_lost, s.segments_retransmitted);
@@ -408,69 +418,66 @@ impl Sim {
     /// Results of the run so far.
     pub fn output(&mut self) -> RunOutput {
         let end = self.now;
-        let mut flows = FlowColumns::default();
-        let mut flow_json = Vec::new();
+        let now = Instant(end);
+        let mut flow_rows = Vec::new();
+        let mut subflow_rows = Vec::new();
         for (f, def) in self.sc.flows.iter().enumerate() {
             let rt = &self.flows[f];
-            let delivered = self.eps[2 * f + 1].conn.as_ref().map(|c| c.info().bytes_delivered).unwrap_or(0);
-            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (0, 0, 0, 0, 0.0);
+            let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+            let snd = self.eps[2 * f].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+            let delivered = rcv.bytes_delivered;
+            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (0, 0, 0, 0, f64::INFINITY);
             if let Some(c) = self.eps[2 * f].conn.as_ref() {
-                for (_, s) in c.subflows() {
+                for (i, s) in c.subflows() {
                     retx += s.segments_retransmitted;
                     lost += s.segments_lost;
                     rtos += s.rto_count;
                     frs += s.fast_recoveries;
-                    srtt_ms = s.srtt.as_millis_f64();
+                    if s.established {
+                        srtt_ms = srtt_ms.min(s.srtt.as_millis_f64());
+                    }
+                    let p = def.paths[i as usize] as usize;
+                    subflow_rows.push(serde_json::json!({
+                        "flow": def.name, "subflow": i, "path": self.sc.paths[p].name,
+                        "backup": def.backup[i as usize], "established": s.established,
+                        "bytes_sent": s.bytes_sent, "bytes_retransmitted": s.bytes_retransmitted,
+                        "bytes_acked": s.delivered, "segments_lost": s.segments_lost,
+                        "rto_count": s.rto_count, "fast_recoveries": s.fast_recoveries,
+                        "srtt_ms": s.srtt.as_millis_f64(), "min_rtt_ms": s.min_rtt.as_millis_f64(),
+                        "cwnd_bytes": s.cwnd,
+                    }));
                 }
             }
             let stop = rt.done_at.unwrap_or(end);
             let active = stop.saturating_sub(def.start_ns) as f64 / 1e9;
             let goodput = if active > 0.0 { delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
-            let fct = rt.done_at.map(|d| (d - def.start_ns) as f64 / 1e9);
+            let mean_ooo = if active > 0.0 { rcv.ooo_byte_seconds / active } else { 0.0 };
             let path = def.paths.iter().map(|&p| self.sc.paths[p as usize].name.as_str()).collect::<Vec<_>>().join("+");
-            flows.name.push(def.name.clone());
-            flows.path.push(path.clone());
-            flows.cc.push(def.cc.clone());
-            flows.start_s.push(def.start_ns as f64 / 1e9);
-            flows.size.push(def.size.map(|s| s as i64));
-            flows.completed.push(rt.done_at.is_some());
-            flows.fct.push(fct);
-            flows.delivered.push(delivered as i64);
-            flows.goodput.push(goodput);
-            flows.retx.push(retx as i64);
-            flows.losses.push(lost as i64);
-            flows.drops.push(rt.data_drops as i64);
-            flows.rtos.push(rtos as i64);
-            flows.frs.push(frs as i64);
-            flows.srtt.push(srtt_ms);
-            flow_json.push(serde_json::json!({
-                "name": def.name, "path": path, "cc": def.cc,
-                "start_s": def.start_ns as f64 / 1e9, "size_bytes": def.size,
-                "completed": rt.done_at.is_some(), "fct_s": fct,
+            flow_rows.push(serde_json::json!({
+                "name": def.name, "path": path, "subflows": def.paths.len(), "cc": def.cc,
+                "scheduler": def.scheduler, "start_s": def.start_ns as f64 / 1e9,
+                "size_bytes": def.size, "completed": rt.done_at.is_some(),
+                "fct_s": rt.done_at.map(|d| (d - def.start_ns) as f64 / 1e9),
                 "bytes_delivered": delivered, "goodput_mbps": goodput,
                 "retransmits": retx, "losses": lost, "packets_dropped": rt.data_drops,
-                "rto_count": rtos, "fast_recoveries": frs, "srtt_ms": srtt_ms,
+                "rto_count": rtos, "fast_recoveries": frs,
+                "srtt_ms": if srtt_ms.is_finite() { srtt_ms } else { 0.0 },
+                "reinjected_bytes": snd.reinjected_bytes, "redundant_bytes": snd.redundant_bytes,
+                "opportunistic_retransmissions": snd.opportunistic_retransmissions,
+                "penalizations": snd.penalizations, "duplicate_bytes": rcv.duplicate_bytes,
+                "mean_ooo_bytes": mean_ooo, "rwnd_full_s": rcv.rwnd_full_seconds,
+                "send_blocked_s": snd.send_blocked_seconds,
             }));
         }
-        let mut links = LinkColumns::default();
-        let mut link_json = Vec::new();
+        let mut link_rows = Vec::new();
         for l in self.links.iter_mut() {
             let cap = l.capacity_bytes(end);
-            let util = if cap > 0.0 { l.stats.bytes_out as f64 / cap } else { 0.0 };
             let s = l.stats;
-            links.name.push(l.name.clone());
-            links.sent.push(s.packets_out as i64);
-            links.bytes.push(s.bytes_out as i64);
-            links.dq.push(s.dropped_queue as i64);
-            links.dl.push(s.dropped_loss as i64);
-            links.dout.push(s.dropped_outage as i64);
-            links.maxq.push(s.max_queue_bytes as i64);
-            links.util.push(util);
-            link_json.push(serde_json::json!({
+            link_rows.push(serde_json::json!({
                 "name": l.name, "packets_sent": s.packets_out, "bytes_delivered": s.bytes_out,
                 "packets_dropped_queue": s.dropped_queue, "packets_dropped_loss": s.dropped_loss,
                 "packets_dropped_outage": s.dropped_outage, "max_queue_bytes": s.max_queue_bytes,
-                "utilization": util,
+                "utilization": if cap > 0.0 { s.bytes_out as f64 / cap } else { 0.0 },
             }));
         }
         let stats = self.stats();
@@ -480,8 +487,9 @@ impl Sim {
             "profile": self.sc.profile.name(),
             "duration_s": self.sc.duration_ns as f64 / 1e9,
             "end_s": end as f64 / 1e9,
-            "flows": flow_json,
-            "links": link_json,
+            "flows": flow_rows,
+            "subflows": subflow_rows,
+            "links": link_rows,
             "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
         });
         let s = std::mem::take(&mut self.series);
@@ -499,6 +507,8 @@ impl Sim {
                 ("throughput_mbps".into(), Column::F64(s.throughput)),
                 ("goodput_mbps".into(), Column::F64(s.goodput)),
                 ("flow_goodput_mbps".into(), Column::F64(s.flow_goodput)),
+                ("ooo_bytes".into(), Column::I64(s.ooo_bytes)),
+                ("rwnd_full_frac".into(), Column::F64(s.rwnd_full_frac)),
                 ("losses".into(), Column::I64(s.losses)),
                 ("retransmits".into(), Column::I64(s.retransmits)),
             ],
@@ -506,82 +516,11 @@ impl Sim {
         RunOutput {
             summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
             resolved_toml: self.sc.resolved_toml(),
-            flows: flows.into_table(),
+            flows: Table::from_rows(&flow_rows, &[("size_bytes", false), ("fct_s", true)]),
+            subflows: Table::from_rows(&subflow_rows, &[]),
             timeseries,
-            links: links.into_table(),
+            links: Table::from_rows(&link_rows, &[]),
             stats,
-        }
-    }
-}
-
-#[derive(Default)]
-struct FlowColumns {
-    name: Vec<String>,
-    path: Vec<String>,
-    cc: Vec<String>,
-    start_s: Vec<f64>,
-    size: Vec<Option<i64>>,
-    completed: Vec<bool>,
-    fct: Vec<Option<f64>>,
-    delivered: Vec<i64>,
-    goodput: Vec<f64>,
-    retx: Vec<i64>,
-    losses: Vec<i64>,
-    drops: Vec<i64>,
-    rtos: Vec<i64>,
-    frs: Vec<i64>,
-    srtt: Vec<f64>,
-}
-
-impl FlowColumns {
-    fn into_table(self) -> Table {
-        Table {
-            columns: vec![
-                ("name".into(), Column::Str(self.name)),
-                ("path".into(), Column::Str(self.path)),
-                ("cc".into(), Column::Str(self.cc)),
-                ("start_s".into(), Column::F64(self.start_s)),
-                ("size_bytes".into(), Column::OptI64(self.size)),
-                ("completed".into(), Column::Bool(self.completed)),
-                ("fct_s".into(), Column::OptF64(self.fct)),
-                ("bytes_delivered".into(), Column::I64(self.delivered)),
-                ("goodput_mbps".into(), Column::F64(self.goodput)),
-                ("retransmits".into(), Column::I64(self.retx)),
-                ("losses".into(), Column::I64(self.losses)),
-                ("packets_dropped".into(), Column::I64(self.drops)),
-                ("rto_count".into(), Column::I64(self.rtos)),
-                ("fast_recoveries".into(), Column::I64(self.frs)),
-                ("srtt_ms".into(), Column::F64(self.srtt)),
-            ],
-        }
-    }
-}
-
-#[derive(Default)]
-struct LinkColumns {
-    name: Vec<String>,
-    sent: Vec<i64>,
-    bytes: Vec<i64>,
-    dq: Vec<i64>,
-    dl: Vec<i64>,
-    dout: Vec<i64>,
-    maxq: Vec<i64>,
-    util: Vec<f64>,
-}
-
-impl LinkColumns {
-    fn into_table(self) -> Table {
-        Table {
-            columns: vec![
-                ("name".into(), Column::Str(self.name)),
-                ("packets_sent".into(), Column::I64(self.sent)),
-                ("bytes_delivered".into(), Column::I64(self.bytes)),
-                ("packets_dropped_queue".into(), Column::I64(self.dq)),
-                ("packets_dropped_loss".into(), Column::I64(self.dl)),
-                ("packets_dropped_outage".into(), Column::I64(self.dout)),
-                ("max_queue_bytes".into(), Column::I64(self.maxq)),
-                ("utilization".into(), Column::F64(self.util)),
-            ],
         }
     }
 }
@@ -593,6 +532,8 @@ pub struct RunOutput {
     /// The scenario with every default written out.
     pub resolved_toml: String,
     pub flows: Table,
+    /// One row per subflow of every flow.
+    pub subflows: Table,
     pub timeseries: Table,
     pub links: Table,
     pub stats: RunStats,

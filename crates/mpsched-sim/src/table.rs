@@ -13,6 +13,15 @@ pub enum Column {
 }
 
 impl Column {
+    /// Arrow type name of the column ("float64", "int64", "bool", "string").
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Column::F64(_) | Column::OptF64(_) => "float64",
+            Column::I64(_) | Column::OptI64(_) => "int64",
+            Column::Bool(_) => "bool",
+            Column::Str(_) => "string",
+        }
+    }
     pub fn len(&self) -> usize {
         match self {
             Column::F64(v) => v.len(),
@@ -58,5 +67,51 @@ impl Table {
     }
     pub fn rows(&self) -> usize {
         self.columns.first().map(|(_, c)| c.len()).unwrap_or(0)
+    }
+}
+
+impl Table {
+    /// Builds a table from JSON objects that share keys (column order = key order of the first
+    /// row). Column types follow the values: float, integer, bool or string. Columns named in
+    /// `nullable` are always nullable, with the given type (`true` = float, `false` = integer), so
+    /// their type does not depend on whether this run happened to produce a null.
+    pub fn from_rows(rows: &[serde_json::Value], nullable: &[(&str, bool)]) -> Table {
+        let Some(first) = rows.first().and_then(|r| r.as_object()) else { return Table::default() };
+        let mut columns = Vec::with_capacity(first.len());
+        for key in first.keys() {
+            let vals: Vec<&serde_json::Value> = rows.iter().map(|r| &r[key.as_str()]).collect();
+            if let Some(&(_, float)) = nullable.iter().find(|(n, _)| n == key) {
+                let col = if float {
+                    Column::OptF64(vals.iter().map(|v| v.as_f64()).collect())
+                } else {
+                    Column::OptI64(vals.iter().map(|v| v.as_i64()).collect())
+                };
+                columns.push((key.clone(), col));
+                continue;
+            }
+            let nullable = vals.iter().any(|v| v.is_null());
+            let kind = vals.iter().find(|v| !v.is_null());
+            let col = match kind {
+                Some(serde_json::Value::String(_)) => Column::Str(vals.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect()),
+                Some(serde_json::Value::Bool(_)) => Column::Bool(vals.iter().map(|v| v.as_bool().unwrap_or(false)).collect()),
+                Some(serde_json::Value::Number(n)) if n.is_f64() => {
+                    if nullable {
+                        Column::OptF64(vals.iter().map(|v| v.as_f64()).collect())
+                    } else {
+                        Column::F64(vals.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect())
+                    }
+                }
+                Some(serde_json::Value::Number(_)) => {
+                    if nullable {
+                        Column::OptI64(vals.iter().map(|v| v.as_i64()).collect())
+                    } else {
+                        Column::I64(vals.iter().map(|v| v.as_i64().unwrap_or(0)).collect())
+                    }
+                }
+                _ => Column::OptF64(vals.iter().map(|_| None).collect()),
+            };
+            columns.push((key.clone(), col));
+        }
+        Table { columns }
     }
 }

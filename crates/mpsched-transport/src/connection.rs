@@ -456,6 +456,17 @@ impl Connection {
         any_space
     }
 
+    /// Bytes the application has queued in the send buffer and no subflow has taken yet.
+    /// Linux autotunes the send buffer to about twice the sum of the subflows' windows
+    /// (tcp_sndbuf_expand), between 16 KiB and tcp_wmem[2] = 4 MiB; an application that writes
+    /// more waits. ECF's k is this figure, not the whole file.
+    fn queued_unsent(&self) -> u64 {
+        let sum_cwnd: u64 = self.views.iter().map(|v| v.info.cwnd).sum();
+        let sndbuf = (2 * sum_cwnd).clamp(16 << 10, 4 << 20);
+        let in_flight = self.shared.snd_next_dsn - self.data_una;
+        self.shared.unsent().min(sndbuf.saturating_sub(in_flight))
+    }
+
     /// Asks the scheduler about a segment of `len` bytes (views already built).
     fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
         let info = self.info_now();
@@ -464,7 +475,7 @@ impl Connection {
             conn: &info,
             seg_len: len,
             reinjection,
-            unsent: self.shared.unsent(),
+            unsent: self.queued_unsent(),
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
         };
         let mut out = SubflowSet::default();

@@ -85,7 +85,7 @@ pub struct SchedView<'a> {
     pub seg_len: u32,
     /// The segment is a reinjection (data already sent on another subflow).
     pub reinjection: bool,
-    /// Connection-level bytes not yet handed to any subflow (ECF's k).
+    /// Connection-level bytes in the send buffer not yet handed to any subflow (ECF's k).
     pub unsent: u64,
     /// Connection-level send window left: peer's window right edge − next DSN to send.
     pub send_window: u64,

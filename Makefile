@@ -1,0 +1,49 @@
+# mpsched developer tasks. `make demo` and `make test` set everything up on first use:
+# a virtualenv in $(VENV), then the Rust extension built into it with maturin (rebuilt
+# whenever a file under crates/ or python/mpsched, Cargo.toml, Cargo.lock or pyproject.toml
+# changes).
+
+VENV ?= .venv
+PY = $(VENV)/bin/python
+PYTHON3 ?= python3
+
+# Everything the installed package is built from.
+BUILD_INPUTS := $(shell find crates python/mpsched -type f \
+                  -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null) \
+                Cargo.toml $(wildcard Cargo.lock) pyproject.toml
+
+.PHONY: dev demo test bench clean distclean
+
+## dev: virtualenv + `maturin develop --release` (runtime and test dependencies included)
+dev: .stamp-build
+
+$(VENV)/bin/maturin:
+	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -U pip 'maturin>=1.5,<2'
+
+.stamp-build: $(VENV)/bin/maturin $(BUILD_INPUTS)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test
+	touch $@
+
+## demo: run scenarios/demo.toml and print its summary (results in out/demo)
+demo: dev
+	$(VENV)/bin/mpsched run scenarios/demo.toml --out out/demo
+
+## test: Rust tests (release), then the Python tests
+test: dev
+	cargo test --release --workspace --exclude mpsched-py
+	$(PY) -m pytest -q
+
+## bench: simulator speed on the built-in benchmarks
+bench: dev
+	$(VENV)/bin/mpsched bench
+
+## clean: outputs, stamps, caches and the in-tree extension module
+clean:
+	rm -rf out .stamp-build .pytest_cache
+	rm -f python/mpsched/_core*.so python/mpsched/_core*.pyd
+	find python -name __pycache__ -type d -prune -exec rm -rf {} +
+
+## distclean: clean, plus the virtualenv and Cargo's target directory
+distclean: clean
+	rm -rf $(VENV) target

@@ -1,0 +1,35 @@
+"""mpsched: a deterministic packet-level multipath network simulator.
+
+The simulator is written in Rust (``mpsched._core``); this package is what users touch::
+
+    import mpsched
+
+    res = mpsched.run("scenarios/demo.toml", seed=7)   # or a dict with the same structure
+    res.summary["flows"][0]["goodput_mbps"]             # the summary, a dict
+    res.flows, res.timeseries, res.links                # pyarrow Tables
+    dfs = res.to_pandas()                               # {"flows": DataFrame, ...}
+    mpsched.write_results(res, "out/demo")              # summary.json, *.parquet, scenario.toml
+
+Bad scenarios raise :class:`ScenarioError` (a ``ValueError``) with a one-line message.
+The command line is ``mpsched`` (``python -m mpsched``): see ``mpsched --help``.
+"""
+
+from ._core import ScenarioError
+from .api import run
+from .results import Results, write_results
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mpsched")
+    except PackageNotFoundError:  # imported from a source tree, not installed
+        from ._core import version as core_version
+
+        return core_version()
+
+
+__version__ = _version()
+
+__all__ = ["run", "Results", "ScenarioError", "write_results", "__version__"]

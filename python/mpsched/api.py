@@ -1,0 +1,55 @@
+"""``mpsched.run``: simulate a scenario in memory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, Union
+
+from . import _core
+from .results import Results
+
+__all__ = ["run", "Scenario", "MAX_SEED"]
+
+#: Seeds are unsigned 64-bit integers.
+MAX_SEED = 2**64 - 1
+
+#: A scenario file path (TOML, or JSON if it ends in ``.json``), or the scenario as a dict.
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
+    """Simulate ``scenario`` and return its :class:`~mpsched.Results`.
+
+    Args:
+        scenario: a path to a scenario file (TOML, or JSON if the name ends in ``.json``), or
+            the scenario itself as a dict with the same structure as the TOML file
+            (``{"sim": {...}, "links": [...], "paths": [...], "flows": [...]}``).
+            See docs/scenarios.md for the format.
+        seed: overrides ``[sim].seed`` when given.
+
+    Raises:
+        mpsched.ScenarioError: the scenario is invalid (syntax, unknown or missing field, bad
+            value, unreadable trace file). The message is one line,
+            ``"<source>: <field or line>: <what was expected>"``, where ``source`` is the path,
+            or ``"<dict>"`` for a dict.
+        OSError: the scenario file cannot be read.
+
+    Nothing is written to disk; use :func:`mpsched.write_results` for that. Same scenario,
+    seed and build => identical results.
+    """
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
+    ):
+        raise ValueError(f"seed: expected an integer in [0, 2**64 - 1], got {seed!r}")
+    if isinstance(scenario, Mapping):
+        text, source, fmt = json.dumps(scenario), "<dict>", "json"
+    elif isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        text = path.read_text(encoding="utf-8")
+        source = os.fspath(scenario)
+        fmt = "json" if path.suffix.lower() == ".json" else "toml"
+    else:
+        raise TypeError(f"scenario: expected a path or a dict, got {type(scenario).__name__}")
+    return Results.from_core(_core.run_scenario(text, source, fmt, seed))

@@ -1,0 +1,195 @@
+"""Simulation results: in-memory tables and their on-disk form.
+
+A run produces one summary (a JSON document), the resolved scenario (TOML text) and four
+columnar tables (``flows``, ``subflows``, ``timeseries``, ``links``). :class:`Results` holds them in memory as
+pyarrow Tables; :func:`write_results` writes them to a directory atomically::
+
+    out/demo/
+      summary.json        the summary, indent=2, sorted keys
+      flows.parquet       one row per flow
+      subflows.parquet    one row per subflow of every flow
+      timeseries.parquet  one row per (sample time, flow, subflow)
+      links.parquet       one row per link
+      scenario.toml       the scenario with every default filled in
+
+Same results => byte-identical files (fixed Parquet writer options, no timestamps).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._atomic import atomic_directory
+
+if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
+    import pandas as pd
+
+__all__ = ["Results", "TABLE_NAMES", "OUTPUT_FILES", "table_from_columns", "write_results"]
+
+#: The tables of a run, in output order.
+TABLE_NAMES = ("flows", "subflows", "timeseries", "links")
+
+#: Files written by :func:`write_results`, in the order they are written.
+OUTPUT_FILES = (
+    "summary.json",
+    "flows.parquet",
+    "subflows.parquet",
+    "timeseries.parquet",
+    "links.parquet",
+    "scenario.toml",
+)
+
+# Arrow types by the names the core reports in its "schemas" entry.
+_ARROW_TYPES: Dict[str, pa.DataType] = {
+    "float64": pa.float64(),
+    "int64": pa.int64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+}
+
+# Parquet writer options, fixed so that equal tables give equal bytes across runs.
+_PARQUET_OPTIONS: Dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "version": "2.6",
+    "data_page_version": "1.0",
+}
+
+Columns = Mapping[str, Sequence[Any]]
+
+
+def _infer_type(name: str, values: Sequence[Any]) -> pa.DataType:
+    """Arrow type of one column of Python values: bool, int64, float64 or string."""
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return pa.float64()
+    if kinds == {bool}:
+        return pa.bool_()
+    if kinds <= {int}:
+        return pa.int64()
+    if kinds <= {int, float}:
+        return pa.float64()
+    if kinds == {str}:
+        return pa.string()
+    found = ", ".join(sorted(k.__name__ for k in kinds))
+    raise TypeError(f"column {name!r}: expected bool, int, float or str values, got {found}")
+
+
+def _column_to_array(name: str, values: Sequence[Any], type_name: Optional[str] = None) -> pa.Array:
+    """One column (a list, or a numpy array) as an Arrow array of a fixed type."""
+    if type_name is not None:
+        return pa.array(values, type=_ARROW_TYPES[type_name])
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None:  # numpy: numeric kinds map directly, anything else via Python values
+        numeric = {"b": pa.bool_(), "i": pa.int64(), "u": pa.int64(), "f": pa.float64()}
+        if dtype.kind in numeric:
+            return pa.array(values, type=numeric[dtype.kind])
+        values = values.tolist()
+    return pa.array(values, type=_infer_type(name, values))
+
+
+def table_from_columns(columns: Columns, schema: Optional[Mapping[str, str]] = None) -> pa.Table:
+    """Build a pyarrow Table from a columnar dict, keeping the dict's column order.
+
+    ``schema`` maps column names to "float64", "int64", "bool" or "string" (the core reports
+    it, so an all-null column keeps its type). Without it: integers become int64, floats
+    float64, strings string, booleans bool; ``None`` is null; ints mixed with floats float64.
+    """
+    schema = schema or {}
+    lengths = {name: len(values) for name, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"columns have different lengths: {lengths}")
+    arrays = [_column_to_array(name, values, schema.get(name)) for name, values in columns.items()]
+    return pa.Table.from_arrays(arrays, names=list(columns))
+
+
+@dataclass(frozen=True)
+class Results:
+    """The outcome of one simulation run.
+
+    Attributes:
+        summary: the run summary: ``scenario``, ``seed``, ``profile``, ``duration_s``,
+            ``end_s``, ``flows`` (list of per-flow dicts), ``links`` (list of per-link dicts)
+            and ``stats`` (``events``, ``packets``, ``sim_seconds``).
+        resolved_toml: the scenario as TOML text, every default filled in.
+        flows: one row per flow (goodput, bytes delivered, flow completion time, HoL figures...).
+        subflows: one row per subflow of every flow (path, bytes sent, losses, RTT...).
+        timeseries: one row per sample (``sample_interval_ms``) per flow and subflow.
+        links: one row per link (packets sent, drops, utilization, ...).
+
+    The tables are pyarrow Tables; :meth:`to_pandas` converts them to DataFrames.
+    """
+
+    summary: Dict[str, Any]
+    resolved_toml: str
+    flows: pa.Table
+    subflows: pa.Table
+    timeseries: pa.Table
+    links: pa.Table
+
+    @classmethod
+    def from_core(cls, raw: Mapping[str, Any]) -> "Results":
+        """Build Results from the dict returned by ``mpsched._core.run_scenario``."""
+        schemas = raw.get("schemas", {})
+        tables = {name: table_from_columns(raw[name], schemas.get(name)) for name in TABLE_NAMES}
+        return cls(summary=json.loads(raw["summary"]), resolved_toml=raw["resolved"], **tables)
+
+    @property
+    def tables(self) -> Dict[str, pa.Table]:
+        """The tables by name, in :data:`TABLE_NAMES` order."""
+        return {name: getattr(self, name) for name in TABLE_NAMES}
+
+    def to_pandas(self) -> Dict[str, "pd.DataFrame"]:
+        """The tables as pandas DataFrames, keyed like :attr:`tables`."""
+        return {name: table.to_pandas() for name, table in self.tables.items()}
+
+    def summary_json(self) -> str:
+        """The summary as it is written to ``summary.json``: indent 2, sorted keys, final newline."""
+        return json.dumps(self.summary, indent=2, sort_keys=True) + "\n"
+
+
+def write_results(results: Results, out_dir: Union[str, "os.PathLike[str]"]) -> Path:
+    """Write ``results`` to ``out_dir`` (see :data:`OUTPUT_FILES`) and return its path.
+
+    The files are written into a temporary directory next to ``out_dir``, which then replaces
+    ``out_dir`` in one rename: readers see the old directory or the complete new one, never a
+    partial one. On failure the temporary directory is removed and ``out_dir`` is left as it was.
+
+    An existing ``out_dir`` is replaced only if it holds nothing but output files of an earlier
+    run; anything else raises ``FileExistsError`` (so ``--out .`` cannot wipe a directory).
+    """
+    out_dir = Path(out_dir)
+    _check_replaceable(out_dir)
+    with atomic_directory(out_dir) as tmp:
+        (tmp / "summary.json").write_text(results.summary_json(), encoding="utf-8")
+        for name, table in results.tables.items():
+            pq.write_table(table, str(tmp / f"{name}.parquet"), **_PARQUET_OPTIONS)
+        toml_text = results.resolved_toml
+        if not toml_text.endswith("\n"):
+            toml_text += "\n"
+        (tmp / "scenario.toml").write_text(toml_text, encoding="utf-8")
+    return out_dir
+
+
+def _check_replaceable(out_dir: Path) -> None:
+    """Raise unless ``out_dir`` is absent, empty, or holds only files named in OUTPUT_FILES."""
+    if out_dir.name in ("", ".", ".."):
+        raise FileExistsError(errno.EEXIST, "not a valid output directory name", str(out_dir))
+    if not out_dir.is_dir() or out_dir.is_symlink():
+        return  # absent, a plain file (refused by atomic_directory) or a symlink (replaced itself)
+    foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in OUTPUT_FILES or p.is_dir())
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise FileExistsError(
+            errno.EEXIST, f"exists and holds files that are not mpsched results ({shown})", str(out_dir)
+        )

@@ -1,0 +1,122 @@
+"""write_results: the five files, byte-identical reruns, atomic replacement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import mpsched
+from mpsched import results as results_module
+from mpsched.results import OUTPUT_FILES
+
+PARQUET_FILES = ("flows.parquet", "subflows.parquet", "timeseries.parquet", "links.parquet")
+
+
+def file_bytes(directory: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_write_results_writes_the_five_files(fast_dict, tmp_path):
+    res = mpsched.run(fast_dict)
+    out = mpsched.write_results(res, tmp_path / "out" / "fast")
+
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
+    summary_text = (out / "summary.json").read_text()
+    assert summary_text.endswith("}\n")
+    assert json.loads(summary_text) == res.summary
+    assert summary_text == json.dumps(res.summary, indent=2, sort_keys=True) + "\n"
+    for name in ("flows", "subflows", "timeseries", "links"):
+        assert pq.read_table(out / f"{name}.parquet").equals(res.tables[name]), name
+    scenario_text = (out / "scenario.toml").read_text()
+    assert scenario_text.rstrip("\n") == res.resolved_toml.rstrip("\n")
+    assert scenario_text.endswith("\n")
+    # Nothing but the destination is left in the parent: no temporary directories.
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["fast"]
+
+
+def test_resolved_scenario_is_valid_toml_that_reruns_identically(fast_dict, tmp_path):
+    tomllib = pytest.importorskip("tomllib")
+    res = mpsched.run(fast_dict)
+    tomllib.loads(res.resolved_toml)
+    resolved = tmp_path / "resolved.toml"
+    resolved.write_text(res.resolved_toml)
+    assert mpsched.run(resolved).summary == res.summary
+
+
+def test_same_seed_gives_byte_identical_files(fast_dict, tmp_path):
+    a = mpsched.write_results(mpsched.run(fast_dict, seed=3), tmp_path / "a")
+    b = mpsched.write_results(mpsched.run(fast_dict, seed=3), tmp_path / "b")
+    assert file_bytes(a) == file_bytes(b)
+
+
+def test_different_seed_with_loss_gives_different_results(fast_dict, tmp_path):
+    a = mpsched.write_results(mpsched.run(fast_dict, seed=1), tmp_path / "a")
+    b = mpsched.write_results(mpsched.run(fast_dict, seed=2), tmp_path / "b")
+    assert (a / "timeseries.parquet").read_bytes() != (b / "timeseries.parquet").read_bytes()
+    flows_a = json.loads((a / "summary.json").read_text())["flows"]
+    flows_b = json.loads((b / "summary.json").read_text())["flows"]
+    assert flows_a != flows_b
+
+
+def test_earlier_output_is_replaced_whole(fast_dict, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("{}\n")
+    (out / "links.parquet").write_bytes(b"stale")
+    res = mpsched.run(fast_dict)
+    mpsched.write_results(res, out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
+    assert json.loads((out / "summary.json").read_text()) == res.summary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("foreign", ["notes.txt", "subdir"])
+def test_directory_with_other_files_is_not_replaced(fast_dict, tmp_path, foreign):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "summary.json").write_text("{}\n")
+    if foreign == "subdir":
+        (out / foreign).mkdir()
+    else:
+        (out / foreign).write_text("keep me")
+    with pytest.raises(FileExistsError, match=foreign):
+        mpsched.write_results(mpsched.run(fast_dict), out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["summary.json", foreign])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+def test_failed_write_leaves_nothing_behind(fast_dict, tmp_path, monkeypatch):
+    res = mpsched.run(fast_dict)
+    real_write_table = pq.write_table
+
+    def failing_write_table(table, where, **kwargs):
+        if str(where).endswith("timeseries.parquet"):
+            raise OSError(28, "No space left on device")
+        return real_write_table(table, where, **kwargs)
+
+    monkeypatch.setattr(results_module.pq, "write_table", failing_write_table)
+
+    # A new directory, two levels of parents to create: none of it may remain.
+    with pytest.raises(OSError):
+        mpsched.write_results(res, tmp_path / "a" / "b" / "out")
+    assert list(tmp_path.iterdir()) == []
+
+    # An existing directory keeps its old contents.
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "summary.json").write_text("{}\n")
+    with pytest.raises(OSError):
+        mpsched.write_results(res, old)
+    assert [p.name for p in tmp_path.iterdir()] == ["old"]
+    assert file_bytes(old) == {"summary.json": b"{}\n"}
+
+
+def test_destination_that_is_a_file_is_refused(fast_dict, tmp_path):
+    target = tmp_path / "out"
+    target.write_text("not a directory")
+    with pytest.raises(NotADirectoryError):
+        mpsched.write_results(mpsched.run(fast_dict), target)
+    assert target.read_text() == "not a directory"
