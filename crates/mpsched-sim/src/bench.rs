@@ -39,6 +39,55 @@ path = "p"
 cc = "cubic"
 "#,
     ),
+    (
+        "edar-handoff",
+        "EdAR Table III: 2-path MPTCP (minRTT), 10 Mbps 25/50 ms, handoffs on path 2, 100 s",
+        include_str!("../../../scenarios/edar-handoff.toml"),
+    ),
+    (
+        "mptcp-lia-4flows",
+        "4 two-path LIA connections + 2 TCP flows over two shared 50 Mbps bottlenecks, 60 s",
+        r#"
+[sim]
+duration_s = 60
+[[paths]]
+name = "wifi"
+rate_mbps = 50
+delay_ms = 15
+[[paths]]
+name = "lte"
+rate_mbps = 50
+delay_ms = 40
+loss = { model = "bernoulli", p = 0.0005 }
+[[flows]]
+name = "c1"
+paths = ["wifi", "lte"]
+cc = "lia"
+[[flows]]
+name = "c2"
+paths = ["wifi", "lte"]
+cc = "lia"
+start_s = 1
+[[flows]]
+name = "c3"
+paths = ["wifi", "lte"]
+cc = "lia"
+start_s = 2
+[[flows]]
+name = "c4"
+paths = ["lte", "wifi"]
+cc = "lia"
+start_s = 3
+[[flows]]
+name = "tcp-wifi"
+path = "wifi"
+cc = "cubic"
+[[flows]]
+name = "tcp-lte"
+path = "lte"
+cc = "cubic"
+"#,
+    ),
 ];
 
 /// Result of timing one bench scenario.
