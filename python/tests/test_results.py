@@ -10,7 +10,7 @@ import pytest
 
 import mpsched
 from mpsched import results as results_module
-from mpsched.results import OUTPUT_FILES
+from mpsched.results import OUTPUT_FILES, write_results
 
 PARQUET_FILES = ("flows.parquet", "subflows.parquet", "timeseries.parquet", "links.parquet")
 
@@ -120,3 +120,22 @@ def test_destination_that_is_a_file_is_refused(fast_dict, tmp_path):
     with pytest.raises(NotADirectoryError):
         mpsched.write_results(mpsched.run(fast_dict), target)
     assert target.read_text() == "not a directory"
+
+
+def test_resolved_scenario_with_relative_trace_reruns_from_elsewhere(tmp_path):
+    """Trace paths are relative to the scenario file; the resolved copy makes them absolute."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "link.trace").write_text("".join(f"{ms}\n" for ms in range(1, 101)))
+    (src / "s.toml").write_text(
+        '[sim]\nduration_s = 2\n'
+        '[[links]]\nname = "down"\ntrace = "link.trace"\ndelay_ms = 10\n'
+        '[[links]]\nname = "up"\nrate_mbps = 10\ndelay_ms = 10\n'
+        '[[paths]]\nname = "p"\nforward = ["down"]\nreverse = ["up"]\n'
+        '[[flows]]\nname = "f"\npath = "p"\n'
+    )
+    res = mpsched.run(src / "s.toml")
+    out = write_results(res, tmp_path / "out")
+    again = mpsched.run(out / "scenario.toml")
+    assert again.summary["flows"] == res.summary["flows"]
+    assert again.summary["flows"][0]["bytes_delivered"] > 0

@@ -34,14 +34,24 @@ pub struct Event {
     pub b: u32,
 }
 
-impl Ord for Event {
+/// Heap entry: the (time, sequence) key packed into one integer so a comparison is one
+/// instruction pair; the payload rides along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    key: u128,
+    kind: Kind,
+    a: u32,
+    b: u32,
+}
+
+impl Ord for Entry {
     #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap, we want the earliest first.
-        o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
-impl PartialOrd for Event {
+impl PartialOrd for Entry {
     #[inline]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
@@ -50,7 +60,7 @@ impl PartialOrd for Event {
 
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Event>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
     popped: u64,
 }
@@ -59,17 +69,17 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, at: u64, kind: Kind, a: u32, b: u32) {
         self.seq += 1;
-        self.heap.push(Event { at, seq: self.seq, kind, a, b });
+        self.heap.push(Entry { key: ((at as u128) << 64) | self.seq as u128, kind, a, b });
     }
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let e = self.heap.pop();
-        self.popped += e.is_some() as u64;
-        e
+        let e = self.heap.pop()?;
+        self.popped += 1;
+        Some(Event { at: (e.key >> 64) as u64, seq: e.key as u64, kind: e.kind, a: e.a, b: e.b })
     }
     #[inline]
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(|e| (e.key >> 64) as u64)
     }
     /// Events processed so far.
     pub fn popped(&self) -> u64 {

@@ -395,6 +395,9 @@ impl Resolver<'_> {
 
     fn resolve(mut self, mut file: ScenarioFile) -> Result<Scenario, ScenarioError> {
         let name = file.sim.name.clone().unwrap_or_else(|| {
+            if self.source.starts_with('<') {
+                return "scenario".into();
+            }
             Path::new(self.source).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scenario".into())
         });
         let duration = self.positive("sim.duration_s", file.sim.duration_s)?;
@@ -504,6 +507,11 @@ impl Resolver<'_> {
                 };
             }
             let spec = &mut file.links[i];
+            if let Some(t) = spec.trace.as_mut() {
+                // The resolved copy must run from anywhere: make the trace path absolute.
+                let abs = self.base_dir.join(&*t);
+                *t = std::fs::canonicalize(&abs).unwrap_or(abs).display().to_string();
+            }
             spec.queue_bytes = Some(l.queue_bytes);
             spec.delay_ms.get_or_insert(0.0);
             spec.loss.get_or_insert(LossSpec::None);

@@ -304,17 +304,18 @@ impl Connection {
                 self.sent.pop_front();
             }
         }
-        let info = self.subflows[i].info();
+        let sf = &self.subflows[i];
+        let (delivered, srtt, established) = (sf.delivered(), sf.srtt(), sf.is_established());
         let m = &mut self.meta[i];
-        if info.delivered > m.delivered_seen {
-            m.delivered_seen = info.delivered;
+        if delivered > m.delivered_seen {
+            m.delivered_seen = delivered;
             m.pf = false;
         }
-        if info.srtt.0 > 0 {
-            m.min_srtt = m.min_srtt.min(info.srtt.0);
-            m.max_srtt = m.max_srtt.max(info.srtt.0);
+        if srtt.0 > 0 {
+            m.min_srtt = m.min_srtt.min(srtt.0);
+            m.max_srtt = m.max_srtt.max(srtt.0);
         }
-        if info.established && !m.announced {
+        if established && !m.announced {
             m.announced = true;
             self.events.push_back(Event::SubflowUp(i as u8));
             if i == 0 && !self.established {
@@ -484,6 +485,12 @@ impl Connection {
     }
 
     fn carriers_of(&self, dsn: u64) -> Option<usize> {
+        // New data is at the back: check it before searching.
+        if let Some(last) = self.sent.back() {
+            if last.dsn == dsn {
+                return Some(self.sent.len() - 1);
+            }
+        }
         let k = self.sent.partition_point(|m| m.dsn < dsn);
         (k < self.sent.len() && self.sent[k].dsn == dsn).then_some(k)
     }
@@ -492,10 +499,19 @@ impl Connection {
     fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
         let mut cx = SubflowCx { conn: &mut self.shared };
         let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
-        if let Some(k) = self.carriers_of(dsn) {
-            self.sent[k].carried.insert(i);
+        if self.multipath() {
+            if let Some(k) = self.carriers_of(dsn) {
+                self.sent[k].carried.insert(i);
+            }
         }
         Transmit { path: self.paths[i], seg }
+    }
+
+    /// More than one subflow: the connection-level retransmission queue is needed (reinjection,
+    /// opportunistic retransmission, redundant scheduling). Plain TCP skips that bookkeeping.
+    #[inline]
+    fn multipath(&self) -> bool {
+        self.subflows.len() > 1
     }
 
     fn schedule(&mut self, now: Instant) -> Option<Transmit> {
@@ -553,7 +569,7 @@ impl Connection {
         if dsn + len as u64 > self.wnd_right {
             // Receive-window limited (A.0 step 5): opportunistic retransmission + penalization.
             self.blocked_since.get_or_insert(now);
-            if self.subflows.iter().all(|sf| sf.info().outstanding == 0) {
+            if self.subflows.iter().all(|sf| sf.outstanding() == 0) {
                 self.subflows[s].arm_probe(now);
             }
             if self.sched.opportunistic_retransmission() && self.subflows.len() > 1 {
@@ -565,7 +581,9 @@ impl Connection {
             self.info.send_blocked_seconds += now.saturating_since(t).as_secs_f64();
         }
         self.shared.snd_next_dsn += len as u64;
-        self.sent.push_back(MetaSeg { dsn, len, carried: SubflowSet::default() });
+        if self.multipath() {
+            self.sent.push_back(MetaSeg { dsn, len, carried: SubflowSet::default() });
+        }
         Some(self.send_on(now, s, dsn, len))
     }
 

@@ -248,6 +248,8 @@ pub struct Subflow {
     /// be detected without an RTO once a later-sent segment is delivered (Linux
     /// tcp_mark_lost_retrans / the RACK idea of RFC 8985).
     retx_log: VecDeque<(u64, Instant)>,
+    /// Retransmissions found lost again, to resend before scanning on (ascending send order).
+    relost: VecDeque<u64>,
     /// Send time of the most recently sent segment known delivered.
     rack_xmit: Instant,
     backoff: u32,
@@ -264,7 +266,7 @@ pub struct Subflow {
     // ---- receive half ----
     rcv_nxt: u64,
     /// Out-of-order segments: (seq, end, dsn of seq); merged when both spaces are contiguous.
-    rcv_ooo: Vec<(u64, u64, u64)>,
+    rcv_ooo: VecDeque<(u64, u64, u64)>,
     /// Most recently received out-of-order segment start (first SACK block, RFC 2018).
     last_ooo_seq: u64,
     unacked_segs: u32,
@@ -310,6 +312,7 @@ impl Subflow {
             probe_pending: false,
             probe_backoff: 0,
             retx_log: VecDeque::new(),
+            relost: VecDeque::new(),
             rack_xmit: Instant::ZERO,
             backoff: 0,
             syn_pending: role == Role::Client && id == 0,
@@ -322,7 +325,7 @@ impl Subflow {
             delivery_rate: 0,
             stats: SubflowInfo::default(),
             rcv_nxt: 0,
-            rcv_ooo: Vec::new(),
+            rcv_ooo: VecDeque::new(),
             last_ooo_seq: 0,
             unacked_segs: 0,
             ack_now: false,
@@ -375,7 +378,7 @@ impl Subflow {
         s.cwnd = self.cc_state.cwnd;
         s.ssthresh = self.cc_state.ssthresh;
         s.pipe = self.pipe();
-        s.outstanding = self.snd_nxt - self.snd_una - self.syn_outstanding();
+        s.outstanding = self.outstanding();
         s.delivered = self.delivered;
         s.delivery_rate = self.delivery_rate;
         s.in_recovery = self.recovery != Recovery::None;
@@ -731,7 +734,9 @@ impl Subflow {
                     self.segs[i].flags &= !RETRANS;
                     self.retrans_bytes -= self.segs[i].len as u64;
                     self.stats.segments_lost += 1;
-                    self.retx_ptr = self.retx_ptr.min(self.head_abs + i as u64);
+                    if self.head_abs + (i as u64) < self.retx_ptr {
+                        self.relost.push_back(seq);
+                    }
                 }
             }
         }
@@ -758,11 +763,11 @@ impl Subflow {
             let filled_hole = !self.rcv_ooo.is_empty();
             self.deliver(s, e, dsn, cx);
             // Pull queued segments that are now in order.
-            while let Some(&(qs, qe, qd)) = self.rcv_ooo.first() {
+            while let Some(&(qs, qe, qd)) = self.rcv_ooo.front() {
                 if qs > self.rcv_nxt {
                     break;
                 }
-                self.rcv_ooo.remove(0);
+                self.rcv_ooo.pop_front();
                 if qe > self.rcv_nxt {
                     let skip = self.rcv_nxt - qs;
                     self.deliver(self.rcv_nxt, qe, qd + skip, cx);
@@ -897,6 +902,7 @@ impl Subflow {
         }
         self.retrans_bytes = 0;
         self.retx_log.clear();
+        self.relost.clear();
         self.lost_ptr = self.head_abs + self.segs.len() as u64;
         self.sacked_before_ptr = self.sacked_bytes;
         self.retx_ptr = self.head_abs;
@@ -999,7 +1005,9 @@ impl Subflow {
     /// RFC 2018: the block holding the most recent arrival first, then the highest others.
     fn fill_sack(&self, seg: &mut Segment) {
         let mut n = 0usize;
-        let first = self.rcv_ooo.iter().position(|r| r.0 <= self.last_ooo_seq && self.last_ooo_seq < r.1);
+        // Entries are sorted and disjoint: binary search for the one holding the latest arrival.
+        let k = self.rcv_ooo.partition_point(|r| r.1 <= self.last_ooo_seq);
+        let first = (k < self.rcv_ooo.len() && self.rcv_ooo[k].0 <= self.last_ooo_seq).then_some(k);
         // Coalesce entries that are contiguous in subflow space (DSN breaks do not matter here).
         let block_at = |i: usize| -> (usize, SackBlock) {
             let mut lo = i;
@@ -1053,7 +1061,11 @@ impl Subflow {
             self.segs[i].delivered = self.delivered;
             self.segs[i].delivered_time = self.delivered_time;
             self.retrans_bytes += s.len as u64;
-            self.retx_ptr = self.head_abs + i as u64 + 1;
+            if self.head_abs + i as u64 >= self.retx_ptr {
+                self.retx_ptr = self.head_abs + i as u64 + 1;
+            } else {
+                self.relost.pop_front();
+            }
             self.retx_log.push_back((s.seq, now));
             self.stats.segments_retransmitted += 1;
             self.stats.bytes_retransmitted += s.len as u64;
@@ -1154,6 +1166,23 @@ impl Subflow {
         self.cfg.mss
     }
 
+    /// Bytes sent and not cumulatively acknowledged.
+    #[inline]
+    pub fn outstanding(&self) -> u64 {
+        self.snd_nxt - self.snd_una - self.syn_outstanding()
+    }
+
+    /// Bytes acknowledged (cumulatively or by SACK) so far.
+    #[inline]
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    #[inline]
+    pub fn srtt(&self) -> Duration {
+        self.rtt.srtt()
+    }
+
     fn account_sent(&mut self, now: Instant, seg: Segment) -> Segment {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.len as u64;
@@ -1171,6 +1200,14 @@ impl Subflow {
     fn next_retransmission(&mut self) -> Option<usize> {
         if self.lost_bytes == 0 {
             return None;
+        }
+        // Retransmissions found lost again come first (they are below the scan pointer).
+        while let Some(&seq) = self.relost.front() {
+            let i = self.segs.partition_point(|x| x.seq < seq);
+            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST {
+                return Some(i);
+            }
+            self.relost.pop_front();
         }
         while self.retx_ptr < self.lost_ptr {
             let i = (self.retx_ptr - self.head_abs) as usize;
