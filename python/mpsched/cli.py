@@ -171,12 +171,32 @@ def bench_command(
     list_only: Annotated[
         bool, typer.Option("--list", help="List the benchmark names and exit.")
     ] = False,
+    decisions: Annotated[
+        bool,
+        typer.Option(
+            "--decisions",
+            help="Instead, measure the cost of pausing at per-packet decision points "
+            "(EdAR scenario, paused vs built-in scheduler in the same process).",
+        ),
+    ] = False,
 ) -> None:
     """Measure simulator speed on built-in benchmark scenarios.
 
     Reports simulated and wall-clock seconds, events and packets per second, nanoseconds per
     event and how many times faster than real time the simulation ran.
     """
+    if decisions:
+        with Console(stderr=True).status("bench decisions"):
+            result = dict(_core.bench_decisions(repeats))
+        if as_json:
+            typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        else:
+            typer.echo(
+                f"{result['decisions']} decision points: built-in {result['wall_builtin_s']:.4f} s, "
+                f"paused {result['wall_paused_s']:.4f} s, "
+                f"overhead {result['ns_per_decision']:.0f} ns per decision"
+            )
+        return
     available = list(_core.bench_names())
     if list_only:
         typer.echo("\n".join(available))

@@ -134,3 +134,12 @@ def test_console_script_is_installed():
     proc = subprocess.run([str(script), "version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("mpsched ")
+
+
+def test_bench_decisions_json(cli):
+    """The decision-point overhead bench reports a positive count and a per-decision cost."""
+    proc = cli("bench", "--decisions", "--repeats", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["decisions"] > 10_000
+    assert data["ns_per_decision"] >= 0

@@ -98,6 +98,20 @@ fn run_bench<'py>(py: Python<'py>, name: &str, repeats: u32) -> PyResult<Bound<'
     Ok(d)
 }
 
+/// Cost of pausing at per-packet decision points (EdAR scenario, against the built-in
+/// equivalent, same process).
+#[pyfunction]
+#[pyo3(signature = (repeats = 3))]
+fn bench_decisions<'py>(py: Python<'py>, repeats: u32) -> PyResult<Bound<'py, PyDict>> {
+    let r = py.detach(move || mpsched_sim::bench::decision_overhead(repeats));
+    let d = PyDict::new(py);
+    d.set_item("decisions", r.decisions)?;
+    d.set_item("wall_builtin_s", r.wall_builtin)?;
+    d.set_item("wall_paused_s", r.wall_paused)?;
+    d.set_item("ns_per_decision", r.ns_per_decision())?;
+    Ok(d)
+}
+
 /// Version of the compiled core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -111,6 +125,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_description, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_decisions, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -4,6 +4,15 @@ fn main() {
     if names.is_empty() {
         names = mpsched_sim::bench::names().into_iter().map(String::from).collect();
     }
+    let decisions = names.iter().any(|n| n == "decisions");
+    names.retain(|n| n != "decisions");
+    if decisions {
+        let d = mpsched_sim::bench::decision_overhead(5);
+        println!(
+            "decisions      {} per-packet pauses, built-in {:.4} s, paused {:.4} s, overhead {:.0} ns per decision",
+            d.decisions, d.wall_builtin, d.wall_paused, d.ns_per_decision()
+        );
+    }
     for n in names {
         let r = mpsched_sim::bench::run_bench(&n, 3).unwrap_or_else(|| panic!("unknown bench {n}"));
         println!(

@@ -120,6 +120,54 @@ pub fn names() -> Vec<&'static str> {
     BENCHES.iter().map(|b| b.0).collect()
 }
 
+/// Cost of pausing at decision points, measured in one run against the built-in equivalent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecisionOverhead {
+    pub decisions: u64,
+    pub wall_builtin: f64,
+    pub wall_paused: f64,
+}
+
+impl DecisionOverhead {
+    /// Extra wall time per decision point, in ns (pause, return, answer, re-drive).
+    pub fn ns_per_decision(&self) -> f64 {
+        (self.wall_paused - self.wall_builtin).max(0.0) * 1e9 / self.decisions.max(1) as f64
+    }
+}
+
+/// Runs the EdAR handoff scenario with the built-in `minrtt-norp` and with `external-packet`
+/// (one pause per segment, answered "default", which takes the same path), fastest of
+/// `repeats` each, interleaved so both see the same machine load.
+pub fn decision_overhead(repeats: u32) -> DecisionOverhead {
+    let text = BENCHES.iter().find(|b| b.0 == "edar-handoff").unwrap().2;
+    let builtin = Scenario::from_toml(&text.replace("scheduler = \"minrtt\"", "scheduler = \"minrtt-norp\""), "bench").unwrap();
+    let paused = Scenario::from_toml(&text.replace("scheduler = \"minrtt\"", "scheduler = \"external-packet\""), "bench").unwrap();
+    let (mut best_b, mut best_p, mut decisions) = (f64::MAX, f64::MAX, 0);
+    for _ in 0..repeats.max(1) {
+        let mut sim = Sim::new(builtin.clone());
+        let t0 = std::time::Instant::now();
+        sim.run();
+        best_b = best_b.min(t0.elapsed().as_secs_f64());
+
+        let mut sim = Sim::new(paused.clone());
+        let mut n = 0;
+        let t0 = std::time::Instant::now();
+        loop {
+            match sim.advance(u64::MAX) {
+                crate::Stop::Decision { flow } => {
+                    n += 1;
+                    sim.decide(flow as usize, crate::Decision::Path(None));
+                }
+                crate::Stop::Interval { .. } => {}
+                crate::Stop::Deadline | crate::Stop::Finished => break,
+            }
+        }
+        best_p = best_p.min(t0.elapsed().as_secs_f64());
+        decisions = n;
+    }
+    DecisionOverhead { decisions, wall_builtin: best_b, wall_paused: best_p }
+}
+
 /// Runs bench `name` `repeats` times and keeps the fastest run (least disturbed by other load).
 pub fn run_bench(name: &str, repeats: u32) -> Option<BenchResult> {
     let &(n, desc, text) = BENCHES.iter().find(|b| b.0 == name)?;

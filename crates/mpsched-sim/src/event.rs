@@ -23,6 +23,8 @@ pub enum Kind {
     PathEvent,
     /// Periodic metrics sample.
     Sample,
+    /// A flow's decision interval elapsed (`a` = flow).
+    DecisionTimer,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,8 @@ pub mod sim;
 pub mod table;
 
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{RunOutput, RunStats, Sim};
+pub use mpsched_transport::Decision;
+pub use sim::{RunOutput, RunStats, Sim, Stop};
 pub use table::{Column, Table};
 
 /// Input format of a scenario text.

@@ -149,6 +149,10 @@ pub struct FlowSpec {
     pub backup: Option<Vec<String>>,
     /// Packet scheduler for multipath connections (default "minrtt").
     pub scheduler: Option<String>,
+    /// Pause for an outside decision every this many ms (learning environments) ...
+    pub decision_interval_ms: Option<f64>,
+    /// ... or every minimum subflow RTT (EdAR's transmission interval).
+    pub decision_every_min_rtt: Option<bool>,
     pub start_s: Option<f64>,
     pub size_bytes: Option<u64>,
     pub cc: Option<String>,
@@ -215,6 +219,16 @@ pub struct PathDef {
     pub rev: Vec<u32>,
 }
 
+/// When a flow pauses for per-interval decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionInterval {
+    None,
+    /// Fixed period in ns.
+    Fixed(u64),
+    /// The minimum smoothed RTT over the flow's subflows, recomputed at each boundary.
+    MinRtt,
+}
+
 #[derive(Debug, Clone)]
 pub struct FlowDef {
     pub name: String,
@@ -222,6 +236,7 @@ pub struct FlowDef {
     pub paths: Vec<u16>,
     pub backup: Vec<bool>,
     pub scheduler: String,
+    pub decision: DecisionInterval,
     pub start_ns: u64,
     pub size: Option<u64>,
     pub cc: String,
@@ -558,6 +573,14 @@ impl Resolver<'_> {
             if fl.size_bytes == Some(0) {
                 return Err(self.err(&format!("{f}.size_bytes"), "expected a positive size (omit it for an unlimited flow)"));
             }
+            let decision = match (fl.decision_interval_ms, fl.decision_every_min_rtt.unwrap_or(false)) {
+                (Some(_), true) => {
+                    return Err(self.err(&f, "give either decision_interval_ms or decision_every_min_rtt = true, not both"))
+                }
+                (Some(ms), false) => DecisionInterval::Fixed(ms_to_ns(self.positive(&format!("{f}.decision_interval_ms"), ms)?).max(1)),
+                (None, true) => DecisionInterval::MinRtt,
+                (None, false) => DecisionInterval::None,
+            };
             let mut sub = defaults.clone();
             if let Some(m) = fl.mss {
                 if !(64..=65_000).contains(&m) {
@@ -603,6 +626,7 @@ impl Resolver<'_> {
                 paths: paths_of_flow,
                 backup,
                 scheduler,
+                decision,
                 start_ns: (start * 1e9).round() as u64,
                 size: fl.size_bytes,
                 cc,

@@ -1,11 +1,13 @@
 //! The simulator: event loop, packet arena, endpoints, metrics.
 
-use mpsched_transport::{ConnConfig, Connection, Instant, PathState, Segment, Side, SubflowInfo};
+use std::collections::VecDeque;
+
+use mpsched_transport::{ConnConfig, Connection, Decision, Event, Instant, PathState, Segment, Side, SubflowInfo};
 
 use crate::event::{EventQueue, Kind};
 use crate::link::{Link, Offer, PktId};
 use crate::rng::Rng;
-use crate::scenario::{PathDef, PathEventKind, Scenario};
+use crate::scenario::{DecisionInterval, PathDef, PathEventKind, Scenario};
 use crate::table::{Column, Table};
 
 /// A packet in the network. `Copy`, stored in an arena and referred to by index.
@@ -39,6 +41,19 @@ struct FlowRt {
     prev_app: u64,
     /// Receiver's cumulative buffer-full time at the previous sample.
     prev_full: f64,
+}
+
+/// Why [`Sim::advance`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Flow `flow`'s per-packet external scheduler waits for [`Sim::decide`].
+    Decision { flow: u32 },
+    /// Flow `flow`'s decision interval elapsed (decide, or keep the current setting).
+    Interval { flow: u32 },
+    /// The requested time was reached.
+    Deadline,
+    /// The scenario's duration was reached, or every sized flow completed.
+    Finished,
 }
 
 /// Counters describing a finished run.
@@ -86,6 +101,9 @@ pub struct Sim {
     finished_flows: usize,
     /// Paths currently down by a path event.
     path_down: Vec<bool>,
+    /// Flows whose sender asked for a per-packet decision, in order.
+    pending_decisions: VecDeque<u32>,
+    all_sized: bool,
 }
 
 impl Sim {
@@ -131,6 +149,8 @@ impl Sim {
             series: Series::default(),
             finished_flows: 0,
             path_down: vec![false; sc.paths.len()],
+            pending_decisions: VecDeque::new(),
+            all_sized: sc.flows.iter().all(|f| f.size.is_some()),
             sc,
         }
     }
@@ -142,13 +162,49 @@ impl Sim {
         self.now
     }
 
-    /// Runs to the scenario's end (or until every sized flow has completed).
+    /// Runs to the scenario's end (or until every sized flow has completed). Decision points of
+    /// externally scheduled flows get default answers: minRTT per packet, and the current
+    /// setting kept at interval boundaries.
     pub fn run(&mut self) -> RunStats {
+        loop {
+            match self.advance(u64::MAX) {
+                Stop::Decision { flow } => self.decide(flow as usize, Decision::Path(None)),
+                Stop::Interval { .. } => {}
+                Stop::Deadline | Stop::Finished => break,
+            }
+        }
+        self.stats()
+    }
+
+    /// Whether the run is over: every flow sized and complete.
+    fn finished(&self) -> bool {
+        self.all_sized && self.finished_flows == self.flows.len()
+    }
+
+    /// Processes events up to `until_ns` (capped at the scenario's duration) and stops early at
+    /// a decision point: a flow with a per-packet external scheduler asked for a decision, or a
+    /// flow's decision interval elapsed. Call [`Sim::decide`] (optional for intervals), then
+    /// `advance` again: a paused run continues exactly as if the decision had been made inline.
+    pub fn advance(&mut self, until_ns: u64) -> Stop {
         let end = self.sc.duration_ns;
-        let all_sized = self.sc.flows.iter().all(|f| f.size.is_some());
-        while let Some(t) = self.ev.peek_time() {
-            if t > end || (all_sized && self.finished_flows == self.flows.len()) {
-                break;
+        let until = until_ns.min(end);
+        loop {
+            if let Some(flow) = self.pending_decisions.pop_front() {
+                return Stop::Decision { flow };
+            }
+            if self.finished() {
+                return Stop::Finished;
+            }
+            match self.ev.peek_time() {
+                Some(t) if t <= until => {}
+                next => {
+                    if until == end || next.is_none() {
+                        self.now = self.now.max(end);
+                        return Stop::Finished;
+                    }
+                    self.now = self.now.max(until);
+                    return Stop::Deadline;
+                }
             }
             let e = self.ev.pop().unwrap();
             self.now = e.at;
@@ -201,12 +257,57 @@ impl Sim {
                         self.ev.push(next, Kind::Sample, 0, 0);
                     }
                 }
+                Kind::DecisionTimer => {
+                    let f = e.a as usize;
+                    if self.flows[f].done_at.is_none() {
+                        let next = self.now + self.decision_interval(f);
+                        self.ev.push(next, Kind::DecisionTimer, e.a, 0);
+                        return Stop::Interval { flow: e.a };
+                    }
+                }
             }
         }
-        if self.now < end && !(all_sized && self.finished_flows == self.flows.len()) {
-            self.now = end;
+    }
+
+    /// Length of flow `f`'s next decision interval: fixed, or its minimum subflow smoothed RTT
+    /// (EdAR's transmission interval; 100 ms until an RTT is known, at least 1 ms).
+    fn decision_interval(&self, f: usize) -> u64 {
+        match self.sc.flows[f].decision {
+            DecisionInterval::None => u64::MAX / 4,
+            DecisionInterval::Fixed(ns) => ns,
+            DecisionInterval::MinRtt => {
+                let conn = self.eps[2 * f].conn.as_ref();
+                let min = conn.and_then(|c| c.subflows().filter(|(_, s)| s.established && s.srtt.0 > 0).map(|(_, s)| s.srtt.0).min());
+                min.unwrap_or(100_000_000).max(1_000_000)
+            }
         }
-        self.stats()
+    }
+
+    /// Answers flow `f`'s decision point (or applies a per-interval decision) and re-drives its
+    /// sender at the current instant.
+    pub fn decide(&mut self, f: usize, d: Decision) {
+        if let Some(c) = self.eps[2 * f].conn.as_mut() {
+            c.decide(d);
+        }
+        self.drive(2 * f);
+    }
+
+    /// Sets subflow `i`'s congestion window of flow `f` (external congestion control).
+    pub fn set_cwnd(&mut self, f: usize, i: usize, cwnd_bytes: u64) {
+        if let Some(c) = self.eps[2 * f].conn.as_mut() {
+            c.set_subflow_cwnd(i, cwnd_bytes);
+        }
+        self.drive(2 * f);
+    }
+
+    /// The sending connection of flow `f`, once started.
+    pub fn connection(&self, f: usize) -> Option<&Connection> {
+        self.eps[2 * f].conn.as_ref()
+    }
+
+    /// The receiving connection of flow `f`, once started.
+    pub fn receiver(&self, f: usize) -> Option<&Connection> {
+        self.eps[2 * f + 1].conn.as_ref()
     }
 
     pub fn stats(&self) -> RunStats {
@@ -240,6 +341,10 @@ impl Sim {
             }
         }
         self.drive(2 * f);
+        if self.sc.flows[f].decision != DecisionInterval::None {
+            let at = self.now + self.decision_interval(f);
+            self.ev.push(at, Kind::DecisionTimer, f as u32, 0);
+        }
     }
 
     /// Interface down/up/priority: links of the path stop/resume carrying packets, and every
@@ -349,6 +454,15 @@ impl Sim {
             let p = self.alloc(pk);
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
             self.offer(first, p, pk);
+        }
+        if ep % 2 == 0 {
+            if let Some(c) = self.eps[ep].conn.as_mut() {
+                while let Some(ev) = c.poll_event() {
+                    if ev == Event::DecisionNeeded {
+                        self.pending_decisions.push_back(flow);
+                    }
+                }
+            }
         }
         let e = &mut self.eps[ep];
         let d = e.conn.as_ref().and_then(|c| c.poll_timeout()).map(|t| t.0.max(self.now));

@@ -5,6 +5,7 @@
 
 mod balia;
 mod cubic;
+mod external;
 mod lia;
 mod olia;
 mod reno;
@@ -12,6 +13,7 @@ mod wvegas;
 
 pub use balia::Balia;
 pub use cubic::Cubic;
+pub use external::ExternalCc;
 pub use lia::Lia;
 pub use olia::Olia;
 pub use reno::NewReno;
@@ -193,4 +195,5 @@ registry! {
     Olia => Olia, ["olia"];
     Balia => Balia, ["balia"];
     WVegas => WVegas, ["wvegas"];
+    External => ExternalCc, ["external"];
 }

@@ -93,7 +93,16 @@ impl Scheduler for External {
                     out.insert(i as usize);
                     Verdict::Send
                 }
-                Some(_) => Verdict::Wait,
+                // A subflow that cannot take the segment: wait (and ask again next time).
+                Some(Some(_)) => Verdict::Wait,
+                // No preference: the default scheduler's choice (minRTT).
+                Some(None) => match v.min_rtt() {
+                    Some(i) => {
+                        out.insert(i);
+                        Verdict::Send
+                    }
+                    None => Verdict::Wait,
+                },
                 None => Verdict::Ask,
             },
         }

@@ -164,7 +164,7 @@ pub enum Decision {
     Mode(u8),
     /// Per interval: share of new data per subflow (MPTCP-RL, PDAA3C); non-positive = unused.
     Weights([f32; 8]),
-    /// Per packet: the subflow for the pending segment (OLMS); `None` = hold it.
+    /// Per packet: the subflow for the pending segment (OLMS); `None` = the default (minRTT).
     Path(Option<u8>),
 }
 
