@@ -25,6 +25,8 @@ pub enum Kind {
     Sample,
     /// A flow's decision interval elapsed (`a` = flow).
     DecisionTimer,
+    /// A rate-limited application produces more data (`a` = flow).
+    AppTick,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

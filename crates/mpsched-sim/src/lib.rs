@@ -11,6 +11,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod table;
+pub mod workload;
 
 pub use scenario::{Scenario, ScenarioError};
 pub use mpsched_transport::Decision;

@@ -12,6 +12,8 @@ use mpsched_transport::{Duration, SubflowConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::link::{LinkChange, LossModel, Trace};
+use crate::rng::Rng;
+use crate::workload::{arrivals, SizeDist};
 
 /// A bad scenario, trace or argument. `Display` is a single line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,9 +38,33 @@ pub struct ScenarioFile {
     pub paths: Vec<PathSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Flow generators, expanded into `flows` when the scenario is resolved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSpec>,
     /// Path (interface) events: down/up/backup at given times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventSpec>,
+}
+
+/// Flows arriving over time with random sizes (see `workload.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub path: Option<String>,
+    pub paths: Option<Vec<String>>,
+    pub scheduler: Option<String>,
+    pub cc: Option<String>,
+    pub rcv_buf_bytes: Option<u64>,
+    /// "poisson" (needs rate_per_s) or "periodic" (needs period_s).
+    pub arrival: String,
+    pub rate_per_s: Option<f64>,
+    pub period_s: Option<f64>,
+    pub start_s: Option<f64>,
+    /// Default: the end of the simulation.
+    pub stop_s: Option<f64>,
+    pub max_flows: Option<usize>,
+    pub size: SizeDist,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -163,9 +189,29 @@ pub struct FlowSpec {
     pub delayed_ack_ms: Option<f64>,
     pub rcv_buf_bytes: Option<u64>,
     pub abc: Option<bool>,
+    /// Application-limited: the sender's application produces data at this rate (CBR).
+    pub app_rate_mbps: Option<f64>,
+    /// Chunked source (video segments, bursts): `chunk_bytes` every `chunk_period_ms`.
+    pub chunk_bytes: Option<u64>,
+    pub chunk_period_ms: Option<f64>,
+    /// Repeated downloads: the transfer of `size_bytes` runs this many times, each on a new
+    /// connection, `repeat_gap_s` after the previous one completed.
+    pub repeat: Option<u32>,
+    pub repeat_gap_s: Option<f64>,
 }
 
 // -------------------------------------------------------------------------------- resolved form
+
+/// How the sending application produces data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum App {
+    /// Everything at once (bulk, or `size_bytes`).
+    Greedy,
+    /// Constant bit rate, in bit/s.
+    Cbr { rate_bps: u64 },
+    /// `bytes` every `period_ns`.
+    Chunks { bytes: u64, period_ns: u64 },
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
@@ -237,6 +283,10 @@ pub struct FlowDef {
     pub backup: Vec<bool>,
     pub scheduler: String,
     pub decision: DecisionInterval,
+    pub app: App,
+    /// Transfers of `size` bytes, one after the other on fresh connections.
+    pub repeat: u32,
+    pub repeat_gap_ns: u64,
     pub start_ns: u64,
     pub size: Option<u64>,
     pub cc: String,
@@ -532,6 +582,7 @@ impl Resolver<'_> {
             spec.loss.get_or_insert(LossSpec::None);
         }
 
+        self.expand_workloads(&mut file, seed, duration)?;
         let defaults = profile.subflow_defaults();
         let mut flows = Vec::with_capacity(file.flows.len());
         let mut flow_names = BTreeMap::new();
@@ -581,6 +632,24 @@ impl Resolver<'_> {
                 (None, true) => DecisionInterval::MinRtt,
                 (None, false) => DecisionInterval::None,
             };
+            let app = match (fl.app_rate_mbps, fl.chunk_bytes, fl.chunk_period_ms) {
+                (None, None, None) => App::Greedy,
+                (Some(r), None, None) => App::Cbr { rate_bps: (self.positive(&format!("{f}.app_rate_mbps"), r)? * 1e6).round() as u64 },
+                (None, Some(b), Some(p)) if b > 0 => {
+                    App::Chunks { bytes: b, period_ns: ms_to_ns(self.positive(&format!("{f}.chunk_period_ms"), p)?) }
+                }
+                (None, Some(_), Some(_)) => return Err(self.err(&format!("{f}.chunk_bytes"), "expected > 0")),
+                (None, _, _) => return Err(self.err(&f, "chunked source: give both chunk_bytes and chunk_period_ms")),
+                (Some(_), _, _) => return Err(self.err(&f, "give either app_rate_mbps (constant rate) or chunk_bytes/chunk_period_ms, not both")),
+            };
+            let repeat = fl.repeat.unwrap_or(1);
+            if repeat == 0 {
+                return Err(self.err(&format!("{f}.repeat"), "expected at least 1"));
+            }
+            if repeat > 1 && (fl.size_bytes.is_none() || app != App::Greedy) {
+                return Err(self.err(&format!("{f}.repeat"), "repeated downloads need size_bytes and no app_rate_mbps/chunk source"));
+            }
+            let repeat_gap_ns = (self.non_negative(&format!("{f}.repeat_gap_s"), fl.repeat_gap_s.unwrap_or(0.0))? * 1e9).round() as u64;
             let mut sub = defaults.clone();
             if let Some(m) = fl.mss {
                 if !(64..=65_000).contains(&m) {
@@ -627,6 +696,9 @@ impl Resolver<'_> {
                 backup,
                 scheduler,
                 decision,
+                app,
+                repeat,
+                repeat_gap_ns,
                 start_ns: (start * 1e9).round() as u64,
                 size: fl.size_bytes,
                 cc,
@@ -664,6 +736,53 @@ impl Resolver<'_> {
             events,
             resolved: file,
         })
+    }
+}
+
+impl Resolver<'_> {
+    /// Expands `[[workloads]]` into flows (see `workload.rs`).
+    fn expand_workloads(&self, file: &mut ScenarioFile, seed: u64, duration: f64) -> Result<(), ScenarioError> {
+        for (i, w) in std::mem::take(&mut file.workloads).into_iter().enumerate() {
+            let f = format!("workloads[{i}]");
+            w.size.validate().map_err(|e| self.err(&format!("{f}.size"), e))?;
+            let (rate, period) = match w.arrival.as_str() {
+                "poisson" => (Some(self.positive(&format!("{f}.rate_per_s"), w.rate_per_s.ok_or_else(|| self.err(&format!("{f}.rate_per_s"), "missing: expected arrivals per second"))?)?), None),
+                "periodic" => (None, Some(self.positive(&format!("{f}.period_s"), w.period_s.ok_or_else(|| self.err(&format!("{f}.period_s"), "missing: expected the period in seconds"))?)?)),
+                other => return Err(self.err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}"))),
+            };
+            let start = self.non_negative(&format!("{f}.start_s"), w.start_s.unwrap_or(0.0))?;
+            let stop = w.stop_s.unwrap_or(duration);
+            let mut rng = Rng::stream(seed, &format!("workload/{}", w.name));
+            let times = arrivals(&mut rng, rate, period, start, stop, w.max_flows.unwrap_or(100_000));
+            for (k, t) in times.into_iter().enumerate() {
+                let size = w.size.sample(&mut rng);
+                file.flows.push(FlowSpec {
+                    name: format!("{}-{k}", w.name),
+                    path: w.path.clone(),
+                    paths: w.paths.clone(),
+                    backup: None,
+                    scheduler: w.scheduler.clone(),
+                    decision_interval_ms: None,
+                    decision_every_min_rtt: None,
+                    start_s: Some((t * 1e9).round() / 1e9),
+                    size_bytes: Some(size),
+                    cc: w.cc.clone(),
+                    mss: None,
+                    init_cwnd: None,
+                    min_rto_ms: None,
+                    delayed_ack: None,
+                    delayed_ack_ms: None,
+                    rcv_buf_bytes: w.rcv_buf_bytes,
+                    abc: None,
+                    app_rate_mbps: None,
+                    chunk_bytes: None,
+                    chunk_period_ms: None,
+                    repeat: None,
+                    repeat_gap_s: None,
+                });
+            }
+        }
+        Ok(())
     }
 }
 

@@ -7,7 +7,7 @@ use mpsched_transport::{ConnConfig, Connection, Decision, Event, Instant, PathSt
 use crate::event::{EventQueue, Kind};
 use crate::link::{Link, Offer, PktId};
 use crate::rng::Rng;
-use crate::scenario::{DecisionInterval, PathDef, PathEventKind, Scenario};
+use crate::scenario::{App, DecisionInterval, PathDef, PathEventKind, Scenario};
 use crate::table::{Column, Table};
 
 /// A packet in the network. `Copy`, stored in an arena and referred to by index.
@@ -41,6 +41,23 @@ struct FlowRt {
     prev_app: u64,
     /// Receiver's cumulative buffer-full time at the previous sample.
     prev_full: f64,
+    /// Application bytes written so far on the current connection (rate-limited sources).
+    written: u64,
+    /// Start of the current transfer, and the completed ones: (start, end) in ns.
+    transfer_start: u64,
+    transfers: Vec<(u64, u64)>,
+    /// Totals of earlier connections of a repeated download.
+    acc: Totals,
+}
+
+/// Counters summed over the connections a flow has used.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    delivered: u64,
+    retx: u64,
+    lost: u64,
+    rtos: u64,
+    frs: u64,
 }
 
 /// Why [`Sim::advance`] returned.
@@ -133,7 +150,18 @@ impl Sim {
         let flows = sc
             .flows
             .iter()
-            .map(|_| FlowRt { started: false, done_at: None, data_drops: 0, prev: vec![(0, 0, 0, 0)], prev_app: 0, prev_full: 0.0 })
+            .map(|_| FlowRt {
+                started: false,
+                done_at: None,
+                data_drops: 0,
+                prev: vec![(0, 0, 0, 0)],
+                prev_app: 0,
+                prev_full: 0.0,
+                written: 0,
+                transfer_start: 0,
+                transfers: Vec::new(),
+                acc: Totals::default(),
+            })
             .collect();
         let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
         Sim {
@@ -249,6 +277,10 @@ impl Sim {
                     }
                 }
                 Kind::FlowStart => self.start_flow(e.a as usize),
+                Kind::AppTick => {
+                    self.app_tick(e.a as usize);
+                    self.drive(2 * e.a as usize);
+                }
                 Kind::PathEvent => self.path_event(e.a as usize),
                 Kind::Sample => {
                     self.sample();
@@ -327,9 +359,17 @@ impl Sim {
         let now = Instant(self.now);
         let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
         let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
-        client.write(def.size.unwrap_or(u64::MAX / 4));
-        self.flows[f].started = true;
-        self.flows[f].prev = vec![(0, 0, 0, 0); client.subflow_count()];
+        let app = def.app;
+        if app == App::Greedy {
+            client.write(def.size.unwrap_or(u64::MAX / 4));
+        }
+        let rt = &mut self.flows[f];
+        rt.started = true;
+        rt.prev = vec![(0, 0, 0, 0); client.subflow_count()];
+        rt.prev_app = 0;
+        rt.prev_full = 0.0;
+        rt.written = 0;
+        rt.transfer_start = self.now;
         self.eps[2 * f].conn = Some(client);
         self.eps[2 * f + 1].conn = Some(server);
         // A path already down when the flow starts.
@@ -340,11 +380,71 @@ impl Sim {
                 }
             }
         }
+        if app != App::Greedy {
+            self.app_tick(f);
+        }
         self.drive(2 * f);
-        if self.sc.flows[f].decision != DecisionInterval::None {
+        if self.sc.flows[f].decision != DecisionInterval::None && self.flows[f].transfers.is_empty() {
             let at = self.now + self.decision_interval(f);
             self.ev.push(at, Kind::DecisionTimer, f as u32, 0);
         }
+    }
+
+    /// A rate-limited application writes what it has produced by now and schedules its next tick.
+    fn app_tick(&mut self, f: usize) {
+        let def = &self.sc.flows[f];
+        let rt = &mut self.flows[f];
+        let cap = def.size.unwrap_or(u64::MAX / 4);
+        let elapsed = self.now - rt.transfer_start;
+        let (due, next) = match def.app {
+            App::Greedy => return,
+            App::Cbr { rate_bps } => {
+                let due = (rate_bps as u128 * elapsed as u128 / 8_000_000_000) as u64;
+                // About one segment per tick, at least 1 ms apart.
+                let tick = (def.subflow.mss as u64 * 8_000_000_000 / rate_bps.max(1)).max(1_000_000);
+                (due, tick)
+            }
+            App::Chunks { bytes, period_ns } => (bytes.saturating_mul(elapsed / period_ns + 1), period_ns),
+        };
+        let due = due.min(cap);
+        if due > rt.written {
+            let n = due - rt.written;
+            rt.written = due;
+            if let Some(c) = self.eps[2 * f].conn.as_mut() {
+                c.write(n);
+            }
+        }
+        if rt.written < cap {
+            self.ev.push(self.now + next, Kind::AppTick, f as u32, 0);
+        }
+    }
+
+    /// A sized transfer completed at the receiver: record it, then finish the flow or start the
+    /// next download on fresh connections after the gap.
+    fn transfer_done(&mut self, f: usize) {
+        let def = &self.sc.flows[f];
+        let rt = &mut self.flows[f];
+        rt.transfers.push((rt.transfer_start, self.now));
+        if rt.transfers.len() as u32 >= def.repeat {
+            rt.done_at = Some(self.now);
+            self.finished_flows += 1;
+            return;
+        }
+        // Fold this connection's counters into the totals; a new pair starts after the gap.
+        if let (Some(snd), Some(rcv)) = (self.eps[2 * f].conn.take(), self.eps[2 * f + 1].conn.take()) {
+            rt.acc.delivered += rcv.info().bytes_delivered;
+            for (_, s) in snd.subflows() {
+                rt.acc.retx += s.segments_retransmitted;
+                rt.acc.lost += s.segments_lost;
+                rt.acc.rtos += s.rto_count;
+                rt.acc.frs += s.fast_recoveries;
+            }
+        }
+        for ep in [2 * f, 2 * f + 1] {
+            self.eps[ep].queued_wake = None;
+            self.eps[ep].gen = self.eps[ep].gen.wrapping_add(1);
+        }
+        self.ev.push(self.now + def.repeat_gap_ns, Kind::FlowStart, f as u32, 0);
     }
 
     /// Interface down/up/priority: links of the path stop/resume carrying packets, and every
@@ -411,8 +511,9 @@ impl Sim {
             let f = pk.flow as usize;
             if let (Some(size), None) = (self.sc.flows[f].size, self.flows[f].done_at) {
                 if conn.info().bytes_delivered >= size {
-                    self.flows[f].done_at = Some(self.now);
-                    self.finished_flows += 1;
+                    self.drive(ep);
+                    self.transfer_done(f);
+                    return;
                 }
             }
         }
@@ -493,7 +594,8 @@ impl Sim {
         let to_mbps = |bytes: u64| bytes as f64 * 8.0 / dt / 1e6;
         for (f, def) in self.sc.flows.iter().enumerate() {
             let rt = &mut self.flows[f];
-            if !rt.started {
+            // Not started yet, or between two downloads of a repeated transfer.
+            if !rt.started || self.eps[2 * f].conn.is_none() {
                 continue;
             }
             let now = Instant(self.now);
@@ -503,7 +605,7 @@ impl Sim {
             rt.prev_app = app;
             let full_frac = ((rcv.rwnd_full_seconds - rt.prev_full) / dt).clamp(0.0, 1.0);
             rt.prev_full = rcv.rwnd_full_seconds;
-            let conn = self.eps[2 * f].conn.as_ref().unwrap();
+            let Some(conn) = self.eps[2 * f].conn.as_ref() else { continue };
             for (i, (_, s)) in conn.subflows().enumerate() {
                 let s: SubflowInfo = s;
                 let prev = rt.prev[i];
@@ -539,8 +641,8 @@ impl Sim {
             let rt = &self.flows[f];
             let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
             let snd = self.eps[2 * f].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
-            let delivered = rcv.bytes_delivered;
-            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (0, 0, 0, 0, f64::INFINITY);
+            let delivered = rt.acc.delivered + rcv.bytes_delivered;
+            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (rt.acc.retx, rt.acc.lost, rt.acc.rtos, rt.acc.frs, f64::INFINITY);
             if let Some(c) = self.eps[2 * f].conn.as_ref() {
                 for (i, s) in c.subflows() {
                     retx += s.segments_retransmitted;
@@ -576,6 +678,10 @@ impl Sim {
                 "retransmits": retx, "losses": lost, "packets_dropped": rt.data_drops,
                 "rto_count": rtos, "fast_recoveries": frs,
                 "srtt_ms": if srtt_ms.is_finite() { srtt_ms } else { 0.0 },
+                "transfers": rt.transfers.len(),
+                "mean_transfer_s": if rt.transfers.is_empty() { None } else {
+                    Some(rt.transfers.iter().map(|(a, b)| (b - a) as f64 / 1e9).sum::<f64>() / rt.transfers.len() as f64)
+                },
                 "reinjected_bytes": snd.reinjected_bytes, "redundant_bytes": snd.redundant_bytes,
                 "opportunistic_retransmissions": snd.opportunistic_retransmissions,
                 "penalizations": snd.penalizations, "duplicate_bytes": rcv.duplicate_bytes,
@@ -630,7 +736,7 @@ impl Sim {
         RunOutput {
             summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
             resolved_toml: self.sc.resolved_toml(),
-            flows: Table::from_rows(&flow_rows, &[("size_bytes", false), ("fct_s", true)]),
+            flows: Table::from_rows(&flow_rows, &[("size_bytes", false), ("fct_s", true), ("mean_transfer_s", true)]),
             subflows: Table::from_rows(&subflow_rows, &[]),
             timeseries,
             links: Table::from_rows(&link_rows, &[]),

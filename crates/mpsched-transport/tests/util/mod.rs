@@ -11,8 +11,12 @@
 //!   A dropped segment never enters the wire (it is lost before the bottleneck).
 //! * The receiving application reads everything (`read(u64::MAX)`) after each delivered segment,
 //!   unless `client_reads` / `server_reads` is turned off.
-//! * Faults are closures over the [`Sent`] record (time, direction, segment, data ordinal)
+//! * Faults are closures over the [`Sent`] record (time, direction, path, segment, data ordinal)
 //!   returning `true` to drop; every fault sees every segment.
+//! * Multipath: every path has its own pair of wires (one per direction), routed by
+//!   `Transmit::path`. Path 0 uses `delay` / `rate_bps`; other paths use `other_paths[path - 1]`
+//!   (set with [`Pair::with_path`]) or, when not set, path 0's parameters. At one instant, due
+//!   segments of one direction are delivered in arrival order across paths (ties: lower path).
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
@@ -112,9 +116,40 @@ pub fn drop_first_syns(dir: Dir, k: u32) -> Fault {
     })
 }
 
+/// Drops every segment (data, ACKs, SYNs, both directions) on `path` sent during `[t1, t2)`.
+pub fn blackhole_path(path: PathId, t1: Instant, t2: Instant) -> Fault {
+    Box::new(move |s| s.path == path && t1 <= s.at && s.at < t2)
+}
+/// Drops every data segment sent on `path` in `dir` during `[t1, t2)`.
+pub fn drop_path_data_between(path: PathId, dir: Dir, t1: Instant, t2: Instant) -> Fault {
+    Box::new(move |s| s.path == path && s.dir == dir && s.is_data() && t1 <= s.at && s.at < t2)
+}
+
+/// Wire parameters of one path (both directions).
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    /// One-way propagation delay per direction, indexed by `Dir as usize`.
+    pub delay: [Duration; 2],
+    /// Bottleneck rate in bits per second (both directions), `None` = infinitely fast.
+    pub rate_bps: Option<u64>,
+}
+
 /// A one-path connection config with a large receive buffer (16 MiB); other fields default.
 pub fn config(cc: &str, subflow: SubflowConfig) -> ConnConfig {
     ConnConfig { subflow, cc: cc.to_string(), rcv_buf: 16 << 20, paths: vec![0], ..ConnConfig::default() }
+}
+
+/// A connection over `paths` (subflow i on path i) with the linux profile, NewReno, scheduler
+/// `sched` and a `rcv_buf`-byte shared receive buffer.
+pub fn multipath_config(sched: &str, paths: usize, rcv_buf: u64) -> ConnConfig {
+    ConnConfig {
+        subflow: SubflowConfig::linux(),
+        cc: "newreno".to_string(),
+        rcv_buf,
+        paths: (0..paths as PathId).collect(),
+        scheduler: sched.to_string(),
+        backup: Vec::new(),
+    }
 }
 
 /// The linux profile with NewReno.
@@ -142,8 +177,11 @@ pub struct Pair {
     pub server_trace: Vec<(Instant, ConnInfo)>,
     /// Bytes read by each application so far, indexed by `Side` (client 0, server 1).
     pub app_read: [u64; 2],
-    queues: [VecDeque<(Instant, Segment)>; 2],
-    link_free: [Instant; 2],
+    /// Wire parameters of paths 1, 2, ... (path 0 uses `delay` / `rate_bps`).
+    pub other_paths: Vec<Link>,
+    /// Per path, per direction: segments in flight `(arrival, segment)`.
+    queues: Vec<[VecDeque<(Instant, Segment)>; 2]>,
+    link_free: Vec<[Instant; 2]>,
     data_count: [u64; 2],
     steps: u64,
 }
@@ -169,8 +207,9 @@ impl Pair {
             client_trace: Vec::new(),
             server_trace: Vec::new(),
             app_read: [0; 2],
-            queues: [VecDeque::new(), VecDeque::new()],
-            link_free: [Instant::ZERO; 2],
+            other_paths: Vec::new(),
+            queues: vec![[VecDeque::new(), VecDeque::new()]],
+            link_free: vec![[Instant::ZERO; 2]],
             data_count: [0; 2],
             steps: 0,
         }
@@ -183,6 +222,32 @@ impl Pair {
     pub fn with_rate(mut self, bps: u64) -> Self {
         self.rate_bps = Some(bps);
         self
+    }
+    /// Sets path `path`'s one-way delay (both directions) and rate (`None` = infinitely fast).
+    pub fn with_path(mut self, path: PathId, one_way: Duration, rate_bps: Option<u64>) -> Self {
+        self.set_link(path, Link { delay: [one_way; 2], rate_bps });
+        self
+    }
+    /// Sets path `path`'s wire parameters (takes effect for segments sent from now on).
+    pub fn set_link(&mut self, path: PathId, link: Link) {
+        if path == 0 {
+            self.delay = link.delay;
+            self.rate_bps = link.rate_bps;
+        } else {
+            let k = path as usize - 1;
+            while self.other_paths.len() <= k {
+                let l0 = self.link(0);
+                self.other_paths.push(l0);
+            }
+            self.other_paths[k] = link;
+        }
+    }
+    /// Path `path`'s wire parameters (path 0's when not set).
+    pub fn link(&self, path: PathId) -> Link {
+        match path {
+            0 => Link { delay: self.delay, rate_bps: self.rate_bps },
+            p => self.other_paths.get(p as usize - 1).copied().unwrap_or(Link { delay: self.delay, rate_bps: self.rate_bps }),
+        }
     }
     pub fn with_fault(mut self, f: Fault) -> Self {
         self.faults.push(f);
@@ -203,7 +268,7 @@ impl Pair {
 
     /// Earliest pending arrival or timer.
     pub fn next_event(&self) -> Option<Instant> {
-        let arrivals = self.queues.iter().filter_map(|q| q.front().map(|x| x.0));
+        let arrivals = self.queues.iter().flat_map(|q| q.iter().filter_map(|d| d.front().map(|x| x.0)));
         arrivals.chain(self.client.poll_timeout()).chain(self.server.poll_timeout()).min()
     }
 
@@ -226,13 +291,17 @@ impl Pair {
             self.snap(Side::Server);
         }
         for dir in [Dir::C2S, Dir::S2C] {
-            while self.queues[dir.ix()].front().is_some_and(|x| x.0 <= now) {
-                let (_, seg) = self.queues[dir.ix()].pop_front().unwrap();
+            // The earliest due segment of this direction over all paths (ties: lower path).
+            while let Some(path) = (0..self.queues.len())
+                .filter(|&p| self.queues[p][dir.ix()].front().is_some_and(|x| x.0 <= now))
+                .min_by_key(|&p| self.queues[p][dir.ix()].front().unwrap().0)
+            {
+                let (_, seg) = self.queues[path][dir.ix()].pop_front().unwrap();
                 let to = match dir {
                     Dir::C2S => Side::Server,
                     Dir::S2C => Side::Client,
                 };
-                self.conn_mut(to).handle_segment(now, 0, &seg);
+                self.conn_mut(to).handle_segment(now, path as PathId, &seg);
                 let reads = match to {
                     Side::Client => self.client_reads,
                     Side::Server => self.server_reads,
@@ -296,6 +365,14 @@ impl Pair {
 
     // ------------------------------------------------------------------ queries
 
+    /// Client subflow `i` now.
+    pub fn client_sf(&self, i: usize) -> SubflowInfo {
+        self.client.subflow_info(i)
+    }
+    /// Data segments sent by the client on subflow `i` (C2S).
+    pub fn client_data_on(&self, i: u8) -> impl Iterator<Item = &Sent> + '_ {
+        self.data(Dir::C2S).filter(move |s| s.seg.sf == i)
+    }
     pub fn client_info(&self) -> SubflowInfo {
         self.client.subflow_info(0)
     }
@@ -363,17 +440,23 @@ impl Pair {
         // Every fault sees every segment (stateful faults count consistently).
         let drop = self.faults.iter_mut().fold(false, |acc, f| f(&rec) | acc);
         if !drop {
-            let start = self.now.max(self.link_free[d]);
-            let ser = self
+            let p = path as usize;
+            while self.queues.len() <= p {
+                self.queues.push([VecDeque::new(), VecDeque::new()]);
+                self.link_free.push([Instant::ZERO; 2]);
+            }
+            let link = self.link(path);
+            let start = self.now.max(self.link_free[p][d]);
+            let ser = link
                 .rate_bps
                 .map(|r| Duration((seg.wire_size() as u128 * 8 * 1_000_000_000 / r as u128) as u64))
                 .unwrap_or(Duration::ZERO);
-            self.link_free[d] = start + ser;
-            let mut arrival = self.link_free[d] + self.delay[d];
-            if let Some(&(last, _)) = self.queues[d].back() {
+            self.link_free[p][d] = start + ser;
+            let mut arrival = self.link_free[p][d] + link.delay[d];
+            if let Some(&(last, _)) = self.queues[p][d].back() {
                 arrival = arrival.max(last); // FIFO even if the delay is changed mid-run
             }
-            self.queues[d].push_back((arrival, seg));
+            self.queues[p][d].push_back((arrival, seg));
             rec.arrival = Some(arrival);
         }
         self.log.push(rec);
@@ -391,10 +474,13 @@ fn side_ix(side: Side) -> usize {
 pub fn dump(log: &[Sent]) {
     for s in log {
         println!(
-            "{:>10.3}ms {:?} flags={:>2} seq={:>8} len={:>4} ack={:>8} wnd={:>8} sack={:?} no={:?} arr={:?}",
+            "{:>10.3}ms {:?} p{} sf{} flags={:>2} dsn={:>8} seq={:>8} len={:>4} ack={:>8} wnd={:>8} sack={:?} no={:?} arr={:?}",
             s.at.0 as f64 / 1e6,
             s.dir,
+            s.path,
+            s.seg.sf,
             s.seg.flags.0,
+            s.seg.dsn,
             s.seg.seq,
             s.seg.len,
             s.seg.ack,
