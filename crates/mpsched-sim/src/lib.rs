@@ -5,6 +5,7 @@
 //! `mpsched-transport` as the endpoints. Same scenario + seed ⇒ byte-identical outputs.
 
 pub mod bench;
+pub mod energy;
 pub mod event;
 pub mod link;
 pub mod rng;

@@ -12,6 +12,7 @@ use mpsched_transport::{Duration, SubflowConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::link::{LinkChange, LossModel, Trace};
+use crate::energy::EnergyParams;
 use crate::rng::Rng;
 use crate::workload::{arrivals, SizeDist};
 
@@ -101,6 +102,10 @@ pub struct SimSection {
     pub seed: Option<u64>,
     pub sample_interval_ms: Option<f64>,
     pub profile: Option<String>,
+    /// Energy model with promotion/tail/idle states (Huang et al.) instead of active power only.
+    pub energy_states: Option<bool>,
+    /// Stop as soon as every (sized) flow has completed (default true).
+    pub stop_when_done: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,6 +166,10 @@ pub struct PathSpec {
     pub trace_reverse: Option<String>,
     /// Applied to both directions (loss changes to the forward one only).
     pub schedule: Option<Vec<ChangeSpec>>,
+    /// The device's interface on this path, for energy: "wifi", "4g" (or "lte"), "3g" ...
+    pub interface: Option<String>,
+    /// ... or explicit power-model parameters.
+    pub energy: Option<EnergyParams>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -263,6 +272,8 @@ pub struct PathDef {
     pub name: String,
     pub fwd: Vec<u32>,
     pub rev: Vec<u32>,
+    /// Power model of the device's interface on this path, if energy is accounted.
+    pub energy: Option<EnergyParams>,
 }
 
 /// When a flow pauses for per-interval decisions.
@@ -301,6 +312,7 @@ pub struct Scenario {
     pub duration_ns: u64,
     pub sample_ns: u64,
     pub profile: Profile,
+    pub stop_when_done: bool,
     pub links: Vec<LinkDef>,
     pub paths: Vec<PathDef>,
     pub flows: Vec<FlowDef>,
@@ -473,7 +485,11 @@ impl Resolver<'_> {
             other => return Err(self.err("sim.profile", format!("expected \"linux\" or \"ns3\", got {other:?}"))),
         };
         let seed = file.sim.seed.unwrap_or(1);
+        let energy_states = file.sim.energy_states.unwrap_or(false);
+        let stop_when_done = file.sim.stop_when_done.unwrap_or(true);
         file.sim = SimSection {
+            energy_states: Some(energy_states),
+            stop_when_done: Some(stop_when_done),
             name: Some(name.clone()),
             duration_s: duration,
             seed: Some(seed),
@@ -486,6 +502,9 @@ impl Resolver<'_> {
             let f = format!("paths[{i}]");
             let shortcut = p.rate_mbps.is_some() || p.delay_ms.is_some() || p.trace.is_some() || p.trace_reverse.is_some()
                 || p.loss.is_some() || p.queue_bytes.is_some() || p.schedule.is_some();
+            if p.interface.is_some() && p.energy.is_some() {
+                return Err(self.err(&f, "give either `interface` or `energy`, not both"));
+            }
             match (&p.forward, &p.reverse, shortcut) {
                 (Some(_), Some(_), false) => {}
                 (None, None, true) => {
@@ -551,7 +570,20 @@ impl Resolver<'_> {
             };
             let fwd = lookup("forward", p.forward.as_deref().unwrap_or(&[]))?;
             let rev = lookup("reverse", p.reverse.as_deref().unwrap_or(&[]))?;
-            paths.push(PathDef { name: p.name.clone(), fwd, rev });
+            let energy = match (&p.interface, &p.energy) {
+                (Some(n), _) => Some(EnergyParams::builtin(&n.to_ascii_lowercase(), energy_states).ok_or_else(|| {
+                    self.err(&format!("{f}.interface"), format!("expected \"wifi\", \"4g\", \"lte\" or \"3g\", got {n:?}"))
+                })?),
+                (None, Some(e)) => {
+                    let vals = [e.alpha_up, e.alpha_down, e.beta, e.promotion_s, e.promotion_mw, e.tail_s, e.tail_mw, e.idle_mw];
+                    if vals.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                        return Err(self.err(&format!("{f}.energy"), "expected non-negative numbers"));
+                    }
+                    Some(*e)
+                }
+                (None, None) => None,
+            };
+            paths.push(PathDef { name: p.name.clone(), fwd, rev, energy });
         }
 
         // Default queues: one bandwidth-delay product, RTT taken from the longest path through the link.
@@ -729,6 +761,7 @@ impl Resolver<'_> {
             seed,
             duration_ns: (duration * 1e9).round() as u64,
             sample_ns: ms_to_ns(sample_ms).max(1),
+            stop_when_done,
             profile,
             links,
             paths,

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use mpsched_transport::{ConnConfig, Connection, Decision, Event, Instant, PathState, Segment, Side, SubflowInfo};
 
+use crate::energy::InterfaceEnergy;
 use crate::event::{EventQueue, Kind};
 use crate::link::{Link, Offer, PktId};
 use crate::rng::Rng;
@@ -48,6 +49,8 @@ struct FlowRt {
     transfers: Vec<(u64, u64)>,
     /// Totals of earlier connections of a repeated download.
     acc: Totals,
+    /// Energy of the device's interfaces attributed to this flow (J).
+    energy_j: f64,
 }
 
 /// Counters summed over the connections a flow has used.
@@ -120,6 +123,11 @@ pub struct Sim {
     path_down: Vec<bool>,
     /// Flows whose sender asked for a per-packet decision, in order.
     pending_decisions: VecDeque<u32>,
+    /// Per path with an energy model: the interface's energy, and the device-side link byte
+    /// counters (down: last forward link, up: first reverse link) at the previous sample.
+    energy: Vec<(InterfaceEnergy, u64, u64)>,
+    /// Scratch for a sample: (path, flow, bytes acknowledged on that path in the bin).
+    bin_bytes: Vec<(u16, u32, u64)>,
     all_sized: bool,
 }
 
@@ -161,6 +169,7 @@ impl Sim {
                 transfer_start: 0,
                 transfers: Vec::new(),
                 acc: Totals::default(),
+                energy_j: 0.0,
             })
             .collect();
         let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
@@ -178,6 +187,8 @@ impl Sim {
             finished_flows: 0,
             path_down: vec![false; sc.paths.len()],
             pending_decisions: VecDeque::new(),
+            energy: vec![(InterfaceEnergy::default(), 0, 0); sc.paths.len()],
+            bin_bytes: Vec::new(),
             all_sized: sc.flows.iter().all(|f| f.size.is_some()),
             sc,
         }
@@ -204,9 +215,10 @@ impl Sim {
         self.stats()
     }
 
-    /// Whether the run is over: every flow sized and complete.
+    /// Whether the run is over early: every flow sized and complete (unless the scenario asks to
+    /// run to its duration, e.g. to account an interface's tail energy).
     fn finished(&self) -> bool {
-        self.all_sized && self.finished_flows == self.flows.len()
+        self.all_sized && self.sc.stop_when_done && self.finished_flows == self.flows.len()
     }
 
     /// Processes events up to `until_ns` (capped at the scenario's duration) and stops early at
@@ -588,7 +600,38 @@ impl Sim {
         }
     }
 
+    /// Integrates each interface's energy over the sample interval that just ended and
+    /// attributes the transfer energy to flows in proportion to the bytes they moved on it.
+    fn account_energy(&mut self) {
+        for (p, path) in self.sc.paths.iter().enumerate() {
+            let Some(params) = path.energy else { continue };
+            let down_link = *path.fwd.last().unwrap() as usize;
+            let up_link = path.rev[0] as usize;
+            let (down, up) = (self.links[down_link].stats.bytes_out, self.links[up_link].stats.bytes_out);
+            let (ie, prev_down, prev_up) = &mut self.energy[p];
+            let e = ie.bin(&params, self.now, self.sc.sample_ns, up - *prev_up, down - *prev_down);
+            (*prev_down, *prev_up) = (down, up);
+            if e > 0.0 {
+                let users = self.bin_bytes.iter().filter(|b| b.0 as usize == p).count();
+                let total: u64 = self.bin_bytes.iter().filter(|b| b.0 as usize == p).map(|b| b.2).sum();
+                for &(q, f, bytes) in &self.bin_bytes {
+                    if q as usize == p {
+                        // By bytes moved; a bin with only handshake/ACK traffic is split evenly.
+                        let share = if total > 0 { bytes as f64 / total as f64 } else { 1.0 / users as f64 };
+                        self.flows[f as usize].energy_j += e * share;
+                    }
+                }
+            }
+        }
+        self.bin_bytes.clear();
+    }
+
     fn sample(&mut self) {
+        self.sample_flows();
+        self.account_energy();
+    }
+
+    fn sample_flows(&mut self) {
         let dt = self.sc.sample_ns as f64 / 1e9;
         let t = self.now as f64 / 1e9;
         let to_mbps = |bytes: u64| bytes as f64 * 8.0 / dt / 1e6;
@@ -624,6 +667,7 @@ impl Sim {
                 s_.flow_goodput.push(flow_goodput);
                 s_.ooo_bytes.push(rcv.ooo_bytes as i64);
                 s_.rwnd_full_frac.push(full_frac);
+                self.bin_bytes.push((def.paths[i], f as u32, s.delivered - prev.1));
                 s_.losses.push((s.segments_lost - prev.2) as i64);
                 s_.retransmits.push((s.segments_retransmitted - prev.3) as i64);
                 rt.prev[i] = (s.bytes_sent, s.delivered, s.segments_lost, s.segments_retransmitted);
@@ -678,6 +722,7 @@ impl Sim {
                 "retransmits": retx, "losses": lost, "packets_dropped": rt.data_drops,
                 "rto_count": rtos, "fast_recoveries": frs,
                 "srtt_ms": if srtt_ms.is_finite() { srtt_ms } else { 0.0 },
+                "energy_j": rt.energy_j,
                 "transfers": rt.transfers.len(),
                 "mean_transfer_s": if rt.transfers.is_empty() { None } else {
                     Some(rt.transfers.iter().map(|(a, b)| (b - a) as f64 / 1e9).sum::<f64>() / rt.transfers.len() as f64)
@@ -710,6 +755,13 @@ impl Sim {
             "flows": flow_rows,
             "subflows": subflow_rows,
             "links": link_rows,
+            "interfaces": self.sc.paths.iter().enumerate().filter(|(_, p)| p.energy.is_some()).map(|(i, p)| {
+                let e = &self.energy[i].0;
+                serde_json::json!({
+                    "path": p.name, "energy_j": e.total_j(), "active_j": e.active_j,
+                    "promotion_j": e.promotion_j, "tail_j": e.tail_j, "idle_j": e.idle_j, "active_s": e.active_s,
+                })
+            }).collect::<Vec<_>>(),
             "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
         });
         let s = std::mem::take(&mut self.series);
