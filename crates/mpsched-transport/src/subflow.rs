@@ -1220,8 +1220,69 @@ impl Subflow {
         None
     }
 
-    /// Connection-level snapshot for sibling-aware controllers.
+    /// Sets the congestion window (external congestion control); at least one segment.
     pub fn set_cwnd(&mut self, cwnd: u64) {
         self.cc_state.cwnd = cwnd.max(self.cfg.mss as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{CongestionEvent, Siblings};
+
+    /// A controller with a huge window that paces at a fixed rate.
+    struct Paced(u64);
+    impl CongestionControl for Paced {
+        fn name(&self) -> &'static str {
+            "paced"
+        }
+        fn on_ack(&mut self, _: Instant, _: &mut CcState, _: &AckSample, _: Siblings) {}
+        fn on_congestion_event(&mut self, _: Instant, _: &mut CcState, _: CongestionEvent, _: Siblings) {}
+        fn on_rto(&mut self, _: Instant, _: &mut CcState) {}
+        fn pacing_rate(&self, _: &CcState) -> Option<u64> {
+            Some(self.0)
+        }
+    }
+
+    fn established_client(cc: AnyCc) -> (Subflow, ConnShared) {
+        let mut cfg = SubflowConfig::linux();
+        cfg.init_cwnd = 100;
+        let mut sf = Subflow::new(0, Role::Client, cfg, cc, Instant::ZERO);
+        let mut conn = ConnShared::new(1 << 20);
+        let mut cx = SubflowCx { conn: &mut conn };
+        let syn = sf.poll_transmit(Instant::ZERO, &mut cx).unwrap();
+        assert!(syn.flags.contains(Flags::SYN));
+        let synack = Segment { flags: Flags::SYN.with(Flags::ACK), ack: 1, wnd: 1 << 20, ts_ecr: 0, ..Default::default() };
+        sf.handle_segment(Instant(10_000_000), &synack, &mut cx);
+        assert!(sf.is_established());
+        (sf, conn)
+    }
+
+    /// Pacing at 1.2 MB/s spaces 1500-byte segments (1448 payload + 52 header) 1.25 ms apart,
+    /// although the window would allow all of them at once; the pacing timer says when.
+    #[test]
+    fn pacing_spaces_segments() {
+        let (mut sf, mut conn) = established_client(AnyCc::Custom(Box::new(Paced(1_200_000))));
+        let mut now = Instant(10_000_000);
+        let mut sent = Vec::new();
+        for _ in 0..5 {
+            assert!(sf.new_data_space(now) >= 1448, "window space at {now:?}");
+            let mut cx = SubflowCx { conn: &mut conn };
+            sf.send_new(now, 0, 1448, &mut cx);
+            sent.push(now);
+            // Nothing more until the pacing gap has passed.
+            assert_eq!(sf.new_data_space(now), 0);
+            now = sf.next_send_time;
+        }
+        let gaps: Vec<u64> = sent.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        assert_eq!(gaps, vec![1_250_000; 4]);
+    }
+
+    /// Without pacing the whole initial window may leave at once.
+    #[test]
+    fn unpaced_window_is_available_at_once() {
+        let (sf, _) = established_client(AnyCc::by_name("newreno").unwrap());
+        assert_eq!(sf.new_data_space(Instant(10_000_000)), 100 * 1448);
     }
 }
