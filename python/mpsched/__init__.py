@@ -10,6 +10,9 @@ The simulator is written in Rust (``mpsched._core``); this package is what users
     dfs = res.to_pandas()                               # {"flows": DataFrame, ...}
     mpsched.write_results(res, "out/demo")              # summary.json, *.parquet, scenario.toml
 
+    sim = mpsched.Simulation("scenarios/edar-handoff.toml")  # step by step, for outside policies
+    for kind, flow in sim: ...                          # decision points: decide, continue
+
 Bad scenarios raise :class:`ScenarioError` (a ``ValueError``) with a one-line message.
 The command line is ``mpsched`` (``python -m mpsched``): see ``mpsched --help``.
 """
@@ -17,6 +20,7 @@ The command line is ``mpsched`` (``python -m mpsched``): see ``mpsched --help``.
 from ._core import ScenarioError
 from .api import run
 from .results import Results, write_results
+from .simulation import Simulation
 
 
 def _version() -> str:
@@ -32,4 +36,4 @@ def _version() -> str:
 
 __version__ = _version()
 
-__all__ = ["run", "Results", "ScenarioError", "write_results", "__version__"]
+__all__ = ["run", "Results", "ScenarioError", "Simulation", "write_results", "__version__"]

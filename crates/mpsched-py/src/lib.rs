@@ -30,15 +30,24 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
 #[pyfunction]
 #[pyo3(signature = (text, source, fmt = "toml", seed = None))]
 fn run_scenario<'py>(py: Python<'py>, text: &str, source: &str, fmt: &str, seed: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
-    let format = match fmt {
-        "toml" => Format::Toml,
-        "json" => Format::Json,
-        other => return Err(ScenarioError::new_err(format!("{source}: fmt: expected \"toml\" or \"json\", got {other:?}"))),
-    };
+    let format = parse_format(fmt, source)?;
     let (text, source) = (text.to_owned(), source.to_owned());
     let out = py
         .detach(move || mpsched_sim::run_text(&text, &source, format, seed))
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    output_to_dict(py, &out)
+}
+
+fn parse_format(fmt: &str, source: &str) -> PyResult<Format> {
+    match fmt {
+        "toml" => Ok(Format::Toml),
+        "json" => Ok(Format::Json),
+        other => Err(ScenarioError::new_err(format!("{source}: fmt: expected \"toml\" or \"json\", got {other:?}"))),
+    }
+}
+
+/// The dict shape shared by `run_scenario` and `Sim.output`.
+fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("summary", &out.summary_json)?;
     d.set_item("resolved", &out.resolved_toml)?;
@@ -57,6 +66,144 @@ fn run_scenario<'py>(py: Python<'py>, text: &str, source: &str, fmt: &str, seed:
     }
     d.set_item("schemas", schemas)?;
     Ok(d)
+}
+
+/// A simulation driven step by step from Python: run to the next decision point, look at the
+/// flows' state, decide, continue. The GIL is released while simulating.
+#[pyclass(name = "Sim", module = "mpsched._core")]
+struct PySim {
+    sim: mpsched_sim::Sim,
+}
+
+fn flow_index(sim: &mpsched_sim::Sim, flow: usize) -> PyResult<usize> {
+    if flow < sim.scenario().flows.len() {
+        Ok(flow)
+    } else {
+        Err(PyValueError::new_err(format!("flow: expected an index below {}, got {flow}", sim.scenario().flows.len())))
+    }
+}
+
+#[pymethods]
+impl PySim {
+    #[new]
+    #[pyo3(signature = (text, source, fmt = "toml", seed = None))]
+    fn new(text: &str, source: &str, fmt: &str, seed: Option<u64>) -> PyResult<Self> {
+        let format = parse_format(fmt, source)?;
+        let sc = mpsched_sim::parse_text(text, source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(PySim { sim: mpsched_sim::Sim::new(sc) })
+    }
+
+    /// Simulates until `until_s` (default: the end) or the next decision point. Returns
+    /// ("decision", flow) for a per-packet question, ("interval", flow) at a decision interval,
+    /// ("deadline", None) or ("finished", None).
+    #[pyo3(signature = (until_s = None))]
+    fn advance(&mut self, py: Python<'_>, until_s: Option<f64>) -> (&'static str, Option<u32>) {
+        let until = until_s.map(|s| (s.max(0.0) * 1e9).round() as u64).unwrap_or(u64::MAX);
+        let sim = &mut self.sim;
+        match py.detach(move || sim.advance(until)) {
+            mpsched_sim::Stop::Decision { flow } => ("decision", Some(flow)),
+            mpsched_sim::Stop::Interval { flow } => ("interval", Some(flow)),
+            mpsched_sim::Stop::Deadline => ("deadline", None),
+            mpsched_sim::Stop::Finished => ("finished", None),
+        }
+    }
+
+    /// Per-interval mode of an `external-mode` flow: 0 normal (minRTT), 1 redundant.
+    fn decide_mode(&mut self, flow: usize, mode: u8) -> PyResult<()> {
+        let f = flow_index(&self.sim, flow)?;
+        self.sim.decide(f, mpsched_sim::Decision::Mode(mode));
+        Ok(())
+    }
+
+    /// Per-interval shares of new data per subflow of an `external-weights` flow.
+    fn decide_weights(&mut self, flow: usize, weights: Vec<f32>) -> PyResult<()> {
+        let f = flow_index(&self.sim, flow)?;
+        if weights.len() > 8 || weights.iter().any(|w| !w.is_finite()) {
+            return Err(PyValueError::new_err("weights: expected at most 8 finite numbers"));
+        }
+        let mut w = [0f32; 8];
+        w[..weights.len()].copy_from_slice(&weights);
+        self.sim.decide(f, mpsched_sim::Decision::Weights(w));
+        Ok(())
+    }
+
+    /// Per-packet answer of an `external-packet` flow: a subflow index, or None for minRTT's choice.
+    #[pyo3(signature = (flow, subflow = None))]
+    fn decide_path(&mut self, flow: usize, subflow: Option<u8>) -> PyResult<()> {
+        let f = flow_index(&self.sim, flow)?;
+        self.sim.decide(f, mpsched_sim::Decision::Path(subflow));
+        Ok(())
+    }
+
+    /// Sets a subflow's congestion window in bytes (flows with cc = "external").
+    fn set_cwnd(&mut self, flow: usize, subflow: usize, cwnd_bytes: u64) -> PyResult<()> {
+        let f = flow_index(&self.sim, flow)?;
+        self.sim.set_cwnd(f, subflow, cwnd_bytes);
+        Ok(())
+    }
+
+    /// Simulated time in seconds.
+    #[getter]
+    fn now_s(&self) -> f64 {
+        self.sim.now_ns() as f64 / 1e9
+    }
+
+    /// Flow names, by index.
+    #[getter]
+    fn flow_names(&self) -> Vec<String> {
+        self.sim.scenario().flows.iter().map(|f| f.name.clone()).collect()
+    }
+
+    /// The state of a flow now: connection counters (cumulative; difference two calls for an
+    /// interval) and one dict per subflow. Empty dicts before the flow starts.
+    fn state<'py>(&self, py: Python<'py>, flow: usize) -> PyResult<Bound<'py, PyDict>> {
+        let f = flow_index(&self.sim, flow)?;
+        let d = PyDict::new(py);
+        let conn = PyDict::new(py);
+        let subs = PyList::empty(py);
+        if let (Some(snd), Some(rcv)) = (self.sim.connection(f), self.sim.receiver(f)) {
+            let (si, ri) = (snd.info(), rcv.info());
+            conn.set_item("bytes_written", si.bytes_written)?;
+            conn.set_item("bytes_sent_new", si.bytes_sent_new)?;
+            conn.set_item("data_acked", si.data_acked)?;
+            conn.set_item("bytes_delivered", ri.bytes_delivered)?;
+            conn.set_item("ooo_bytes", ri.ooo_bytes)?;
+            conn.set_item("ooo_byte_seconds", ri.ooo_byte_seconds)?;
+            conn.set_item("rwnd_full_s", ri.rwnd_full_seconds)?;
+            conn.set_item("rcv_window", ri.rcv_window)?;
+            conn.set_item("send_blocked_s", si.send_blocked_seconds)?;
+            conn.set_item("reinjected_bytes", si.reinjected_bytes)?;
+            conn.set_item("redundant_bytes", si.redundant_bytes)?;
+            conn.set_item("duplicate_bytes", ri.duplicate_bytes)?;
+            for (_, s) in snd.subflows() {
+                let sd = PyDict::new(py);
+                sd.set_item("established", s.established)?;
+                sd.set_item("srtt_ms", s.srtt.as_millis_f64())?;
+                sd.set_item("rttvar_ms", s.rttvar.as_millis_f64())?;
+                sd.set_item("min_rtt_ms", s.min_rtt.as_millis_f64())?;
+                sd.set_item("rto_ms", s.rto.as_millis_f64())?;
+                sd.set_item("cwnd_bytes", s.cwnd)?;
+                sd.set_item("ssthresh_bytes", if s.ssthresh >= u64::MAX / 2 { None } else { Some(s.ssthresh) })?;
+                sd.set_item("inflight_bytes", s.pipe)?;
+                sd.set_item("bytes_sent", s.bytes_sent)?;
+                sd.set_item("bytes_acked", s.delivered)?;
+                sd.set_item("bytes_retransmitted", s.bytes_retransmitted)?;
+                sd.set_item("segments_lost", s.segments_lost)?;
+                sd.set_item("rto_count", s.rto_count)?;
+                sd.set_item("delivery_rate_bps", s.delivery_rate * 8)?;
+                subs.append(sd)?;
+            }
+        }
+        d.set_item("conn", conn)?;
+        d.set_item("subflows", subs)?;
+        Ok(d)
+    }
+
+    /// Results so far, as `run_scenario` returns them.
+    fn output<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = self.sim.output();
+        output_to_dict(py, &out)
+    }
 }
 
 /// Names of the built-in benchmark scenarios.
@@ -122,6 +269,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_class::<PySim>()?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_description, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

@@ -26,17 +26,21 @@ pub enum Format {
     Json,
 }
 
-/// Parses `text`, applies `seed` if given, runs to the end and returns every output.
-pub fn run_text(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<RunOutput, ScenarioError> {
+/// Parses `text` and applies `seed` if given.
+pub fn parse_text(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<Scenario, ScenarioError> {
     let sc = match fmt {
         Format::Toml => Scenario::from_toml(text, source)?,
         Format::Json => Scenario::from_json(text, source)?,
     };
-    let sc = match seed {
+    Ok(match seed {
         Some(s) => sc.with_seed(s),
         None => sc,
-    };
-    Ok(run(sc))
+    })
+}
+
+/// Parses `text`, applies `seed` if given, runs to the end and returns every output.
+pub fn run_text(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<RunOutput, ScenarioError> {
+    Ok(run(parse_text(text, source, fmt, seed)?))
 }
 
 /// Runs a parsed scenario.

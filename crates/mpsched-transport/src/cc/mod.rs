@@ -138,7 +138,7 @@ macro_rules! registry {
         /// Any congestion controller: built-ins by `match`, user plug-ins boxed.
         pub enum AnyCc {
             $($variant($ty),)+
-            Custom(Box<dyn CongestionControl + Send>),
+            Custom(Box<dyn CongestionControl + Send + Sync>),
         }
 
         impl AnyCc {
