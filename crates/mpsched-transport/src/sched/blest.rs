@@ -78,3 +78,162 @@ impl Scheduler for Blest {
         self.hol_flag = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Hand-computed cases of baselines spec A.6 (kernel version). Throughout: MSS 1448 bytes,
+    //! the fast subflow f = 0 (srtt 10 ms, min = max srtt 10 ms, window 10 segments, all in
+    //! flight), the slow subflow s = 1 (srtt 50 ms, min srtt 40 ms, max srtt 60 ms, window 10
+    //! segments, 2 in flight = 2896 bytes queued). Calls at `now = 0` leave lambda at 1.2
+    //! (the first update is due once min_srtt_s = 40 ms has passed).
+    use super::*;
+    use crate::connection::ConnInfo;
+    use crate::sched::tests::{at_ms, busy, idle, ms, send, sf, view, MSS};
+    use crate::sched::{SchedSubflow, SchedView};
+
+    const T0: Instant = Instant::ZERO;
+
+    fn fast(ssthresh_segs: Option<u64>) -> SchedSubflow {
+        let mut f = busy(10);
+        f.info.ssthresh = ssthresh_segs.map_or(u64::MAX, |x| x * MSS);
+        f
+    }
+    fn slow(srtt: u64, min: u64, max: u64, pipe_segs: u64) -> SchedSubflow {
+        SchedSubflow { min_srtt_ns: ms(min).0, max_srtt_ns: ms(max).0, ..sf(srtt, 10, pipe_segs) }
+    }
+    fn with_window<'a>(subs: &'a [SchedSubflow], conn: &'a ConnInfo, send_window: u64) -> SchedView<'a> {
+        SchedView { send_window, ..view(subs, conn) }
+    }
+    fn decide(b: &mut Blest, now: Instant, subs: &[SchedSubflow], send_window: u64) -> (Verdict, Vec<usize>) {
+        let conn = ConnInfo::default();
+        send(b, now, &with_window(subs, &conn, send_window))
+    }
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    /// Congestion avoidance on f (ssthresh 20 segments):
+    ///   inflight_s + 1 = 3 < cwnd_s = 10  =>  estimate = 40 + (60 − 40)·3/10 = 46 ms
+    ///   linger_s = max(srtt_s 50, 46) = 50 ms;  avg_f = (10 + 10)/2 = 10 ms
+    ///   n = floor(50/10) + 1 = 6;  w = max(cwnd_f 10, ssthresh_f + 1 = 21) = 21
+    ///   packets_f = (21 + floor(5/2))·6 = 138;  fast_bytes = 138·1448·1.2 = 239 788.8
+    ///   slow_bytes = 1448 + 2896 = 4344;  avail = send_window − 4344
+    /// Send iff 239 788.8 <= send_window − 4344, i.e. send_window >= 244 133.
+    #[test]
+    fn congestion_avoidance_threshold() {
+        let subs = [fast(Some(20)), slow(50, 40, 60, 2)];
+        let mut b = Blest::from_name("blest");
+        assert_eq!(b.name(), "blest");
+        assert_eq!(decide(&mut b, T0, &subs, 200_000), (Verdict::Wait, vec![]), "f would need more window");
+        assert_eq!(decide(&mut b, T0, &subs, 244_132), (Verdict::Wait, vec![]), "avail 239 788 < 239 788.8");
+        assert_eq!(decide(&mut b, T0, &subs, 244_133), (Verdict::Send, vec![1]), "avail 239 789 >= 239 788.8");
+        assert_eq!(decide(&mut b, T0, &subs, 1 << 30), (Verdict::Send, vec![1]), "large window: use s");
+        assert!(close(b.lambda, 1.2), "no lambda update before min_srtt_s");
+    }
+
+    /// s has its window nearly full (9 of 10 in flight): inflight_s + 1 >= cwnd_s, so
+    ///   estimate = max_srtt_s = 90 ms; linger = max(50, 90) = 90; n = floor(90/10) + 1 = 10
+    ///   packets_f = (21 + floor(9/2))·10 = 250; fast_bytes = 250·1448·1.2 = 434 400
+    ///   slow_bytes = 1448 + 9·1448 = 14 480  =>  send iff send_window − 14 480 >= 434 400.
+    #[test]
+    fn linger_uses_max_srtt_when_s_window_is_full() {
+        let subs = [fast(Some(20)), slow(50, 40, 90, 9)];
+        let mut b = Blest::from_name("blest");
+        assert_eq!(decide(&mut b, T0, &subs, 448_879), (Verdict::Wait, vec![]));
+        assert_eq!(decide(&mut b, T0, &subs, 448_881), (Verdict::Send, vec![1]));
+    }
+
+    /// f in initial slow start (ssthresh infinite): packets_f = cwnd_f·(2^n − 1) = 10·63 = 630,
+    /// fast_bytes = 630·1448·1.2 = 1 094 688; send iff send_window − 4344 >= 1 094 688.
+    #[test]
+    fn slow_start_estimate() {
+        let subs = [fast(None), slow(50, 40, 60, 2)];
+        let mut b = Blest::from_name("blest");
+        assert_eq!(decide(&mut b, T0, &subs, 1_000_000), (Verdict::Wait, vec![]));
+        assert_eq!(decide(&mut b, T0, &subs, 1_099_031), (Verdict::Wait, vec![]));
+        assert_eq!(decide(&mut b, T0, &subs, 1_099_033), (Verdict::Send, vec![1]));
+    }
+
+    /// In slow start n is capped at 16: s at 1 s, f at 10 ms gives n = 101, capped to 16:
+    /// packets_f = 10·(2^16 − 1) = 655 350, fast_bytes = 655 350·1448·1.2 ≈ 1.1387e9.
+    #[test]
+    fn slow_start_n_capped_at_16() {
+        let subs = [fast(None), slow(1000, 1000, 1000, 2)];
+        let mut b = Blest::from_name("blest");
+        assert_eq!(decide(&mut b, T0, &subs, 1 << 30), (Verdict::Wait, vec![]), "1.07e9 < 1.1387e9");
+        assert_eq!(decide(&mut b, T0, &subs, 1_140_000_000), (Verdict::Send, vec![1]), "without the cap 2^101 would always wait");
+    }
+
+    /// No RTT sample on f yet (min = max = 0): avg_f = 0 => n = 1, packets_f = (21 + 0)·1 = 21,
+    /// fast_bytes = 21·1448·1.2 = 36 489.6; send iff send_window − 4344 >= 36 489.6.
+    #[test]
+    fn no_fast_rtt_sample_means_one_round() {
+        let mut f = fast(Some(20));
+        f.min_srtt_ns = 0;
+        f.max_srtt_ns = 0;
+        let subs = [f, slow(50, 40, 60, 2)];
+        let mut b = Blest::from_name("blest");
+        assert_eq!(decide(&mut b, T0, &subs, 40_833), (Verdict::Wait, vec![]));
+        assert_eq!(decide(&mut b, T0, &subs, 40_834), (Verdict::Send, vec![1]));
+    }
+
+    /// When minRTT's choice is the fastest subflow there is nothing to estimate (and lambda is
+    /// not updated); when no subflow is available BLEST waits like minRTT.
+    #[test]
+    fn fast_subflow_available_or_none_available() {
+        let mut b = Blest::from_name("blest");
+        let subs = [idle(10), slow(50, 40, 60, 2)];
+        assert_eq!(decide(&mut b, at_ms(1000), &subs, 0), (Verdict::Send, vec![0]), "no window test for f");
+        assert!(close(b.lambda, 1.2), "lambda untouched when s == f");
+        let subs = [busy(10), busy(50)];
+        assert_eq!(decide(&mut b, at_ms(1000), &subs, 1 << 30), (Verdict::Wait, vec![]));
+        assert!(close(b.lambda, 1.2));
+    }
+
+    /// lambda scales fast_bytes: with lambda = 1.0 the CA case needs 138·1448 = 199 824 bytes,
+    /// which fit in 210 000 − 4344 = 205 656; with 1.2 (239 788.8) they do not.
+    #[test]
+    fn lambda_scales_the_estimate() {
+        let subs = [fast(Some(20)), slow(50, 40, 60, 2)];
+        let mut b = Blest::from_name("blest");
+        assert_eq!(decide(&mut b, T0, &subs, 210_000), (Verdict::Wait, vec![]));
+        b.lambda = 1.0;
+        assert_eq!(decide(&mut b, T0, &subs, 210_000), (Verdict::Send, vec![1]));
+    }
+
+    /// A.6 item 7: at most once per min_srtt of s (40 ms here): +0.04 if a HoL event was
+    /// reported since the last update, else −0.01; clamped to [1.0, 1.3].
+    #[test]
+    fn lambda_adaptation() {
+        let subs = [fast(Some(20)), slow(50, 40, 60, 2)];
+        let mut b = Blest::from_name("blest");
+        assert!(close(b.lambda, 1.2));
+        decide(&mut b, at_ms(40), &subs, 1 << 30);
+        assert!(close(b.lambda, 1.19), "first update 40 ms after time 0: no HoL => -0.01 ({})", b.lambda);
+        decide(&mut b, at_ms(79), &subs, 1 << 30);
+        assert!(close(b.lambda, 1.19), "less than min_srtt_s since the last update");
+        b.on_hol_event();
+        decide(&mut b, at_ms(80), &subs, 1 << 30);
+        assert!(close(b.lambda, 1.23), "{}", b.lambda);
+        b.on_hol_event();
+        decide(&mut b, at_ms(120), &subs, 1 << 30);
+        assert!(close(b.lambda, 1.27), "{}", b.lambda);
+        b.on_hol_event();
+        decide(&mut b, at_ms(160), &subs, 1 << 30);
+        assert!(close(b.lambda, 1.3), "clamped at 1.3: {}", b.lambda);
+        decide(&mut b, at_ms(200), &subs, 1 << 30);
+        assert!(close(b.lambda, 1.29), "the flag was cleared by the previous update: {}", b.lambda);
+        for k in 0..40 {
+            decide(&mut b, at_ms(240 + 40 * k), &subs, 1 << 30);
+        }
+        assert!(close(b.lambda, 1.0), "clamped at 1.0: {}", b.lambda);
+    }
+
+    #[test]
+    fn flags() {
+        let b = Blest::from_name("blest");
+        assert!(b.opportunistic_retransmission());
+        assert!(b.penalize_all_carriers(), "A.6 item 6");
+        assert!(!b.redundant());
+    }
+}

@@ -121,3 +121,138 @@ impl Scheduler for External {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::ConnInfo;
+    use crate::sched::tests::{busy, idle, send, unusable, view};
+    use crate::sched::SchedSubflow;
+
+    const T0: Instant = Instant::ZERO;
+
+    fn go(e: &mut External, subs: &[SchedSubflow]) -> (Verdict, Vec<usize>) {
+        let conn = ConnInfo::default();
+        send(e, T0, &view(subs, &conn))
+    }
+    fn weights(w: &[f32]) -> Decision {
+        let mut a = [0.0f32; 8];
+        a[..w.len()].copy_from_slice(w);
+        Decision::Weights(a)
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(External::from_name("external").mode, ExternalMode::Mode);
+        assert_eq!(External::from_name("external-mode").name(), "external-mode");
+        assert_eq!(External::from_name("external-weights").name(), "external-weights");
+        assert_eq!(External::from_name("external-packet").name(), "external-packet");
+    }
+
+    /// Mode: 0 = minRTT, 1 = redundant (EdAR). Each decision takes effect at once; new data is
+    /// always answered with minRTT (redundant copies are the connection's job).
+    #[test]
+    fn mode_switch_sets_redundant() {
+        let mut e = External::from_name("external-mode");
+        assert!(!e.redundant());
+        e.decide(&Decision::Mode(1));
+        assert!(e.redundant());
+        assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]));
+        e.decide(&Decision::Mode(0));
+        assert!(!e.redundant());
+        e.decide(&Decision::Mode(7));
+        assert!(e.redundant(), "any non-zero mode is redundant");
+        assert_eq!(go(&mut e, &[busy(10), idle(30)]), (Verdict::Send, vec![1]));
+        // Only the Mode flavour can be redundant.
+        let mut w = External::from_name("external-weights");
+        w.decide(&Decision::Mode(1));
+        assert!(!w.redundant());
+    }
+
+    /// Weights 3:1 are realised exactly by the deficit counter: the pattern 0,1,0,0 repeats
+    /// (credits in segments: (.25,−.25) → (−.5,.5) → (−.25,.25) → (0,0)), so after every prefix of
+    /// n segments subflow 0 has carried 0.75·n ± 1 of them, and exactly 300 of 400.
+    #[test]
+    fn weights_realise_shares_exactly() {
+        let mut e = External::from_name("external-weights");
+        e.decide(&weights(&[3.0, 1.0]));
+        let subs = [idle(50), idle(10)];
+        let mut n0 = 0usize;
+        let mut seq = Vec::new();
+        for n in 1..=400usize {
+            let (v, out) = go(&mut e, &subs);
+            assert_eq!(v, Verdict::Send);
+            assert_eq!(out.len(), 1);
+            n0 += (out[0] == 0) as usize;
+            seq.push(out[0]);
+            assert!((n0 as f64 - 0.75 * n as f64).abs() <= 1.0, "after {n}: {n0} on subflow 0");
+        }
+        assert_eq!(&seq[..8], &[0, 1, 0, 0, 0, 1, 0, 0]);
+        assert_eq!((n0, 400 - n0), (300, 100));
+    }
+
+    /// Three subflows 1:2:1 (shares 25/50/25 %), and a zero weight that is never used.
+    #[test]
+    fn weights_three_subflows_and_zero_weight() {
+        let mut e = External::from_name("external-weights");
+        e.decide(&weights(&[1.0, 2.0, 1.0, 0.0]));
+        let subs = [idle(10), idle(10), idle(10), idle(1)];
+        let mut c = [0usize; 4];
+        for _ in 0..400 {
+            let (_, out) = go(&mut e, &subs);
+            c[out[0]] += 1;
+        }
+        assert_eq!(c, [100, 200, 100, 0]);
+    }
+
+    /// The subflow furthest behind its share has no window space: wait for it rather than send
+    /// elsewhere (the policy asked for that split); it is still chosen once it has space.
+    #[test]
+    fn weights_wait_for_the_subflow_behind_its_share() {
+        let mut e = External::from_name("external-weights");
+        e.decide(&weights(&[1.0, 1.0]));
+        assert_eq!(go(&mut e, &[idle(10), idle(10)]), (Verdict::Send, vec![0]));
+        assert_eq!(go(&mut e, &[idle(10), busy(10)]), (Verdict::Wait, vec![]), "1 is behind");
+        assert_eq!(go(&mut e, &[idle(10), idle(10)]), (Verdict::Send, vec![1]));
+    }
+
+    /// Unusable subflows are left out and the shares renormalised over the usable ones; with no
+    /// positive weight on a usable subflow, minRTT decides.
+    #[test]
+    fn weights_skip_unusable_and_fall_back_to_min_rtt() {
+        let mut e = External::from_name("external-weights");
+        e.decide(&weights(&[1.0, 1.0]));
+        for _ in 0..5 {
+            assert_eq!(go(&mut e, &[unusable(10), idle(30)]), (Verdict::Send, vec![1]));
+        }
+        let mut e = External::from_name("external-weights");
+        e.decide(&weights(&[0.0, -1.0]));
+        assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]), "minRTT");
+        e.decide(&weights(&[1.0, 0.0]));
+        assert_eq!(go(&mut e, &[unusable(10), idle(30)]), (Verdict::Send, vec![1]), "only weighted subflow unusable: minRTT");
+    }
+
+    /// Packet: Ask until an answer arrives; the answer is used once (the next segment asks
+    /// again). Path(None) = minRTT's choice. An answer naming a subflow that cannot take the
+    /// segment (busy or out of range) is consumed and the segment waits.
+    #[test]
+    fn packet_asks_until_decided() {
+        let mut e = External::from_name("external-packet");
+        let subs = [idle(10), idle(30)];
+        assert_eq!(go(&mut e, &subs), (Verdict::Ask, vec![]));
+        assert_eq!(go(&mut e, &subs), (Verdict::Ask, vec![]), "still no answer");
+        e.decide(&Decision::Path(Some(1)));
+        assert_eq!(go(&mut e, &subs), (Verdict::Send, vec![1]), "the slower subflow, as told");
+        assert_eq!(go(&mut e, &subs), (Verdict::Ask, vec![]), "one answer per segment");
+        e.decide(&Decision::Path(None));
+        assert_eq!(go(&mut e, &subs), (Verdict::Send, vec![0]), "None = minRTT");
+        e.decide(&Decision::Path(Some(1)));
+        assert_eq!(go(&mut e, &[idle(10), busy(30)]), (Verdict::Wait, vec![]));
+        assert_eq!(go(&mut e, &subs), (Verdict::Ask, vec![]), "the answer was consumed");
+        e.decide(&Decision::Path(Some(9)));
+        assert_eq!(go(&mut e, &subs), (Verdict::Wait, vec![]), "out of range");
+        e.decide(&Decision::Path(None));
+        assert_eq!(go(&mut e, &[busy(10), busy(30)]), (Verdict::Wait, vec![]), "minRTT has nothing");
+        assert!(!e.redundant());
+    }
+}

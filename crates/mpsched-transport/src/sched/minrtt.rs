@@ -38,3 +38,43 @@ impl Scheduler for MinRtt {
         self.opportunistic
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::ConnInfo;
+    use crate::sched::tests::{busy, idle, reinj_view, retrans, send, unusable, view, carried, backup};
+
+    #[test]
+    fn names_and_opportunistic_flag() {
+        for (n, name, rp) in [("minrtt", "minrtt", true), ("default", "minrtt", true), ("minrtt-rp", "minrtt", true), ("minrtt-norp", "minrtt-norp", false)] {
+            let s = MinRtt::from_name(n);
+            assert_eq!((s.name(), s.opportunistic_retransmission()), (name, rp), "{n}");
+            assert!(!s.redundant() && !s.penalize_all_carriers());
+        }
+    }
+
+    /// get_send sets exactly the one bit of the minRTT choice; Wait with nothing set otherwise.
+    #[test]
+    fn get_send_sets_the_min_rtt_bit() {
+        let conn = ConnInfo::default();
+        let mut s = MinRtt::from_name("minrtt");
+        let subs = [idle(30), idle(10), busy(5)];
+        assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Send, vec![1]));
+        let subs = [busy(10), busy(20), backup(idle(1))];
+        assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Wait, vec![]));
+        let subs = [unusable(10), backup(idle(40))];
+        assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Send, vec![1]));
+    }
+
+    /// Reinjections go through the same selection with the carried-mask preference.
+    #[test]
+    fn get_retrans_prefers_subflow_without_the_segment() {
+        let conn = ConnInfo::default();
+        let mut s = MinRtt::from_name("minrtt-norp");
+        let subs = [carried(idle(10)), idle(40)];
+        assert_eq!(retrans(&mut s, Instant::ZERO, &reinj_view(&subs, &conn)), (Verdict::Send, vec![1]));
+        let subs = [carried(unusable(10)), busy(40)];
+        assert_eq!(retrans(&mut s, Instant::ZERO, &reinj_view(&subs, &conn)), (Verdict::Wait, vec![]));
+    }
+}

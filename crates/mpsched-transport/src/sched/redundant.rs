@@ -32,3 +32,27 @@ impl Scheduler for Redundant {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::ConnInfo;
+    use crate::sched::tests::{busy, carried, idle, reinj_view, retrans, send, unusable, view};
+
+    /// Redundant only switches the connection's per-subflow catch-up mode on (A.5 (a)); the
+    /// scheduler itself answers with minRTT, and reinjections go to the minRTT choice.
+    #[test]
+    fn redundant_mode_and_min_rtt_answers() {
+        let mut s = Redundant::from_name("redundant");
+        assert_eq!(s.name(), "redundant");
+        assert!(s.redundant());
+        assert!(!s.opportunistic_retransmission());
+        let conn = ConnInfo::default();
+        let subs = [idle(30), idle(10)];
+        assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Send, vec![1]));
+        let subs = [busy(10), busy(30)];
+        assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Wait, vec![]));
+        let subs = [carried(unusable(10)), idle(30), carried(idle(5))];
+        assert_eq!(retrans(&mut s, Instant::ZERO, &reinj_view(&subs, &conn)), (Verdict::Send, vec![1]));
+    }
+}

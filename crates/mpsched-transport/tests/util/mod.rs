@@ -22,7 +22,8 @@
 use std::collections::VecDeque;
 
 use mpsched_transport::{
-    ConnConfig, ConnInfo, Connection, Duration, Flags, Instant, PathId, Segment, Side, SubflowConfig, SubflowInfo,
+    ConnConfig, ConnInfo, Connection, Duration, Event, Flags, Instant, PathId, Segment, Side, SubflowConfig,
+    SubflowInfo,
 };
 
 pub const MSS: u64 = 1448;
@@ -177,6 +178,8 @@ pub struct Pair {
     pub server_trace: Vec<(Instant, ConnInfo)>,
     /// Bytes read by each application so far, indexed by `Side` (client 0, server 1).
     pub app_read: [u64; 2],
+    /// Connection events (`poll_event`), drained after every drain of that side's transmissions.
+    pub events: Vec<(Instant, Side, Event)>,
     /// Wire parameters of paths 1, 2, ... (path 0 uses `delay` / `rate_bps`).
     pub other_paths: Vec<Link>,
     /// Per path, per direction: segments in flight `(arrival, segment)`.
@@ -207,6 +210,7 @@ impl Pair {
             client_trace: Vec::new(),
             server_trace: Vec::new(),
             app_read: [0; 2],
+            events: Vec::new(),
             other_paths: Vec::new(),
             queues: vec![[VecDeque::new(), VecDeque::new()]],
             link_free: vec![[Instant::ZERO; 2]],
@@ -365,6 +369,10 @@ impl Pair {
 
     // ------------------------------------------------------------------ queries
 
+    /// Events of `side`, with the time they were drained.
+    pub fn events_of(&self, side: Side) -> Vec<(Instant, Event)> {
+        self.events.iter().filter(|e| e.1 == side).map(|e| (e.0, e.2)).collect()
+    }
     /// Client subflow `i` now.
     pub fn client_sf(&self, i: usize) -> SubflowInfo {
         self.client.subflow_info(i)
@@ -424,7 +432,12 @@ impl Pair {
         };
         let now = self.now;
         for _ in 0..MAX_DRAIN {
-            let Some(tx) = self.conn_mut(side).poll_transmit(now) else { return };
+            let Some(tx) = self.conn_mut(side).poll_transmit(now) else {
+                while let Some(e) = self.conn_mut(side).poll_event() {
+                    self.events.push((now, side, e));
+                }
+                return;
+            };
             self.put_on_wire(dir, tx.path, tx.seg);
         }
         panic!("{side:?} produced {MAX_DRAIN} segments in one drain at {now:?}");
