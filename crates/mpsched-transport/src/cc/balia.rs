@@ -30,7 +30,7 @@
 //!   ai = 10 w_r (sum x)^2 / ((x_r + x_max)(4 x_r + x_max)) ACKs per +1 segment.
 
 use super::lia::{apply_delta, ca_bytes, for_each_path};
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
@@ -76,14 +76,10 @@ impl CongestionControl for Balia {
     }
 
     fn on_ack(&mut self, _now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings) {
-        let mut acked = ack.newly_acked;
-        if st.in_slow_start() {
-            acked = slow_start(st, acked);
-            if acked == 0 {
-                self.last_alpha = Some(Balia::alpha(st, sib));
-                return;
-            }
-        }
+        let Some(acked) = after_slow_start(st, ack.newly_acked) else {
+            self.last_alpha = Some(Balia::alpha(st, sib));
+            return;
+        };
         let mss = st.mss as f64;
         let segs = ca_bytes(st, acked) / mss;
         let rates = Balia::rates(st, sib);

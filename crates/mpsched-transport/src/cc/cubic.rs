@@ -1,6 +1,6 @@
 //! CUBIC (RFC 9438). Windows are handled in segments (f64) inside, bytes outside.
 
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
 use crate::time::Instant;
 
 /// RFC 9438 section 5.1 constants.
@@ -88,13 +88,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, now: Instant, st: &mut CcState, ack: &AckSample, _sib: Siblings) {
-        let mut acked = ack.newly_acked;
-        if st.in_slow_start() {
-            acked = slow_start(st, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = after_slow_start(st, ack.newly_acked) else { return };
         let mss = st.mss as f64;
         let cwnd_seg = st.cwnd as f64 / mss;
         if self.t_epoch.is_none() {

@@ -30,7 +30,7 @@
 //!
 //! This file also holds the small helpers the other coupled controllers (OLIA, BALIA, wVegas) use.
 
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
 use crate::time::{Duration, Instant};
 
 /// One subflow as the coupled formulas see it.
@@ -160,13 +160,7 @@ impl CongestionControl for Lia {
     }
 
     fn on_ack(&mut self, _now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings) {
-        let mut acked = ack.newly_acked;
-        if st.in_slow_start() {
-            acked = slow_start(st, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = after_slow_start(st, ack.newly_acked) else { return };
         let mss = st.mss as f64;
         let bytes = ca_bytes(st, acked);
         let reno = bytes * mss / st.cwnd as f64;

@@ -113,6 +113,18 @@ pub trait CongestionControl {
     }
 }
 
+/// Slow start first: the bytes of an ACK left for congestion avoidance, or `None` when slow
+/// start absorbed all of them (the shared prologue of every controller's `on_ack`).
+pub(crate) fn after_slow_start(st: &mut CcState, newly_acked: u64) -> Option<u64> {
+    if !st.in_slow_start() {
+        return Some(newly_acked);
+    }
+    match slow_start(st, newly_acked) {
+        0 => None,
+        left => Some(left),
+    }
+}
+
 /// Shared slow-start step (RFC 5681 / RFC 3465): returns the bytes of `acked` left over once
 /// `ssthresh` is reached, which the caller feeds to congestion avoidance.
 pub(crate) fn slow_start(st: &mut CcState, acked: u64) -> u64 {

@@ -40,7 +40,7 @@
 //!   spec's B.5 and agree with mptcp_olia.c, which was read.
 
 use super::lia::{apply_delta, ca_bytes, established_count, for_each_path, reno_ssthresh};
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
@@ -123,13 +123,7 @@ impl CongestionControl for Olia {
 
     fn on_ack(&mut self, _now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings) {
         self.loss3 = self.loss3.max(ack.delivered);
-        let mut acked = ack.newly_acked;
-        if st.in_slow_start() {
-            acked = slow_start(st, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = after_slow_start(st, ack.newly_acked) else { return };
         let mss = st.mss as f64;
         let segs = ca_bytes(st, acked) / mss;
         let w_r = st.cwnd as f64 / mss;

@@ -1,6 +1,6 @@
 //! NewReno (RFC 5681 window rules; loss recovery itself is the subflow's RFC 6675 machinery).
 
-use super::{slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
@@ -15,13 +15,7 @@ impl CongestionControl for NewReno {
     }
 
     fn on_ack(&mut self, _now: Instant, st: &mut CcState, ack: &AckSample, _sib: Siblings) {
-        let mut acked = ack.newly_acked;
-        if st.in_slow_start() {
-            acked = slow_start(st, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = after_slow_start(st, ack.newly_acked) else { return };
         let mss = st.mss as u64;
         if st.abc {
             // RFC 3465 / Linux: one MSS per cwnd's worth of acknowledged bytes.

@@ -45,25 +45,13 @@ impl Scheduler for External {
     }
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         match self.mode {
-            ExternalMode::Mode => match v.min_rtt() {
-                Some(i) => {
-                    out.insert(i);
-                    Verdict::Send
-                }
-                None => Verdict::Wait,
-            },
+            ExternalMode::Mode => v.send_min_rtt(out),
             ExternalMode::Weights => {
                 // Among subflows with positive weight, the one furthest behind its share; wait
                 // for it if it has no window space (the policy asked for that split).
                 let total: f32 = (0..v.subflows.len()).filter(|&i| v.subflows[i].usable).map(|i| self.weights[i].max(0.0)).sum();
                 if total <= 0.0 {
-                    return match v.min_rtt() {
-                        Some(i) => {
-                            out.insert(i);
-                            Verdict::Send
-                        }
-                        None => Verdict::Wait,
-                    };
+                    return v.send_min_rtt(out);
                 }
                 let mut best: Option<usize> = None;
                 for i in 0..v.subflows.len() {
@@ -96,13 +84,7 @@ impl Scheduler for External {
                 // A subflow that cannot take the segment: wait (and ask again next time).
                 Some(Some(_)) => Verdict::Wait,
                 // No preference: the default scheduler's choice (minRTT).
-                Some(None) => match v.min_rtt() {
-                    Some(i) => {
-                        out.insert(i);
-                        Verdict::Send
-                    }
-                    None => Verdict::Wait,
-                },
+                Some(None) => v.send_min_rtt(out),
                 None => Verdict::Ask,
             },
         }

@@ -26,13 +26,7 @@ impl Scheduler for MinRtt {
         }
     }
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
-        match v.min_rtt() {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        v.send_min_rtt(out)
     }
     fn opportunistic_retransmission(&self) -> bool {
         self.opportunistic

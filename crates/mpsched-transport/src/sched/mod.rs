@@ -118,6 +118,18 @@ impl SchedView<'_> {
         pick(true, skip).0.or_else(|| if skip { pick(true, false).0 } else { None })
     }
 
+    /// Sends on the minRTT choice, or waits if there is none: the default answer of most
+    /// schedulers.
+    pub fn send_min_rtt(&self, out: &mut SubflowSet) -> Verdict {
+        match self.min_rtt() {
+            Some(i) => {
+                out.insert(i);
+                Verdict::Send
+            }
+            None => Verdict::Wait,
+        }
+    }
+
     /// The usable subflow with the smallest srtt, whether or not it has window space (BLEST/ECF's f).
     pub fn fastest(&self) -> Option<usize> {
         let mut best: Option<usize> = None;

@@ -20,13 +20,7 @@ impl Scheduler for Redundant {
         "redundant"
     }
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
-        match v.min_rtt() {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        v.send_min_rtt(out)
     }
     fn redundant(&self) -> bool {
         true

@@ -25,13 +25,7 @@ impl Scheduler for RoundRobin {
         let avail = |i: usize| v.subflows[i].available && !v.subflows[i].backup;
         let n = v.subflows.len();
         if !(0..n).any(avail) {
-            return match v.min_rtt() {
-                Some(i) => {
-                    out.insert(i);
-                    Verdict::Send
-                }
-                None => Verdict::Wait,
-            };
+            return v.send_min_rtt(out);
         }
         // Start a new round once every available subflow has been served.
         if (0..n).filter(|&i| avail(i)).all(|i| self.served & (1 << i) != 0) {
