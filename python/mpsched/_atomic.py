@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, Union
 
-__all__ = ["atomic_directory"]
+__all__ = ["atomic_directory", "write_file_atomic"]
 
 
 @contextmanager
@@ -89,3 +89,18 @@ def _move_into_place(tmp: Path, dest: Path) -> None:
         os.rmdir(old)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def write_file_atomic(path: Union[str, "os.PathLike[str]"], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a hidden temporary sibling, then one rename.
+
+    Readers see the old file or the complete new one; on failure nothing is left behind.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -9,7 +9,17 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["print_summary", "print_written", "bench_table", "print_bench", "si", "times", "seconds", "human_bytes"]
+__all__ = [
+    "print_summary",
+    "print_written",
+    "print_table",
+    "bench_table",
+    "print_bench",
+    "si",
+    "times",
+    "seconds",
+    "human_bytes",
+]
 
 MISSING = "—"
 
@@ -158,3 +168,18 @@ def print_bench(console: Console, rows: List[Dict[str, Any]]) -> None:
     for r in rows:
         if r.get("description"):
             console.print(f"  {r['name']}: {r['description']}", style="dim", highlight=False)
+
+
+def print_table(
+    console: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int
+) -> None:
+    """A plain table of preformatted cells; columns after the first ``text_columns`` are right-aligned."""
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="left" if i < text_columns else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    if not console.is_terminal:  # a pipe or file: no width to respect, so wrap nothing
+        wide = console.options.update(max_width=1000)
+        console.width = max(console.width, console.measure(table, options=wide).maximum)
+    console.print(table)

@@ -32,7 +32,15 @@ from ._atomic import atomic_directory
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
     import pandas as pd
 
-__all__ = ["Results", "TABLE_NAMES", "OUTPUT_FILES", "table_from_columns", "write_results"]
+__all__ = [
+    "Results",
+    "TABLE_NAMES",
+    "OUTPUT_FILES",
+    "table_from_columns",
+    "write_results",
+    "result_files",
+    "parquet_bytes",
+]
 
 #: The tables of a run, in output order.
 TABLE_NAMES = ("flows", "subflows", "timeseries", "links")
@@ -46,6 +54,9 @@ OUTPUT_FILES = (
     "links.parquet",
     "scenario.toml",
 )
+
+#: What ``mpsched plot`` and ``mpsched report`` add to a results directory: replaced with it.
+DERIVED_ENTRIES = ("plots", "report.md", "report.html")
 
 # Arrow types by the names the core reports in its "schemas" entry.
 _ARROW_TYPES: Dict[str, pa.DataType] = {
@@ -158,6 +169,29 @@ class Results:
         return json.dumps(self.summary, indent=2, sort_keys=True) + "\n"
 
 
+def parquet_bytes(table: pa.Table) -> bytes:
+    """``table`` encoded as a Parquet file with the fixed writer options (equal tables, equal bytes)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **_PARQUET_OPTIONS)
+    return sink.getvalue().to_pybytes()
+
+
+def result_files(results: Results) -> Dict[str, bytes]:
+    """The files of :func:`write_results` as bytes, keyed by name in :data:`OUTPUT_FILES` order.
+
+    Same bytes as the files written to disk; used where runs are computed in one process and
+    written by another (``mpsched compare``).
+    """
+    files = {"summary.json": results.summary_json().encode("utf-8")}
+    for name, table in results.tables.items():
+        files[f"{name}.parquet"] = parquet_bytes(table)
+    toml_text = results.resolved_toml
+    if not toml_text.endswith("\n"):
+        toml_text += "\n"
+    files["scenario.toml"] = toml_text.encode("utf-8")
+    return files
+
+
 def write_results(results: Results, out_dir: Union[str, "os.PathLike[str]"]) -> Path:
     """Write ``results`` to ``out_dir`` (see :data:`OUTPUT_FILES`) and return its path.
 
@@ -166,7 +200,8 @@ def write_results(results: Results, out_dir: Union[str, "os.PathLike[str]"]) -> 
     partial one. On failure the temporary directory is removed and ``out_dir`` is left as it was.
 
     An existing ``out_dir`` is replaced only if it holds nothing but output files of an earlier
-    run; anything else raises ``FileExistsError`` (so ``--out .`` cannot wipe a directory).
+    run, with their figures and report (:data:`DERIVED_ENTRIES`, replaced along with them);
+    anything else raises ``FileExistsError`` (so ``--out .`` cannot wipe a directory).
     """
     out_dir = Path(out_dir)
     _check_replaceable(out_dir)
@@ -182,12 +217,18 @@ def write_results(results: Results, out_dir: Union[str, "os.PathLike[str]"]) -> 
 
 
 def _check_replaceable(out_dir: Path) -> None:
-    """Raise unless ``out_dir`` is absent, empty, or holds only files named in OUTPUT_FILES."""
+    """Raise unless ``out_dir`` is absent, empty, or holds only OUTPUT_FILES and DERIVED_ENTRIES."""
     if out_dir.name in ("", ".", ".."):
         raise FileExistsError(errno.EEXIST, "not a valid output directory name", str(out_dir))
     if not out_dir.is_dir() or out_dir.is_symlink():
         return  # absent, a plain file (refused by atomic_directory) or a symlink (replaced itself)
-    foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in OUTPUT_FILES or p.is_dir())
+    # Figures and reports count as results only next to a run's summary.
+    derived = DERIVED_ENTRIES if (out_dir / "summary.json").is_file() else ()
+    foreign = sorted(
+        p.name
+        for p in out_dir.iterdir()
+        if not (p.name in OUTPUT_FILES and not p.is_dir()) and p.name not in derived
+    )
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise FileExistsError(

@@ -77,3 +77,45 @@ def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
         return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
     return run
+
+
+# A short multipath scenario for compare / plot / report tests: a two-path MPTCP flow next to
+# a sized single-path TCP transfer, lossy enough that seeds differ. 2 s, ~10 ms per run.
+MINI_TOML = """\
+[sim]
+name = "mini"
+duration_s = 2.0
+sample_interval_ms = 200
+
+[[paths]]
+name = "a"
+rate_mbps = 10.0
+delay_ms = 10.0
+loss = { model = "bernoulli", p = 0.01 }
+
+[[paths]]
+name = "b"
+rate_mbps = 5.0
+delay_ms = 30.0
+loss = { model = "bernoulli", p = 0.01 }
+
+[[flows]]
+name = "mp"
+paths = ["a", "b"]
+scheduler = "minrtt"
+cc = "lia"
+
+[[flows]]
+name = "tcp"
+path = "a"
+size_bytes = 300000
+cc = "cubic"
+"""
+
+
+@pytest.fixture
+def mini_toml(tmp_path: Path) -> Path:
+    """The mini multipath scenario written to ``<tmp>/mini.toml``."""
+    path = tmp_path / "mini.toml"
+    path.write_text(MINI_TOML)
+    return path

@@ -1,0 +1,178 @@
+"""Load a results directory — one ``mpsched run`` or a ``mpsched compare`` sweep — for plots and reports.
+
+Both kinds load into the same :class:`Dataset`: pandas tables with the run keys (``run_id``,
+``scheduler``, ``cc``, ``seed``) and a ``variant`` label first. A single run is a dataset
+with one variant and one seed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+
+import pyarrow.parquet as pq
+
+from .matrix import run_labels
+from .sweep import FLOW_RENAMES, MANIFEST
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ResultsError", "Dataset", "load_results"]
+
+# The tables plots and reports use (links are not needed).
+_TABLES = ("flows", "subflows", "timeseries")
+
+
+class ResultsError(ValueError):
+    """The directory is not a readable results directory (one-line message)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The runs of a results directory.
+
+    Attributes:
+        path: the directory.
+        kind: ``"run"`` (``mpsched run`` output) or ``"compare"`` (``mpsched compare`` output).
+        scenario: the scenario name.
+        flows, subflows, timeseries: the tables, each starting with ``run_id``, ``scheduler``,
+            ``cc``, ``seed`` and ``variant``. In ``flows`` the flow's own scheduler and cc
+            columns are ``flow_scheduler`` and ``flow_cc``.
+        variants: the variant labels in matrix order: the scheduler, the cc, or
+            ``scheduler / cc`` when both vary.
+        seeds: the seeds, in matrix order.
+    """
+
+    path: Path
+    kind: str
+    scenario: str
+    flows: "pd.DataFrame"
+    subflows: "pd.DataFrame"
+    timeseries: "pd.DataFrame"
+    variants: Tuple[str, ...]
+    seeds: Tuple[int, ...]
+
+    @property
+    def runs(self) -> int:
+        """Number of runs."""
+        return int(self.flows["run_id"].nunique())
+
+    def first_seed_runs(self) -> Dict[str, str]:
+        """For each variant, the run_id of its run with the first seed (for per-run figures)."""
+        first = self.flows.drop_duplicates("variant")
+        return dict(zip(first["variant"], first["run_id"]))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+
+
+def _read_table(path: Path) -> "pd.DataFrame":
+    try:
+        return pq.read_table(path).to_pandas()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: missing") from None
+    except OSError as e:  # pyarrow reports unreadable or corrupt files as OSError/ArrowInvalid
+        raise ResultsError(f"{path}: cannot read ({e})") from None
+    except Exception as e:  # noqa: BLE001 - pyarrow.ArrowInvalid and friends
+        raise ResultsError(f"{path}: not a Parquet file ({type(e).__name__})") from None
+
+
+def _variant_labels(schedulers: List[str], ccs: List[str]) -> List[str]:
+    """One label per run: the axis that varies, or both."""
+    many_sched = len(set(schedulers)) > 1
+    many_cc = len(set(ccs)) > 1
+    if many_sched and many_cc:
+        return [f"{s} / {c}" for s, c in zip(schedulers, ccs)]
+    return list(ccs) if many_cc else list(schedulers)
+
+
+def _add_variant(frame: "pd.DataFrame", variant_of_run: Dict[str, str]) -> "pd.DataFrame":
+    frame = frame.copy()
+    frame.insert(4, "variant", frame["run_id"].map(variant_of_run))
+    return frame
+
+
+def _load_compare(path: Path) -> Dataset:
+    manifest = _read_json(path / MANIFEST)
+    runs = manifest.get("runs") if isinstance(manifest, dict) else None
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise ResultsError(f"{path / MANIFEST}: not a compare manifest")
+    if not manifest.get("complete"):
+        raise ResultsError(
+            f"{path}: the sweep is incomplete; run the same `mpsched compare` again to finish it"
+        )
+    labels = _variant_labels([r["scheduler"] for r in runs], [r["cc"] for r in runs])
+    variant_of_run = {r["run_id"]: label for r, label in zip(runs, labels)}
+    tables = {name: _add_variant(_read_table(path / f"{name}.parquet"), variant_of_run) for name in _TABLES}
+    return Dataset(
+        path=path,
+        kind="compare",
+        scenario=str(manifest.get("scenario_name", path.name)),
+        variants=tuple(dict.fromkeys(labels)),
+        seeds=tuple(dict.fromkeys(int(r["seed"]) for r in runs)),
+        **tables,
+    )
+
+
+def _load_run(path: Path) -> Dataset:
+    summary = _read_json(path / "summary.json")
+    if not isinstance(summary, dict):
+        raise ResultsError(f"{path / 'summary.json'}: not a run summary")
+    frames = {name: _read_table(path / f"{name}.parquet") for name in _TABLES}
+    flows = frames["flows"]
+    try:  # the resolved scenario tells which flows are multipath
+        scenario: Dict[str, Any] = tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        scenario = {"flows": [{"name": n, "paths": []} for n, k in zip(flows["name"], flows["subflows"]) if k > 1]}
+    scheduler, cc = run_labels(scenario, list(flows["name"]), list(flows["scheduler"]), list(flows["cc"]))
+    seed = int(summary.get("seed", 0))
+    keys = {"run_id": path.name, "scheduler": scheduler, "cc": cc, "seed": seed, "variant": scheduler}
+    tables = {}
+    for name, frame in frames.items():
+        if name == "flows":
+            frame = frame.rename(columns=FLOW_RENAMES)
+        for i, (column, value) in enumerate(keys.items()):
+            frame.insert(i, column, value)
+        tables[name] = frame
+    return Dataset(
+        path=path,
+        kind="run",
+        scenario=str(summary.get("scenario", path.name)),
+        variants=(scheduler,),
+        seeds=(seed,),
+        **tables,
+    )
+
+
+def load_results(path: Path) -> Dataset:
+    """Load a ``mpsched run`` or ``mpsched compare`` output directory.
+
+    Raises ResultsError (one line) if ``path`` is missing, not a results directory, an
+    unfinished sweep, or holds unreadable files.
+    """
+    if not path.exists():
+        raise ResultsError(f"{path}: no such directory")
+    if not path.is_dir():
+        raise ResultsError(f"{path}: not a directory")
+    if (path / MANIFEST).is_file():
+        return _load_compare(path)
+    if (path / "summary.json").is_file():
+        return _load_run(path)
+    raise ResultsError(
+        f"{path}: not a results directory (expected the output of `mpsched run` or `mpsched compare`)"
+    )

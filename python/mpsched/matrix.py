@@ -1,0 +1,351 @@
+"""Experiment matrices for ``mpsched compare``: one scenario per (scheduler, cc, seed).
+
+:func:`build_matrix` reads a scenario file, applies each scheduler / congestion-control
+override, checks every variant with the simulator core (so a bad name fails before anything
+runs), and returns the runs in a fixed order with a content hash each. The hash covers
+everything that determines a run's results (the overridden scenario, the seed and the bytes
+of its trace files), so a finished run can be recognised and skipped when a sweep resumes.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from . import _core
+from .api import run as run_scenario
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+__all__ = [
+    "MatrixError",
+    "RunSpec",
+    "Matrix",
+    "MAX_SEED",
+    "parse_seeds",
+    "format_seeds",
+    "parse_names",
+    "load_scenario",
+    "build_matrix",
+    "run_labels",
+]
+
+#: Largest seed of a compare sweep: seeds are stored in an int64 Parquet column.
+MAX_SEED = 2**63 - 1
+#: Most seeds one ``--seeds`` value may expand to.
+MAX_SEEDS = 100_000
+
+# Scheduler and congestion-control names become parts of run directory names: keep them tame
+# (the core decides whether a tame name is a real one).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
+_SEED_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
+
+# Fields holding trace file paths, relative to the scenario file's directory.
+_TRACE_FIELDS = (("links", ("trace",)), ("paths", ("trace", "trace_reverse")))
+
+# Duration of the check run of each variant: enough for the core to validate everything.
+_CHECK_DURATION_S = 0.001
+
+
+class MatrixError(ValueError):
+    """Bad input for a compare matrix (axes, scenario file, names); the message is one line."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a matrix.
+
+    Attributes:
+        run_id: directory name of the run, e.g. ``blest_seed3`` (the overridden axes, then
+            the seed).
+        scheduler: the scheduler label: the ``--scheduler`` value, or the scenario's
+            multipath schedulers joined by ``+`` (``none`` without multipath flows).
+        cc: the congestion-control label: the ``--cc`` value, or the scenario's joined by ``+``.
+        seed: the random seed.
+        scenario_hash: SHA-256 of what determines the results (see the module docstring).
+        scenario: the scenario dict to run, overrides applied and trace paths absolute.
+    """
+
+    run_id: str
+    scheduler: str
+    cc: str
+    seed: int
+    scenario_hash: str
+    scenario: Dict[str, Any]
+
+    def meta(self) -> Dict[str, Any]:
+        """The run's identity as recorded in ``run.json`` and ``compare.json``."""
+        return {
+            "run_id": self.run_id,
+            "scheduler": self.scheduler,
+            "cc": self.cc,
+            "seed": self.seed,
+            "scenario_hash": self.scenario_hash,
+        }
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The runs of a compare sweep, in order: scheduler, then cc, then seed."""
+
+    scenario_path: Path
+    scenario_name: str
+    schedulers: Optional[Tuple[str, ...]]  # None: as in the scenario
+    ccs: Optional[Tuple[str, ...]]
+    seeds: Tuple[int, ...]
+    runs: Tuple[RunSpec, ...]
+
+
+def parse_seeds(text: str) -> List[int]:
+    """Parse ``--seeds``: ``7``, ``1-10``, ``1,3,5`` or a mix such as ``1-3,7``.
+
+    Raises MatrixError on bad syntax, a descending range, a repeated seed, a seed above
+    :data:`MAX_SEED` or more than :data:`MAX_SEEDS` seeds.
+    """
+    seeds: List[int] = []
+    seen = set()
+    for item in text.split(","):
+        item = item.strip()
+        m = _SEED_ITEM.fullmatch(item)
+        if not m:
+            raise MatrixError(
+                f"--seeds: expected seeds like '7', '1-10' or '1,3,5', got {text!r}"
+            )
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) is not None else lo
+        if hi < lo:
+            raise MatrixError(f"--seeds: range {item!r} goes down (write '{hi}-{lo}')")
+        if hi > MAX_SEED:
+            raise MatrixError(f"--seeds: seed {hi} is above the largest seed, 2**63 - 1")
+        if len(seeds) + hi - lo + 1 > MAX_SEEDS:
+            raise MatrixError(f"--seeds: more than {MAX_SEEDS:,} seeds")
+        for seed in range(lo, hi + 1):
+            if seed in seen:
+                raise MatrixError(f"--seeds: seed {seed} is given twice in {text!r}")
+            seen.add(seed)
+            seeds.append(seed)
+    return seeds
+
+
+def format_seeds(seeds: Sequence[int]) -> str:
+    """The inverse of :func:`parse_seeds`, compact: ``[1, 2, 3, 7]`` -> ``"1-3,7"``."""
+    parts: List[str] = []
+    i = 0
+    while i < len(seeds):
+        j = i
+        while j + 1 < len(seeds) and seeds[j + 1] == seeds[j] + 1:
+            j += 1
+        parts.append(str(seeds[i]) if i == j else f"{seeds[i]}-{seeds[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def parse_names(text: str, option: str) -> List[str]:
+    """Parse a comma-separated list of names (``--scheduler``, ``--cc``); no blanks or repeats."""
+    names = [n.strip() for n in text.split(",")]
+    for name in names:
+        if not name:
+            raise MatrixError(f"{option}: empty name in {text!r}")
+        if not _NAME.fullmatch(name):
+            raise MatrixError(f"{option}: {name!r} is not a valid name")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise MatrixError(f"{option}: {repeated[0]!r} is given twice")
+    return names
+
+
+def load_scenario(path: Path) -> Dict[str, Any]:
+    """Read a scenario file (TOML, or JSON if it ends in ``.json``) into a dict."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise MatrixError(f"{path}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MatrixError(f"{path}: not a UTF-8 text file") from None
+    try:
+        if path.suffix.lower() == ".json":
+            scenario = json.loads(text)
+        else:
+            scenario = tomllib.loads(text)
+    except json.JSONDecodeError as e:
+        raise MatrixError(f"{path}: line {e.lineno}: {e.msg}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MatrixError(f"{path}: {e}") from None
+    if not isinstance(scenario, dict):
+        raise MatrixError(f"{path}: expected a table of [sim], [[paths]], [[flows]]...")
+    try:
+        json.dumps(scenario)
+    except (TypeError, ValueError) as e:  # TOML dates and times are no scenario values
+        raise MatrixError(f"{path}: unsupported value: {e}") from None
+    return scenario
+
+
+def _flows(scenario: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The scenario's flow tables (malformed entries are left for the core to report)."""
+    flows = scenario.get("flows")
+    return [f for f in flows if isinstance(f, dict)] if isinstance(flows, list) else []
+
+
+def _is_multipath(flow: Mapping[str, Any]) -> bool:
+    return "paths" in flow
+
+
+def apply_overrides(
+    scenario: Mapping[str, Any], scheduler: Optional[str], cc: Optional[str]
+) -> Dict[str, Any]:
+    """A copy of ``scenario`` with ``scheduler`` on every multipath flow and ``cc`` on every flow."""
+    out = copy.deepcopy(dict(scenario))
+    for flow in _flows(out):
+        if scheduler is not None and _is_multipath(flow):
+            flow["scheduler"] = scheduler
+        if cc is not None:
+            flow["cc"] = cc
+    return out
+
+
+def _trace_refs(scenario: Mapping[str, Any]) -> Iterable[Tuple[Dict[str, Any], str]]:
+    """(table, field) for every trace path given in the scenario."""
+    for section, fields in _TRACE_FIELDS:
+        entries = scenario.get(section)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict):
+                for field in fields:
+                    if isinstance(entry.get(field), str):
+                        yield entry, field
+
+
+def resolve_trace_paths(scenario: Mapping[str, Any], base_dir: Path) -> Dict[str, Any]:
+    """A copy of ``scenario`` with relative trace paths made absolute against ``base_dir``.
+
+    A dict scenario's traces are resolved against the current directory; a file's against its
+    own directory: this keeps the file's meaning when it is run as a dict.
+    """
+    out = copy.deepcopy(dict(scenario))
+    base = os.path.abspath(base_dir)
+    for entry, field in _trace_refs(out):
+        entry[field] = os.path.join(base, entry[field])
+    return out
+
+
+def _trace_digests(scenario: Mapping[str, Any], base_dir: Path) -> Dict[str, Optional[str]]:
+    """SHA-256 of each trace file, keyed by the path as written (None if unreadable)."""
+    digests: Dict[str, Optional[str]] = {}
+    for entry, field in _trace_refs(scenario):
+        written = entry[field]
+        try:
+            digests[written] = hashlib.sha256((base_dir / written).read_bytes()).hexdigest()
+        except OSError:
+            digests[written] = None  # the core's check reports the missing file
+    return digests
+
+
+def scenario_hash(scenario: Mapping[str, Any], seed: int, traces: Mapping[str, Optional[str]]) -> str:
+    """SHA-256 of a run's inputs: the scenario (trace paths as written), the seed, the traces."""
+    doc = {"scenario": scenario, "seed": seed, "traces": traces}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _join_unique(values: Iterable[str]) -> str:
+    return "+".join(dict.fromkeys(values))
+
+
+def run_labels(
+    scenario: Mapping[str, Any], names: Sequence[str], schedulers: Sequence[str], ccs: Sequence[str]
+) -> Tuple[str, str]:
+    """(scheduler label, cc label) of a run from its scenario and its flows table's columns.
+
+    The scheduler label joins the schedulers of the multipath flows (``none`` if there are
+    none); the cc label joins every flow's congestion control. Repeats are dropped.
+    """
+    multipath = {f.get("name") for f in _flows(scenario) if _is_multipath(f)}
+    scheduler = _join_unique(s for n, s in zip(names, schedulers) if n in multipath) or "none"
+    return scheduler, _join_unique(ccs) or "none"
+
+
+def _check_variant(scenario: Dict[str, Any], source: Path) -> Tuple[str, str]:
+    """Validate ``scenario`` with a very short run; return its (scheduler, cc) labels."""
+    probe = copy.deepcopy(scenario)
+    sim = probe.get("sim")
+    if isinstance(sim, dict) and isinstance(sim.get("duration_s"), (int, float)):
+        sim["duration_s"] = min(sim["duration_s"], _CHECK_DURATION_S)
+    try:
+        flows = run_scenario(probe).flows
+    except _core.ScenarioError as e:
+        message = str(e)
+        if message.startswith("<dict>"):
+            message = f"{source}{message[len('<dict>'):]}"
+        raise MatrixError(message) from None
+    return run_labels(
+        scenario,
+        flows.column("name").to_pylist(),
+        flows.column("scheduler").to_pylist(),
+        flows.column("cc").to_pylist(),
+    )
+
+
+def build_matrix(
+    scenario_path: Path,
+    seeds: Optional[Sequence[int]] = None,
+    schedulers: Optional[Sequence[str]] = None,
+    ccs: Optional[Sequence[str]] = None,
+) -> Matrix:
+    """The runs of ``scenario_path`` × ``schedulers`` × ``ccs`` × ``seeds``, checked by the core.
+
+    ``None`` for ``schedulers`` or ``ccs`` keeps the scenario's own, for ``seeds`` runs the
+    scenario's ``[sim].seed`` (default 1). Raises MatrixError
+    (one line) for an unreadable scenario, an invalid variant (the core's message, naming
+    ``scenario_path``) or a scheduler override on a scenario without multipath flows.
+    """
+    scenario = load_scenario(scenario_path)
+    base_dir = scenario_path.parent
+    if schedulers is not None and not any(_is_multipath(f) for f in _flows(scenario)):
+        raise MatrixError(
+            f"--scheduler: {scenario_path} has no multipath flow (a flow with 'paths') "
+            "for a scheduler to apply to"
+        )
+    sim = scenario.get("sim") if isinstance(scenario.get("sim"), dict) else {}
+    name = sim.get("name")
+    if seeds is None:
+        own = sim.get("seed", 1)
+        valid = isinstance(own, int) and not isinstance(own, bool) and 0 <= own <= MAX_SEED
+        seeds = [own if valid else 1]
+    runs: List[RunSpec] = []
+    for scheduler in schedulers if schedulers is not None else [None]:
+        for cc in ccs if ccs is not None else [None]:
+            variant = apply_overrides(scenario, scheduler, cc)
+            traces = _trace_digests(variant, base_dir)
+            resolved = resolve_trace_paths(variant, base_dir)
+            sched_label, cc_label = _check_variant(resolved, scenario_path)
+            for seed in seeds:
+                parts = [p for p in (scheduler, cc) if p is not None] + [f"seed{seed}"]
+                runs.append(
+                    RunSpec(
+                        run_id="_".join(parts),
+                        scheduler=scheduler if scheduler is not None else sched_label,
+                        cc=cc if cc is not None else cc_label,
+                        seed=seed,
+                        scenario_hash=scenario_hash(variant, seed, traces),
+                        scenario=resolved,
+                    )
+                )
+    return Matrix(
+        scenario_path=scenario_path,
+        scenario_name=str(name) if isinstance(name, str) else scenario_path.stem,
+        schedulers=tuple(schedulers) if schedulers is not None else None,
+        ccs=tuple(ccs) if ccs is not None else None,
+        seeds=tuple(seeds),
+        runs=tuple(runs),
+    )

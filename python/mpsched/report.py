@@ -1,0 +1,166 @@
+"""One-page report of a results directory: a summary table and the figures.
+
+``report.md`` (Markdown, figures linked from ``plots/``) or ``report.html`` (a single
+self-contained file, figures inlined), both written into the results directory. The figures
+are drawn as PNG into ``plots/`` first (see :mod:`mpsched.plot`). Same results, same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from ._atomic import write_file_atomic
+from .dataset import Dataset
+from .matrix import format_seeds
+from .plot import figure_specs, render
+from .stats import SummaryRow, summarize
+
+__all__ = ["summary_table", "markdown_report", "html_report", "write_report", "PLOTS_DIR"]
+
+PLOTS_DIR = "plots"
+MISSING = "—"
+
+NOTES = (
+    "Means over the runs (seeds) of each row; ± is the half-width of the 95 % confidence "
+    "interval (Student's t). FCT: mean over the runs in which the flow completed. "
+    "Retransmits and RTOs: per run. Reinjected: data resent on another subflow after an RTO "
+    "or a path failure. OOO: time-average of out-of-order bytes in the receive buffer "
+    "(head-of-line blocking). rwnd full: time the receive window was closed."
+)
+
+
+def _num(value: Optional[float], fmt: str, scale: float = 1.0) -> str:
+    return MISSING if value is None else format(value * scale, fmt)
+
+
+def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]]]:
+    """Headers and formatted cells of the summary table (columns that say nothing are dropped)."""
+    many_flows = len({r.flow for r in rows}) > 1
+    sized = any(r.sized for r in rows)
+    headers = ["scheduler", "cc"] + (["flow"] if many_flows else []) + ["runs", "goodput (Mbit/s)"]
+    if sized:
+        headers += ["FCT (s)", "completed"]
+    headers += ["retransmits", "RTOs", "reinjected (kB)", "OOO (kB)", "rwnd full (s)"]
+    cells = []
+    for r in rows:
+        goodput = _num(r.goodput_mbps, ".2f")
+        if r.goodput_ci_mbps is not None:
+            goodput += f" ± {r.goodput_ci_mbps:.2f}"
+        row = [r.scheduler, r.cc] + ([r.flow] if many_flows else []) + [str(r.runs), goodput]
+        if sized:
+            row += [_num(r.fct_s, ".3f"), f"{r.completed}/{r.runs}" if r.sized else MISSING]
+        row += [
+            _num(r.retransmits, ".1f"),
+            _num(r.rto_count, ".1f"),
+            _num(r.reinjected_bytes, ".1f", 1e-3),
+            _num(r.mean_ooo_bytes, ".1f", 1e-3),
+            _num(r.rwnd_full_s, ".2f"),
+        ]
+        cells.append(row)
+    return headers, cells
+
+
+def _title(ds: Dataset) -> str:
+    if ds.kind == "compare":
+        return f"{ds.scenario}: {', '.join(ds.variants)}"
+    return f"{ds.scenario}: run {ds.path.name}"
+
+
+def _description(ds: Dataset) -> str:
+    seeds = format_seeds(list(ds.seeds))
+    if ds.kind == "compare":
+        return (
+            f"`mpsched compare` results in `{ds.path}`: {len(ds.variants)} variant(s) × "
+            f"{len(ds.seeds)} seed(s) ({seeds}) = {ds.runs} runs of scenario `{ds.scenario}`."
+        )
+    return f"`mpsched run` results in `{ds.path}`: scenario `{ds.scenario}`, seed {seeds}."
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown_report(ds: Dataset, figures: Sequence[Tuple[str, str]]) -> str:
+    """The report as Markdown; ``figures`` are (caption, path relative to the report)."""
+    headers, cells = summary_table(summarize(ds.flows, ds.variants))
+    lines = [f"# {_title(ds)}", "", _description(ds), "", "## Summary", ""]
+    lines.append("| " + " | ".join(headers) + " |")
+    text_cols = 2 + ("flow" in headers)  # then numbers, right-aligned
+    lines.append("|" + "|".join(" --- " if i < text_cols else " ---: " for i in range(len(headers))) + "|")
+    for row in cells:
+        lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+    lines += ["", NOTES, "", "## Figures", ""]
+    for caption, rel in figures:
+        lines += [f"### {caption}", "", f"![{caption}]({rel})", ""]
+    return "\n".join(lines)
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.7em; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f4f4; }
+img { max-width: 100%; }
+p.notes { color: #555; font-size: 0.85em; }
+code { background: #f4f4f4; padding: 0 0.2em; }
+""".strip()
+
+
+def _inline_code(text: str) -> str:
+    """Escape ``text`` and turn `backquoted` spans into <code>."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
+    """The report as one self-contained HTML page; ``figures`` are (caption, PNG bytes)."""
+    headers, cells = summary_table(summarize(ds.flows, ds.variants))
+    text_cols = 2 + ("flow" in headers)
+    e = html.escape
+
+    def cell(tag: str, i: int, value: str) -> str:
+        cls = "" if i < text_cols else ' class="num"'
+        return f"<{tag}{cls}>{e(value)}</{tag}>"
+
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f"<title>{e(_title(ds))}</title>",
+        f"<style>\n{_CSS}\n</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{e(_title(ds))}</h1>",
+        f"<p>{_inline_code(_description(ds))}</p>",
+        "<h2>Summary</h2>",
+        "<table>",
+        "<tr>" + "".join(cell("th", i, h) for i, h in enumerate(headers)) + "</tr>",
+    ]
+    for row in cells:
+        out.append("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(row)) + "</tr>")
+    out += ["</table>", f'<p class="notes">{e(NOTES)}</p>', "<h2>Figures</h2>"]
+    for caption, png in figures:
+        data = base64.b64encode(png).decode("ascii")
+        out += [f"<h3>{e(caption)}</h3>", f'<img alt="{e(caption)}" src="data:image/png;base64,{data}">']
+    out += ["</body>", "</html>", ""]
+    return "\n".join(out)
+
+
+def write_report(ds: Dataset, as_html: bool = False) -> Path:
+    """Draw the figures (PNG, into ``plots/``), then write ``report.md`` or ``report.html``."""
+    plots = ds.path / PLOTS_DIR
+    render(ds, plots, ["png"])
+    specs = figure_specs(ds)
+    if as_html:
+        text = html_report(ds, [(s.caption, (plots / f"{s.name}.png").read_bytes()) for s in specs])
+        path = ds.path / "report.html"
+    else:
+        text = markdown_report(ds, [(s.caption, f"{PLOTS_DIR}/{s.name}.png") for s in specs])
+        path = ds.path / "report.md"
+    write_file_atomic(path, text.encode("utf-8"))
+    return path
