@@ -136,6 +136,9 @@ struct SfMeta {
     /// Redundant mode: next DSN this subflow has not carried.
     red_next: u64,
     rto_seen: u64,
+    /// set_path(Up) armed the subflow's retransmission timer for "now" (to resume at once):
+    /// that one timeout is a restart, not a new failure.
+    up_restart: bool,
     delivered_seen: u64,
 }
 
@@ -214,6 +217,7 @@ impl Connection {
                 max_srtt: 0,
                 red_next: 0,
                 rto_seen: 0,
+                up_restart: false,
                 delivered_seen: 0,
             })
             .collect();
@@ -310,6 +314,7 @@ impl Connection {
         if delivered > m.delivered_seen {
             m.delivered_seen = delivered;
             m.pf = false;
+            m.up_restart = false;
         }
         if srtt.0 > 0 {
             m.min_srtt = m.min_srtt.min(srtt.0);
@@ -341,6 +346,16 @@ impl Connection {
             let rtos = self.subflows[i].info().rto_count;
             if rtos > self.meta[i].rto_seen {
                 self.meta[i].rto_seen = rtos;
+                if std::mem::take(&mut self.meta[i].up_restart) {
+                    // The restart armed by set_path(Up): the path was just declared usable (A.1 D3
+                    // "cleared when the interface comes back up"), so this is no new failure.
+                    continue;
+                }
+                if !self.meta[i].path_up {
+                    // The path is down: SubflowDown was reported and the subflow's data queued for
+                    // reinjection at set_path(Down), and nothing new was put on it since.
+                    continue;
+                }
                 if self.subflows.len() > 1 && self.subflows[i].is_established() {
                     // Linux: RTO => potentially failed, reinject its unacknowledged data elsewhere.
                     if !self.meta[i].pf {
@@ -389,7 +404,7 @@ impl Connection {
                 if !self.meta[i].path_up {
                     self.meta[i].path_up = true;
                     self.meta[i].pf = false;
-                    self.subflows[i].path_up(now);
+                    self.meta[i].up_restart = self.subflows[i].path_up(now);
                 }
             }
             PathState::Backup(b) => self.meta[i].backup = b,

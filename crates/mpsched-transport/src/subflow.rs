@@ -1141,12 +1141,15 @@ impl Subflow {
     }
 
     /// Path came back: restart the retransmission timer now with no backoff, so the subflow
-    /// resumes at once instead of waiting out a backed-off RTO.
-    pub fn path_up(&mut self, now: Instant) {
+    /// resumes at once instead of waiting out a backed-off RTO. Returns whether the timer was
+    /// armed (the connection then knows that this timeout is a restart, not a failure).
+    pub fn path_up(&mut self, now: Instant) -> bool {
         self.backoff = 0;
         if self.snd_una < self.snd_nxt || self.syn_pending || matches!(self.state, SfState::SynSent | SfState::SynReceived) {
             self.timers[Timer::Rto as usize] = Some(now);
+            return true;
         }
+        false
     }
 
     /// A client subflow other than the first waits for the MP_CAPABLE subflow; this starts its

@@ -113,11 +113,10 @@ fn set_path_down_then_up() {
 /// One outage, one SubflowDown: set_path(Down) reports it; the RTOs that follow on the down path
 /// must not report it again, and set_path(Up) clears the potentially-failed state (A.1 D3:
 /// "cleared ... when the interface comes back up") instead of marking it failed again.
-/// Observed: SubflowDown(1) at 300 ms (Down), again at the first RTO while down (~518 ms), and
-/// again at 800 ms: Up arms the RTO timer for `now`, the timer fires, the connection treats it
-/// as a new RTO, sets pf again and reinjects the subflow's data a second time.
+/// (Formerly: SubflowDown(1) at 300 ms (Down), again at the first RTO while down (~518 ms), and
+/// again at 800 ms: Up arms the RTO timer for `now`, the timer fires, and the connection treated
+/// it as a new RTO, set pf again and reinjected the subflow's data a second time.)
 #[test]
-#[ignore = "BUG: SubflowDown reported again by RTOs of a down path, and set_path(Up) immediately re-marks the subflow failed (forced RTO at Up)"]
 fn one_subflow_down_event_per_outage() {
     let mut p = equal_paths("minrtt").with_fault(blackhole_path(1, at_ms(300), at_ms(800)));
     let total = 3_000_000;
