@@ -153,7 +153,7 @@ pub struct Connection {
     /// Connection-level retransmission queue: sent, not DATA_ACKed, ascending DSN.
     sent: VecDeque<MetaSeg>,
     data_una: u64,
-    /// Right edge of the peer's window in DSN space (DATA_ACK + window of the latest ACK).
+    /// Right edge of the peer's window in DSN space: the largest DATA_ACK + window seen (C.2).
     wnd_right: u64,
     reinject: VecDeque<(u64, u32)>,
     pending: VecDeque<Transmit>,
@@ -231,7 +231,7 @@ impl Connection {
             coupled,
             sent: VecDeque::new(),
             data_una: 0,
-            wnd_right: 65_535,
+            wnd_right: 0, // set by the SYN-ACK (client) or the third ACK (server)
             reinject: VecDeque::new(),
             pending: VecDeque::new(),
             events: VecDeque::new(),
@@ -303,7 +303,9 @@ impl Connection {
 
         if seg.flags.contains(Flags::ACK) && seg.data_ack >= self.data_una {
             self.data_una = seg.data_ack;
-            self.wnd_right = seg.data_ack + seg.wnd as u64;
+            // C.2: keep the largest right edge seen (a reordered or duplicated ACK with a smaller
+            // window must not pull it back).
+            self.wnd_right = self.wnd_right.max(seg.data_ack + seg.wnd as u64);
             while self.sent.front().is_some_and(|m| m.dsn + m.len as u64 <= self.data_una) {
                 self.sent.pop_front();
             }

@@ -109,6 +109,9 @@ pub struct ConnShared {
     pub rcv_buf: u64,
     /// Bytes received but not yet read by the application.
     pub rcv_unread: u64,
+    /// Largest right edge (DATA_ACK + window, DSN space) advertised so far: never moved left
+    /// (baselines spec C.2, RFC 8684 3.3.4; Linux tcp_select_window never shrinks the window).
+    pub rcv_edge: u64,
     /// Snapshot of all subflows for coupled congestion control.
     pub siblings: Vec<SiblingInfo>,
 }
@@ -121,6 +124,7 @@ impl ConnShared {
             rcv: Reassembly::new(0),
             rcv_buf,
             rcv_unread: 0,
+            rcv_edge: 0,
             siblings: Vec::new(),
         }
     }
@@ -128,6 +132,16 @@ impl ConnShared {
     #[inline]
     pub fn rcv_window(&self) -> u64 {
         self.rcv_buf.saturating_sub(self.rcv.ooo_bytes() + self.rcv_unread)
+    }
+    /// The window to put in an ACK carrying DATA_ACK = `rcv.next()`: the free buffer, or more if
+    /// an earlier ACK already offered a farther right edge (out-of-order arrivals fill the buffer
+    /// without moving DATA_ACK; the edge offered before stays valid). Records the edge.
+    /// The edge never exceeds read point + buffer, so the peer never gets more than the buffer.
+    pub fn advertise_window(&mut self) -> u64 {
+        let data_ack = self.rcv.next();
+        let wnd = self.rcv_window().max(self.rcv_edge.saturating_sub(data_ack));
+        self.rcv_edge = self.rcv_edge.max(data_ack + wnd);
+        wnd
     }
     #[inline]
     pub fn unsent(&self) -> u64 {
@@ -982,7 +996,7 @@ impl Subflow {
     }
 
     /// ACK fields common to every segment; clears the pending-ACK state.
-    fn base_segment(&mut self, now: Instant, cx: &SubflowCx) -> Segment {
+    fn base_segment(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
         self.ack_now = false;
         self.unacked_segs = 0;
         self.timers[Timer::DelayedAck as usize] = None;
@@ -990,7 +1004,7 @@ impl Subflow {
             sf: self.id,
             flags: Flags::ACK,
             ack: self.rcv_nxt,
-            wnd: cx.conn.rcv_window().min(u32::MAX as u64) as u32,
+            wnd: cx.conn.advertise_window().min(u32::MAX as u64) as u32,
             data_ack: cx.conn.rcv.next(),
             ts_val: now.0,
             ts_ecr: self.ts_recent,

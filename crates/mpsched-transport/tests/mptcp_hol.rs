@@ -131,7 +131,6 @@ fn unread_buffer_closes_the_shared_window() {
 /// sender, which takes the latest edge, counts the out-of-order bytes twice (in flight and
 /// against the window): at most ~46 KB of the 64 KiB buffer is ever outstanding.
 #[test]
-#[ignore = "BUG (C.2): the advertised right edge data_ack + wnd shrinks as out-of-order data arrives"]
 fn receiver_never_shrinks_the_right_edge() {
     let (p, _, _) = hol_run("minrtt-norp");
     let mut edge = 0u64;
@@ -148,7 +147,6 @@ fn receiver_never_shrinks_the_right_edge() {
 /// ACK arrives again with a 2-MSS window (a duplicate from the network). Then 20 segments are
 /// written: the 10-segment windows of the two idle subflows would take all of them at once.
 #[test]
-#[ignore = "BUG (C.2): the sender replaces its connection-level right edge with the latest ACK's instead of keeping the largest"]
 fn sender_keeps_largest_right_edge() {
     let mut p = Pair::new(multipath_config("minrtt", 2, BUF)).with_path(0, ms(10), None).with_path(1, ms(10), None);
     p.drive_until(at_ms(200));
