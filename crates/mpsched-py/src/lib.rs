@@ -8,6 +8,8 @@ use pyo3::types::{PyDict, PyList};
 
 use mpsched_sim::{Column, Format, Table};
 
+mod env;
+
 create_exception!(_core, ScenarioError, PyValueError, "A bad scenario, trace or argument (one-line message).");
 
 fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
@@ -270,6 +272,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_class::<PySim>()?;
+    m.add_class::<env::PyEnv>()?;
+    m.add_class::<env::PyVecEnv>()?;
+    m.add_function(wrap_pyfunction!(env::env_features, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_description, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod energy;
+pub mod env;
 pub mod event;
 pub mod link;
 pub mod rng;

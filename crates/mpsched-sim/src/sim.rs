@@ -302,12 +302,13 @@ impl Sim {
                     }
                 }
                 Kind::DecisionTimer => {
+                    // One last boundary after the flow completed closes its final interval.
                     let f = e.a as usize;
                     if self.flows[f].done_at.is_none() {
                         let next = self.now + self.decision_interval(f);
                         self.ev.push(next, Kind::DecisionTimer, e.a, 0);
-                        return Stop::Interval { flow: e.a };
                     }
+                    return Stop::Interval { flow: e.a };
                 }
             }
         }
@@ -352,6 +353,16 @@ impl Sim {
     /// The receiving connection of flow `f`, once started.
     pub fn receiver(&self, f: usize) -> Option<&Connection> {
         self.eps[2 * f + 1].conn.as_ref()
+    }
+
+    /// Whether flow `f` has completed its transfer(s).
+    pub fn flow_done(&self, f: usize) -> bool {
+        self.flows[f].done_at.is_some()
+    }
+
+    /// Whether path `p` is down by a path event.
+    pub fn path_is_down(&self, p: usize) -> bool {
+        self.path_down[p]
     }
 
     pub fn stats(&self) -> RunStats {

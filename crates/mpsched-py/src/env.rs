@@ -1,0 +1,213 @@
+//! `_core.Env` and `_core.VecEnv`: the learning environments of `mpsched-sim::env`, writing
+//! observations, reward terms and flags into numpy arrays the caller allocated once. Every
+//! step runs with the GIL released.
+
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyReadwriteArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use mpsched_sim::env::{Env, EnvSpec, VecEnv, VecOut, CONN_FEATURES, FLOW_FEATURES, SUBFLOW_FEATURES};
+
+use crate::ScenarioError;
+
+fn scenario_err(e: mpsched_sim::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+fn check_len(what: &str, got: usize, want: usize) -> PyResult<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!("{what}: expected {want} values, got {got}")))
+    }
+}
+
+/// Shape facts shared by both classes.
+fn layout(spec: &EnvSpec) -> (usize, usize, usize, usize, usize) {
+    (spec.obs_len(), spec.action_len(), spec.terms_len(), spec.frame_len(), spec.mask_len())
+}
+
+#[pyclass(name = "Env", module = "mpsched._core")]
+pub struct PyEnv {
+    env: Env,
+}
+
+#[pymethods]
+impl PyEnv {
+    /// `spec_json`: the env spec (scenario text, controlled flow, action kind, sizes).
+    #[new]
+    fn new(py: Python<'_>, spec_json: &str, seed: u64) -> PyResult<Self> {
+        let spec = EnvSpec::from_json(spec_json).map_err(scenario_err)?;
+        let env = py.detach(move || Env::new(spec, seed)).map_err(scenario_err)?;
+        Ok(PyEnv { env })
+    }
+
+    /// Starts an episode whose scenario is drawn with `seed`; writes the first observation.
+    fn reset(&mut self, py: Python<'_>, seed: u64, mut obs: PyReadwriteArray1<f32>) -> PyResult<()> {
+        let d = self.env.spec.obs_len();
+        let out = obs.as_slice_mut()?;
+        check_len("obs", out.len(), d)?;
+        let env = &mut self.env;
+        py.detach(move || {
+            env.reset(seed)?;
+            env.observe(out);
+            Ok::<(), mpsched_sim::ScenarioError>(())
+        })
+        .map_err(scenario_err)
+    }
+
+    /// Applies `action`, runs to the next decision boundary, writes the observation and the
+    /// interval's reward terms. Returns (terminated, truncated).
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        action: PyReadonlyArray1<f32>,
+        mut obs: PyReadwriteArray1<f32>,
+        mut terms: PyReadwriteArray1<f64>,
+    ) -> PyResult<(bool, bool)> {
+        let (d, a, t, _, _) = layout(&self.env.spec);
+        let act = action.as_slice()?;
+        check_len("action", act.len(), a)?;
+        let o = obs.as_slice_mut()?;
+        check_len("obs", o.len(), d)?;
+        let tm = terms.as_slice_mut()?;
+        check_len("terms", tm.len(), t)?;
+        let env = &mut self.env;
+        let st = py.detach(move || {
+            let st = env.step(act);
+            env.observe(o);
+            env.write_terms(tm);
+            st
+        });
+        Ok((st.terminated, st.truncated))
+    }
+
+    #[getter]
+    fn obs_len(&self) -> usize {
+        self.env.spec.obs_len()
+    }
+    #[getter]
+    fn action_len(&self) -> usize {
+        self.env.spec.action_len()
+    }
+    #[getter]
+    fn terms_len(&self) -> usize {
+        self.env.spec.terms_len()
+    }
+    #[getter]
+    fn frame_len(&self) -> usize {
+        self.env.spec.frame_len()
+    }
+    #[getter]
+    fn mask_len(&self) -> usize {
+        self.env.spec.mask_len()
+    }
+    #[getter]
+    fn term_names(&self) -> Vec<String> {
+        self.env.spec.term_names()
+    }
+    /// Simulated time in seconds.
+    #[getter]
+    fn now_s(&self) -> f64 {
+        self.env.sim().now_ns() as f64 / 1e9
+    }
+    /// Steps taken in this episode.
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.env.steps
+    }
+    /// Subflows the controlled connection has now.
+    #[getter]
+    fn subflows(&self) -> usize {
+        self.env.sim().connection(self.env.spec.flow).map_or(0, |c| c.subflow_count())
+    }
+}
+
+#[pyclass(name = "VecEnv", module = "mpsched._core")]
+pub struct PyVecEnv {
+    venv: VecEnv,
+    spec: EnvSpec,
+}
+
+#[pymethods]
+impl PyVecEnv {
+    /// `n` envs, sub-env i seeded `base_seed + i`, stepped on `threads` threads.
+    #[new]
+    fn new(py: Python<'_>, spec_json: &str, n: usize, base_seed: u64, threads: usize) -> PyResult<Self> {
+        if n == 0 {
+            return Err(PyValueError::new_err("num_envs: expected at least 1"));
+        }
+        let spec = EnvSpec::from_json(spec_json).map_err(scenario_err)?;
+        let s = spec.clone();
+        let venv = py.detach(move || VecEnv::new(s, n, base_seed, threads)).map_err(scenario_err)?;
+        Ok(PyVecEnv { venv, spec })
+    }
+
+    /// Resets every sub-env (`base_seed` None: each one's next episode); writes `obs` [n, D].
+    #[pyo3(signature = (base_seed, obs))]
+    fn reset(&mut self, py: Python<'_>, base_seed: Option<u64>, mut obs: PyReadwriteArray2<f32>) -> PyResult<()> {
+        let want = self.venv.len() * self.spec.obs_len();
+        let o = obs.as_slice_mut()?;
+        check_len("obs", o.len(), want)?;
+        let venv = &mut self.venv;
+        py.detach(move || venv.reset(base_seed, o)).map_err(scenario_err)
+    }
+
+    /// Steps every sub-env (NEXT_STEP autoreset); writes obs [n, D], terms [n, T] and flags [n].
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        actions: PyReadonlyArray2<f32>,
+        mut obs: PyReadwriteArray2<f32>,
+        mut terms: PyReadwriteArray2<f64>,
+        mut terminated: PyReadwriteArray1<bool>,
+        mut truncated: PyReadwriteArray1<bool>,
+    ) -> PyResult<()> {
+        let n = self.venv.len();
+        let (d, a, t, _, _) = layout(&self.spec);
+        let act = actions.as_slice()?;
+        check_len("actions", act.len(), n * a)?;
+        let o = obs.as_slice_mut()?;
+        check_len("obs", o.len(), n * d)?;
+        let tm = terms.as_slice_mut()?;
+        check_len("terms", tm.len(), n * t)?;
+        let te = terminated.as_slice_mut()?;
+        check_len("terminated", te.len(), n)?;
+        let tr = truncated.as_slice_mut()?;
+        check_len("truncated", tr.len(), n)?;
+        let venv = &mut self.venv;
+        py.detach(move || venv.step(act, VecOut { obs: o, terms: tm, terminated: te, truncated: tr }));
+        Ok(())
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.venv.len()
+    }
+    #[getter]
+    fn threads(&self) -> usize {
+        self.venv.threads
+    }
+    #[getter]
+    fn obs_len(&self) -> usize {
+        self.spec.obs_len()
+    }
+    #[getter]
+    fn action_len(&self) -> usize {
+        self.spec.action_len()
+    }
+    #[getter]
+    fn terms_len(&self) -> usize {
+        self.spec.terms_len()
+    }
+    #[getter]
+    fn term_names(&self) -> Vec<String> {
+        self.spec.term_names()
+    }
+}
+
+/// Feature names of a frame: (subflow, connection, flow).
+#[pyfunction]
+pub fn env_features() -> (Vec<&'static str>, Vec<&'static str>, Vec<&'static str>) {
+    (SUBFLOW_FEATURES.to_vec(), CONN_FEATURES.to_vec(), FLOW_FEATURES.to_vec())
+}

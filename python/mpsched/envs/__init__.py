@@ -1,0 +1,51 @@
+"""Gymnasium environments for learned multipath scheduling and congestion control.
+
+::
+
+    import gymnasium as gym
+    import mpsched.envs  # registers the ids
+
+    env = gym.make("mpsched/Scheduler-v0", scenario="scenarios/edar-handoff.toml",
+                   action="mode", reward="edar", interval="min-rtt", history=6)
+    obs, info = env.reset(seed=1)
+    obs, reward, terminated, truncated, info = env.step(1)   # redundant until the next TI
+
+    venv = mpsched.envs.SchedulerVectorEnv("scenarios/edar-handoff.toml", num_envs=16)
+
+    cc = gym.make("mpsched/CongestionControl-v0", scenario="scenarios/drl-cc-1.toml")
+
+Observations are flat float32 vectors; :class:`ObsLayout` (``env.unwrapped.layout``) slices
+them into subflow, connection and flow features and the masks. Rewards are in
+:mod:`mpsched.rewards`. See docs/envs.md.
+"""
+
+from gymnasium.envs.registration import register, registry
+
+from ._spec import EnvConfigError
+from .scheduler import (
+    CONN_FEATURES,
+    FLOW_FEATURES,
+    SUBFLOW_FEATURES,
+    CongestionControlEnv,
+    ObsLayout,
+    SchedulerEnv,
+    feature_names,
+)
+from .vector import SchedulerVectorEnv
+
+__all__ = [
+    "SchedulerEnv",
+    "CongestionControlEnv",
+    "SchedulerVectorEnv",
+    "ObsLayout",
+    "EnvConfigError",
+    "feature_names",
+    "SUBFLOW_FEATURES",
+    "CONN_FEATURES",
+    "FLOW_FEATURES",
+]
+
+if "mpsched/Scheduler-v0" not in registry:
+    register(id="mpsched/Scheduler-v0", entry_point="mpsched.envs.scheduler:SchedulerEnv")
+if "mpsched/CongestionControl-v0" not in registry:
+    register(id="mpsched/CongestionControl-v0", entry_point="mpsched.envs.scheduler:CongestionControlEnv")

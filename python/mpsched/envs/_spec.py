@@ -1,0 +1,120 @@
+"""Turn a scenario and env options into the core's env spec (JSON)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+from ..matrix import MatrixError, load_scenario, resolve_trace_paths
+
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+#: Scheduler the controlled flow gets for each scheduling action space.
+SCHEDULER_OF_ACTION = {"mode": "external-mode", "weights": "external-weights", "select": "external-weights"}
+
+
+class EnvConfigError(ValueError):
+    """A bad environment option (one-line message naming the option)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    spec_json: str
+    flow: int
+    flow_name: str
+    source: str
+    max_paths: int
+
+
+def _load(scenario: ScenarioLike) -> tuple[Dict[str, Any], str]:
+    if isinstance(scenario, Mapping):
+        return resolve_trace_paths(copy.deepcopy(dict(scenario)), Path.cwd()), "<dict>"
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        try:
+            sc = load_scenario(path)
+        except MatrixError as e:
+            raise EnvConfigError(str(e)) from None
+        return resolve_trace_paths(sc, path.parent), os.fspath(path)
+    raise EnvConfigError(f"scenario: expected a path or a dict, got {type(scenario).__name__}")
+
+
+def _flow_index(flows: List[Dict[str, Any]], flow: Union[int, str, None], source: str) -> int:
+    if not flows:
+        raise EnvConfigError(f"{source}: flows: expected at least one [[flows]] entry")
+    if flow is None:
+        for i, f in enumerate(flows):
+            if isinstance(f, dict) and "paths" in f:
+                return i
+        return 0
+    if isinstance(flow, bool):
+        raise EnvConfigError(f"flow: expected a flow name or index, got {flow!r}")
+    if isinstance(flow, int):
+        if not 0 <= flow < len(flows):
+            raise EnvConfigError(f"flow: expected an index below {len(flows)}, got {flow}")
+        return flow
+    for i, f in enumerate(flows):
+        if isinstance(f, dict) and f.get("name") == flow:
+            return i
+    names = ", ".join(str(f.get("name")) for f in flows if isinstance(f, dict))
+    raise EnvConfigError(f"flow: no flow named {flow!r} in {source} (flows: {names})")
+
+
+def prepare(
+    scenario: ScenarioLike,
+    *,
+    action: str,
+    flow: Union[int, str, None],
+    interval: Union[float, str],
+    max_paths: int,
+    history: int,
+    max_flows: int = 8,
+    cwnd_step: float = 10.0,
+    duration_s: Optional[float] = None,
+) -> Prepared:
+    """Sets the controlled flow up for outside decisions and returns the spec for the core."""
+    sc, source = _load(scenario)
+    flows = sc.get("flows")
+    if not isinstance(flows, list):
+        raise EnvConfigError(f"{source}: flows: expected a list of [[flows]] tables")
+    f = _flow_index(flows, flow, source)
+    fl = flows[f]
+    fl.pop("decision_interval_ms", None)
+    fl.pop("decision_every_min_rtt", None)
+    if interval == "min-rtt":
+        fl["decision_every_min_rtt"] = True
+    elif isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
+        fl["decision_interval_ms"] = float(interval)
+    else:
+        raise EnvConfigError(f"interval: expected a period in ms > 0 or \"min-rtt\", got {interval!r}")
+    if action == "cwnd":
+        fl["cc"] = "external"
+    else:
+        if "paths" not in fl:
+            raise EnvConfigError(f"{source}: flows[{f}]: a scheduling env needs a multipath flow (`paths = [...]`)")
+        fl["scheduler"] = SCHEDULER_OF_ACTION[action]
+    if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
+        raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
+    n_paths = len(fl.get("paths", [fl.get("path")]))
+    if n_paths > max_paths:
+        raise EnvConfigError(f"max_paths: flow {fl.get('name', f)!r} has {n_paths} paths, more than max_paths = {max_paths}")
+    if not isinstance(history, int) or not 1 <= history <= 64:
+        raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
+    if duration_s is not None:
+        sc.setdefault("sim", {})["duration_s"] = float(duration_s)
+    spec = {
+        "scenario": json.dumps(sc),
+        "source": source,
+        "format": "json",
+        "flow": f,
+        "action": action,
+        "max_paths": max_paths,
+        "history": history,
+        "max_flows": max_flows,
+        "cwnd_step": float(cwnd_step),
+    }
+    return Prepared(json.dumps(spec), f, str(fl.get("name", f)), source, max_paths)

@@ -1,0 +1,263 @@
+"""``mpsched/Scheduler-v0`` and ``mpsched/CongestionControl-v0``: one simulation per env.
+
+The simulation pauses at every decision boundary of one controlled flow (a fixed period, or
+EdAR's transmission interval = the minimum subflow RTT); the action applies until the next
+boundary. Observations are flat ``float32`` vectors laid out by :class:`ObsLayout`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .. import _core
+from ..rewards import RewardFn, Terms, get_reward
+from ._spec import EnvConfigError, ScenarioLike, prepare
+
+SUBFLOW_FEATURES, CONN_FEATURES, FLOW_FEATURES = (tuple(x) for x in _core.env_features())
+
+ACTIONS = ("mode", "weights", "select")
+
+
+@dataclass(frozen=True)
+class ObsLayout:
+    """Where each feature sits in the flat observation.
+
+    The observation is ``history`` frames, oldest first, then a mask. A frame holds
+    ``max_paths`` subflow slots of :data:`SUBFLOW_FEATURES`, the connection's
+    :data:`CONN_FEATURES` and (congestion-control envs) ``max_flows`` slots of
+    :data:`FLOW_FEATURES`. The mask is 1 per usable subflow (then 1 per active flow).
+    """
+
+    max_paths: int
+    history: int
+    max_flows: int = 0
+
+    @property
+    def frame_len(self) -> int:
+        return self.max_paths * len(SUBFLOW_FEATURES) + len(CONN_FEATURES) + self.max_flows * len(FLOW_FEATURES)
+
+    @property
+    def mask_len(self) -> int:
+        return self.max_paths + self.max_flows
+
+    @property
+    def size(self) -> int:
+        return self.history * self.frame_len + self.mask_len
+
+    def frames(self, obs: np.ndarray) -> np.ndarray:
+        """``[..., history, frame_len]`` view of observations."""
+        return obs[..., : self.history * self.frame_len].reshape(*obs.shape[:-1], self.history, self.frame_len)
+
+    def subflows(self, obs: np.ndarray) -> np.ndarray:
+        """``[..., history, max_paths, n_subflow_features]``."""
+        f = self.frames(obs)[..., : self.max_paths * len(SUBFLOW_FEATURES)]
+        return f.reshape(*f.shape[:-1], self.max_paths, len(SUBFLOW_FEATURES))
+
+    def connection(self, obs: np.ndarray) -> np.ndarray:
+        """``[..., history, n_conn_features]``."""
+        o = self.max_paths * len(SUBFLOW_FEATURES)
+        return self.frames(obs)[..., o : o + len(CONN_FEATURES)]
+
+    def flows(self, obs: np.ndarray) -> np.ndarray:
+        """``[..., history, max_flows, n_flow_features]`` (congestion-control envs)."""
+        o = self.max_paths * len(SUBFLOW_FEATURES) + len(CONN_FEATURES)
+        f = self.frames(obs)[..., o:]
+        return f.reshape(*f.shape[:-1], self.max_flows, len(FLOW_FEATURES))
+
+    def path_mask(self, obs: np.ndarray) -> np.ndarray:
+        o = self.history * self.frame_len
+        return obs[..., o : o + self.max_paths]
+
+    def flow_mask(self, obs: np.ndarray) -> np.ndarray:
+        o = self.history * self.frame_len + self.max_paths
+        return obs[..., o : o + self.max_flows]
+
+
+def action_space(action: str, max_paths: int) -> spaces.Space:
+    if action == "mode":
+        return spaces.Discrete(2)
+    if action == "weights":
+        return spaces.Box(0.0, 1.0, (max_paths,), np.float32)
+    if action == "select":
+        return spaces.MultiBinary(max_paths)
+    if action == "cwnd":
+        return spaces.Box(-1.0, 1.0, (max_paths,), np.float32)
+    raise EnvConfigError(f"action: expected one of mode, weights, select, got {action!r}")
+
+
+def action_row(action: str, a: Any, out: np.ndarray) -> None:
+    """Writes a (single-env) action into the core's float32 row."""
+    if action == "mode":
+        out[0] = float(int(np.asarray(a).reshape(-1)[0]))
+    else:
+        row = np.asarray(a, dtype=np.float32).reshape(-1)
+        if row.shape[0] != out.shape[0]:
+            raise ValueError(f"action: expected {out.shape[0]} values (one per path slot, max_paths), got {row.shape[0]}")
+        out[:] = row
+
+
+class _CoreEnv(gym.Env):
+    """Shared machinery of the two single envs."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        scenario: ScenarioLike,
+        *,
+        action: str,
+        reward: Union[str, RewardFn],
+        reward_kwargs: Optional[Dict[str, Any]],
+        flow: Union[int, str, None],
+        interval: Union[float, str],
+        max_paths: int,
+        history: int,
+        max_flows: int,
+        cwnd_step: float = 10.0,
+        duration_s: Optional[float] = None,
+    ) -> None:
+        super().__init__()
+        self.action_kind = action
+        self.action_space = action_space(action, max_paths)
+        self._prepared = prepare(
+            scenario, action=action, flow=flow, interval=interval, max_paths=max_paths,
+            history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+        )
+        self.reward_fn = get_reward(reward, reward_kwargs)
+        self.reward_name = reward if isinstance(reward, str) else getattr(reward, "__name__", "custom")
+        self._core: Optional[Any] = None
+        host = max_flows if action == "cwnd" else 0
+        self.layout = ObsLayout(max_paths, history, host)
+        self.observation_space = spaces.Box(-1.0, np.inf, (self.layout.size,), np.float32)
+        # Buffers the core writes into, made once.
+        self._obs = np.zeros(self.layout.size, np.float32)
+        self._act = np.zeros(1 if action == "mode" else max_paths, np.float32)
+        self._terms = np.zeros(0, np.float64)
+        self._index: Dict[str, int] = {}
+        self.episode_seed: Optional[int] = None
+
+    @property
+    def flow_name(self) -> str:
+        """The controlled flow."""
+        return self._prepared.flow_name
+
+    def _info(self) -> Dict[str, Any]:
+        return {
+            "time_s": self._core.now_s,
+            "action_mask": self.layout.path_mask(self._obs).astype(np.int8),
+            "terms": Terms(self._terms.copy(), self._index),
+        }
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+        """A new episode; ranges in the scenario are drawn anew from the episode's seed."""
+        super().reset(seed=seed)
+        episode_seed = int(self.np_random.integers(0, 2**63 - 1))
+        if options and "scenario_seed" in options:
+            episode_seed = int(options["scenario_seed"])
+        self.episode_seed = episode_seed
+        if self._core is None:
+            self._core = _core.Env(self._prepared.spec_json, episode_seed)
+            self._terms = np.zeros(self._core.terms_len, np.float64)
+            self._index = {n: i for i, n in enumerate(self._core.term_names)}
+        self._core.reset(episode_seed, self._obs)
+        self._terms[:] = 0.0
+        return self._obs.copy(), self._info()
+
+    def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        if self._core is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        action_row(self.action_kind, action, self._act)
+        terminated, truncated = self._core.step(self._act, self._obs, self._terms)
+        reward = float(self.reward_fn(Terms(self._terms, self._index)))
+        return self._obs.copy(), reward, terminated, truncated, self._info()
+
+
+class SchedulerEnv(_CoreEnv):
+    """``mpsched/Scheduler-v0``: schedule one multipath connection of a scenario.
+
+    Args:
+        scenario: a scenario file or dict (see docs/scenarios.md). Ranges in it
+            (``{range = [lo, hi]}``) are drawn anew every episode from the episode's seed.
+        action: ``"mode"`` (Discrete(2): normal/redundant, EdAR), ``"weights"`` (Box [0, 1]^P:
+            each path's share of new data, PDAA3C) or ``"select"`` (MultiBinary(P): the paths to
+            use, MPTCP-RL; none selected = all usable). ``info["action_mask"]`` marks usable paths.
+        reward: a name of :data:`mpsched.rewards.REWARDS` (``edar``, ``mptcp-rl``, ``pdaa3c``,
+            ``drl-cc``, ``goodput``) or ``fn(terms) -> float``; ``reward_kwargs`` override its
+            weights.
+        flow: the controlled flow (name or index; default the first multipath flow).
+        interval: decision period in ms, or ``"min-rtt"`` (EdAR's transmission interval).
+        max_paths: observation/action slots (paths beyond the flow's are masked out).
+        history: intervals of history in the observation (EdAR: k + 1 = 6).
+        duration_s: overrides the scenario's duration (episode length).
+    """
+
+    def __init__(
+        self,
+        scenario: ScenarioLike,
+        action: str = "mode",
+        reward: Union[str, RewardFn] = "edar",
+        reward_kwargs: Optional[Dict[str, Any]] = None,
+        flow: Union[int, str, None] = None,
+        interval: Union[float, str] = "min-rtt",
+        max_paths: int = 4,
+        history: int = 1,
+        duration_s: Optional[float] = None,
+    ) -> None:
+        if action not in ACTIONS:
+            raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
+        super().__init__(
+            scenario, action=action, reward=reward, reward_kwargs=reward_kwargs, flow=flow,
+            interval=interval, max_paths=max_paths, history=history, max_flows=8, duration_s=duration_s,
+        )
+
+
+class CongestionControlEnv(_CoreEnv):
+    """``mpsched/CongestionControl-v0``: set the congestion windows of one MPTCP connection
+    among the flows of a host (DRL-CC's set-up).
+
+    Every interval the action ``a ∈ [-1, 1]^P`` changes subflow i's window by
+    ``a_i · cwnd_step`` segments (at least 2 segments remain). The observation adds, per flow of
+    the scenario (up to ``max_flows``, masked), DRL-CC's per-flow state: sending rate, goodput,
+    mean RTT, RTT deviation, window. Default reward: DRL-CC's Σ log(goodput) over active flows.
+    """
+
+    def __init__(
+        self,
+        scenario: ScenarioLike,
+        reward: Union[str, RewardFn] = "drl-cc",
+        reward_kwargs: Optional[Dict[str, Any]] = None,
+        flow: Union[int, str, None] = None,
+        interval: Union[float, str] = 100.0,
+        max_paths: int = 4,
+        max_flows: int = 8,
+        history: int = 1,
+        cwnd_step: float = 10.0,
+        duration_s: Optional[float] = None,
+    ) -> None:
+        if not isinstance(max_flows, int) or not 1 <= max_flows <= 64:
+            raise EnvConfigError(f"max_flows: expected an integer in 1..64, got {max_flows!r}")
+        if not cwnd_step > 0:
+            raise EnvConfigError(f"cwnd_step: expected a number of segments > 0, got {cwnd_step!r}")
+        super().__init__(
+            scenario, action="cwnd", reward=reward, reward_kwargs=reward_kwargs, flow=flow,
+            interval=interval, max_paths=max_paths, history=history, max_flows=max_flows,
+            cwnd_step=cwnd_step, duration_s=duration_s,
+        )
+
+
+def feature_names(layout: ObsLayout) -> List[str]:
+    """Name of every observation element, e.g. ``t-1/sub0/srtt``, ``t0/conn/goodput``, ``mask/path0``."""
+    names: List[str] = []
+    for h in range(layout.history):
+        tag = f"t{h - layout.history + 1}" if h < layout.history - 1 else "t0"
+        names += [f"{tag}/sub{i}/{n}" for i in range(layout.max_paths) for n in SUBFLOW_FEATURES]
+        names += [f"{tag}/conn/{n}" for n in CONN_FEATURES]
+        names += [f"{tag}/flow{j}/{n}" for j in range(layout.max_flows) for n in FLOW_FEATURES]
+    names += [f"mask/path{i}" for i in range(layout.max_paths)]
+    names += [f"mask/flow{j}" for j in range(layout.max_flows)]
+    return names

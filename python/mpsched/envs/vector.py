@@ -1,0 +1,116 @@
+"""Batched environments: N simulations stepped in one call into Rust, GIL released.
+
+``SchedulerVectorEnv`` is a :class:`gymnasium.vector.VectorEnv` (autoreset mode NEXT_STEP: the
+step after an episode ended resets that sub-env, ignores its action and returns reward 0).
+Sub-env i is seeded ``seed + i``; later episodes derive their seeds from it, so the results do
+not depend on the number of threads.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Optional, Tuple, Union
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from .. import _core
+from ..rewards import RewardFn, Terms, get_reward
+from ._spec import EnvConfigError, ScenarioLike, prepare
+from .scheduler import ACTIONS, ObsLayout, action_space
+
+
+class SchedulerVectorEnv(VectorEnv):
+    """``num_envs`` copies of :class:`~mpsched.envs.SchedulerEnv` (same options), in Rust.
+
+    Args:
+        num_envs: sub-envs.
+        threads: worker threads (default: the CPUs, at most ``num_envs``).
+        action: ``"mode"``, ``"weights"``, ``"select"`` or ``"cwnd"`` (DRL-CC's windows).
+        Other arguments as for :class:`~mpsched.envs.SchedulerEnv`.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        scenario: ScenarioLike,
+        num_envs: int = 8,
+        action: str = "mode",
+        reward: Union[str, RewardFn] = "edar",
+        reward_kwargs: Optional[Dict[str, Any]] = None,
+        flow: Union[int, str, None] = None,
+        interval: Union[float, str] = "min-rtt",
+        max_paths: int = 4,
+        history: int = 1,
+        max_flows: int = 8,
+        cwnd_step: float = 10.0,
+        duration_s: Optional[float] = None,
+        threads: Optional[int] = None,
+    ) -> None:
+        if action not in ACTIONS + ("cwnd",):
+            raise EnvConfigError(f"action: expected one of mode, weights, select, cwnd, got {action!r}")
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise EnvConfigError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
+        self._prepared = prepare(
+            scenario, action=action, flow=flow, interval=interval, max_paths=max_paths,
+            history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+        )
+        self.num_envs = num_envs
+        self.threads = max(1, min(num_envs, threads or os.cpu_count() or 1))
+        self.action_kind = action
+        self.layout = ObsLayout(max_paths, history, max_flows if action == "cwnd" else 0)
+        self.single_observation_space = spaces.Box(-1.0, np.inf, (self.layout.size,), np.float32)
+        self.single_action_space = action_space(action, max_paths)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.reward_fn = get_reward(reward, reward_kwargs)
+        self._core: Optional[Any] = None
+        self._seed = 0
+        self._obs = np.zeros((num_envs, self.layout.size), np.float32)
+        self._act = np.zeros((num_envs, 1 if action == "mode" else max_paths), np.float32)
+        self._terms = np.zeros((num_envs, 0), np.float64)
+        self._terminated = np.zeros(num_envs, np.bool_)
+        self._truncated = np.zeros(num_envs, np.bool_)
+        self._ended = np.zeros(num_envs, np.bool_)
+        self._index: Dict[str, int] = {}
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+        """Resets every sub-env. ``seed``: sub-env i uses ``seed + i`` (default: the next episodes,
+        or seeds 0.. on the first reset)."""
+        if seed is not None:
+            self._seed = int(seed)
+        if self._core is None:
+            self._core = _core.VecEnv(self._prepared.spec_json, self.num_envs, self._seed, self.threads)
+            self._terms = np.zeros((self.num_envs, self._core.terms_len), np.float64)
+            self._index = {n: i for i, n in enumerate(self._core.term_names)}
+            base: Optional[int] = self._seed
+        else:
+            base = self._seed if seed is not None else None
+        self._core.reset(base, self._obs)
+        self._terms[:] = 0.0
+        self._ended[:] = False
+        return self._obs.copy(), {"action_mask": self.layout.path_mask(self._obs).astype(np.int8)}
+
+    def step(self, actions: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
+        if self._core is None:
+            raise RuntimeError("call reset() before step()")
+        if self.action_kind == "mode":
+            self._act[:, 0] = np.asarray(actions).reshape(self.num_envs)
+        else:
+            self._act[:] = np.asarray(actions, dtype=np.float32).reshape(self.num_envs, -1)
+        self._core.step(self._act, self._obs, self._terms, self._terminated, self._truncated)
+        rewards = np.asarray(self.reward_fn(Terms(self._terms, self._index)), dtype=np.float64).reshape(self.num_envs)
+        # Sub-envs that were reset in this step (NEXT_STEP autoreset) earn nothing.
+        rewards = np.where(self._ended, 0.0, rewards)
+        self._ended = self._terminated | self._truncated
+        info = {
+            "action_mask": self.layout.path_mask(self._obs).astype(np.int8),
+            "terms": Terms(self._terms.copy(), self._index),
+        }
+        return self._obs.copy(), rewards, self._terminated.copy(), self._truncated.copy(), info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._core = None

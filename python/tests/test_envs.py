@@ -1,0 +1,280 @@
+"""Gymnasium environments: API conformance, determinism, observations, vector env, learning."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import mpsched.envs
+from mpsched.envs import (
+    CONN_FEATURES,
+    SUBFLOW_FEATURES,
+    EnvConfigError,
+    SchedulerEnv,
+    SchedulerVectorEnv,
+    feature_names,
+)
+
+# Two 10 Mbit/s paths; the second one drops 5 % of its packets. Short episodes (5 s).
+LOSSY = {
+    "sim": {"duration_s": 5.0, "seed": 1},
+    "paths": [
+        {"name": "good", "rate_mbps": 10.0, "delay_ms": 10.0},
+        {"name": "lossy", "rate_mbps": 10.0, "delay_ms": 10.0, "loss": {"model": "bernoulli", "p": 0.05}},
+    ],
+    "flows": [{"name": "mp", "paths": ["good", "lossy"], "cc": "cubic"}],
+}
+
+# DRL-CC-like host: an MPTCP connection next to a TCP flow on a shared 8 Mbit/s bottleneck.
+HOST = {
+    "sim": {"duration_s": 3.0, "seed": 1},
+    "links": [
+        {"name": "bottleneck", "rate_mbps": 8.0, "delay_ms": 50.0},
+        {"name": "back", "rate_mbps": 8.0, "delay_ms": 50.0},
+        {"name": "side", "rate_mbps": 8.0, "delay_ms": 50.0},
+    ],
+    "paths": [
+        {"name": "p1", "forward": ["bottleneck"], "reverse": ["back"]},
+        {"name": "p2", "forward": ["side"], "reverse": ["back"]},
+    ],
+    "flows": [
+        {"name": "mp", "paths": ["p1", "p2"], "cc": "lia"},
+        {"name": "tcp", "path": "p1", "cc": "reno"},
+    ],
+}
+
+
+def run_actions(env, seed, actions):
+    obs, _ = env.reset(seed=seed)
+    out = [obs]
+    rewards = []
+    for a in actions:
+        obs, r, te, tr, _ = env.step(a)
+        out.append(obs)
+        rewards.append(r)
+        if te or tr:
+            break
+    return np.array(out), np.array(rewards)
+
+
+@pytest.mark.parametrize("action", ["mode", "weights", "select"])
+def test_scheduler_env_passes_check_env(action):
+    env = gym.make("mpsched/Scheduler-v0", scenario=LOSSY, action=action, interval=50.0, history=3, duration_s=2.0)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_congestion_control_env_passes_check_env():
+    env = gym.make("mpsched/CongestionControl-v0", scenario=HOST, interval=100.0, max_flows=4)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_same_seed_same_trajectory_under_fixed_actions():
+    env = SchedulerEnv(LOSSY, action="weights", reward="edar", interval=50.0, history=2, max_paths=2)
+    acts = [np.array([1.0, 0.2 * (i % 5)], np.float32) for i in range(60)]
+    o1, r1 = run_actions(env, 11, acts)
+    o2, r2 = run_actions(env, 11, acts)
+    assert np.array_equal(o1, o2) and np.array_equal(r1, r2)
+    o3, _ = run_actions(SchedulerEnv(LOSSY, action="weights", interval=50.0, history=2, max_paths=2), 12, acts)
+    # Another seed draws other losses on the lossy path: the trajectories differ.
+    assert not np.array_equal(o1[: len(o3)], o3[: len(o1)])
+
+
+def test_min_rtt_interval_and_observed_values_match_the_paths():
+    # Paths of 10 ms and 40 ms one-way: EdAR's TI is the smaller smoothed RTT (~20 ms + queueing).
+    sc = {
+        "sim": {"duration_s": 10.0},
+        "paths": [{"name": "a", "rate_mbps": 10.0, "delay_ms": 10.0}, {"name": "b", "rate_mbps": 10.0, "delay_ms": 40.0}],
+        "flows": [{"name": "mp", "paths": ["a", "b"], "cc": "reno"}],
+    }
+    env = SchedulerEnv(sc, action="mode", interval="min-rtt", max_paths=3)
+    obs, info = env.reset(seed=1)
+    delivered, start = 0.0, None
+    for k in range(120):
+        obs, r, te, tr, info = env.step(0)
+        if k == 39:
+            start = info["time_s"]
+        elif k > 39:
+            delivered += info["terms"]["goodput_mbps"] * info["terms"]["interval_s"]
+    elapsed = info["time_s"] - start
+    lay = env.layout
+    sub = lay.subflows(obs)[-1]
+    srtt_ms = sub[:, SUBFLOW_FEATURES.index("srtt")] * 100
+    assert 20 <= srtt_ms[0] < 60 and 80 <= srtt_ms[1] < 160, srtt_ms
+    assert srtt_ms[2] == 0  # the third slot is padding
+    assert list(lay.path_mask(obs)) == [1, 1, 0] and list(info["action_mask"]) == [1, 1, 0]
+    ti_ms = info["terms"]["interval_s"] * 1000
+    assert 20 <= ti_ms <= srtt_ms[0] + 1, (ti_ms, srtt_ms)
+    # Both paths saturated: goodput close to 20 Mbit/s once the windows have opened.
+    assert 15 < delivered / elapsed <= 20.5
+
+
+def test_redundant_mode_is_seen_in_the_terms_and_the_edar_reward():
+    env = SchedulerEnv(LOSSY, action="mode", reward="edar", interval=100.0)
+    env.reset(seed=3)
+    normal = [env.step(0) for _ in range(20)][-1]
+    env.reset(seed=3)
+    redundant = [env.step(1) for _ in range(20)][-1]
+    assert normal[4]["terms"]["redundant_mbps"] == 0
+    assert redundant[4]["terms"]["redundant_mbps"] > 1
+    # Redundant copies arrive twice: V_w > 0 lowers EdAR's reward below G.
+    t = redundant[4]["terms"]
+    assert t["recv_tput_mbps"] > t["goodput_mbps"] and redundant[1] < t["goodput_mbps"]
+    assert CONN_FEATURES.index("prev_mode") >= 0
+    conn = env.layout.connection(redundant[0])[-1]
+    assert conn[CONN_FEATURES.index("prev_mode")] == 1
+
+
+def test_select_action_uses_only_the_selected_path():
+    env = SchedulerEnv(LOSSY, action="select", reward="goodput", interval=100.0, max_paths=2)
+    env.reset(seed=1)
+    for _ in range(20):
+        obs, r, te, tr, info = env.step(np.array([1, 0]))
+    t = info["terms"]
+    assert t["sub_tput_mbps_1"] == 0 and t["sub_tput_mbps_0"] > 5
+    # An empty selection falls back to every usable path.
+    for _ in range(10):
+        obs, r, te, tr, info = env.step(np.array([0, 0]))
+    assert info["terms"]["sub_tput_mbps_1"] > 0
+
+
+def test_episode_ends_terminated_when_the_flow_completes():
+    sc = {**LOSSY, "flows": [{"name": "mp", "paths": ["good", "lossy"], "size_bytes": 500_000}]}
+    env = SchedulerEnv(sc, action="mode", interval=50.0)
+    env.reset(seed=1)
+    for n in range(1000):
+        _, _, te, tr, info = env.step(0)
+        if te or tr:
+            break
+    assert te and not tr and info["terms"]["done"] == 1
+    assert info["time_s"] < 2.0  # 500 kB over ~20 Mbit/s
+    env = SchedulerEnv(LOSSY, action="mode", interval=100.0)
+    env.reset(seed=1)
+    steps = 0
+    while True:
+        _, _, te, tr, info = env.step(0)
+        steps += 1
+        if te or tr:
+            break
+    # An unlimited flow runs into the 5 s duration: truncated after 5 s / 100 ms intervals.
+    assert tr and not te and steps == 50 and math.isclose(info["time_s"], 5.0)
+
+
+def test_congestion_control_env_sets_windows_and_sees_the_host():
+    env = gym.make("mpsched/CongestionControl-v0", scenario=HOST, interval=100.0, max_flows=4).unwrapped
+    obs, _ = env.reset(seed=1)
+    lay = env.layout
+    cwnd = SUBFLOW_FEATURES.index("cwnd")
+    for k in range(1, 5):
+        obs, r, te, tr, info = env.step(np.array([1.0, 1.0, 0, 0], np.float32))
+        # +1 × cwnd_step (10 segments) per interval from the initial 10 segments; the window
+        # does not move on its own (50 segments stay below the 8 Mbit/s × 100 ms BDP: no loss).
+        assert lay.subflows(obs)[-1][0, cwnd] * 100 == pytest.approx(10 + 10 * k, abs=1e-3)
+    flows = lay.flows(obs)[-1]
+    assert list(lay.flow_mask(obs)) == [1, 1, 0, 0]
+    assert flows[0, -1] == 1 and flows[1, -1] == 0  # the target flag
+    # DRL-CC's reward: Σ log(goodput) over the two active flows.
+    t = info["terms"]
+    expect = math.log(max(t["flow_goodput_mbps_0"], 0.01)) + math.log(max(t["flow_goodput_mbps_1"], 0.01))
+    assert math.isclose(r, expect, rel_tol=1e-12)
+
+
+def test_vector_env_matches_single_envs_and_threads_do_not_change_results():
+    acts = [np.array([i % 2, (i // 3) % 2, 1, i % 2]) for i in range(120)]
+    results = []
+    for threads in (1, 2):
+        v = SchedulerVectorEnv(LOSSY, num_envs=4, action="mode", interval=100.0, threads=threads)
+        obs, _ = v.reset(seed=5)
+        traj = [obs]
+        rews, ends = [], []
+        for a in acts:
+            obs, r, te, tr, info = v.step(a)
+            traj.append(obs)
+            rews.append(r)
+            ends.append(te | tr)
+        results.append((np.array(traj), np.array(rews), np.array(ends)))
+    assert all(np.array_equal(a, b) for a, b in zip(*results))
+    traj, rews, ends = results[0]
+    # Sub-env 2 equals a single env seeded base + 2 = 7, fed the same actions.
+    single = SchedulerEnv(LOSSY, action="mode", interval=100.0)
+    o, _ = single.reset(options={"scenario_seed": 7})
+    assert np.array_equal(o, traj[0, 2])
+    for k in range(49):
+        o, r, te, tr, _ = single.step(acts[k][2])
+        assert np.array_equal(o, traj[k + 1, 2]) and r == rews[k, 2]
+    # 5 s episodes of 100 ms: step 50 ends each episode, step 51 resets it with reward 0.
+    assert ends[49].all() and not ends[50].any() and (rews[50] == 0).all()
+    assert np.array_equal(traj[51, :, : 10], traj[51, :, : 10])  # the reset observation is in place
+
+
+def test_vector_env_is_a_gymnasium_vector_env():
+    v = SchedulerVectorEnv(LOSSY, num_envs=3, action="weights", reward="pdaa3c", interval=100.0)
+    assert isinstance(v, gym.vector.VectorEnv)
+    obs, info = v.reset(seed=0)
+    assert obs.shape == (3, v.single_observation_space.shape[0]) and v.observation_space.contains(obs)
+    obs, r, te, tr, info = v.step(v.action_space.sample())
+    assert r.shape == (3,) and te.dtype == bool and info["action_mask"].shape == (3, 4)
+
+
+def test_feature_names_cover_the_observation():
+    env = SchedulerEnv(LOSSY, action="mode", history=3, max_paths=2)
+    names = feature_names(env.layout)
+    assert len(names) == env.observation_space.shape[0] == len(set(names))
+    assert names[0] == "t-2/sub0/srtt" and names[-1] == "mask/path1"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"action": "fly"}, "action: expected one of"),
+        ({"flow": "nope"}, "flow: no flow named 'nope'"),
+        ({"max_paths": 1}, "max_paths: flow 'mp' has 2 paths"),
+        ({"interval": -5}, "interval: expected a period"),
+        ({"history": 0}, "history: expected an integer"),
+    ],
+)
+def test_bad_options_are_one_line_errors(kwargs, message):
+    with pytest.raises(EnvConfigError, match=message):
+        SchedulerEnv(LOSSY, **kwargs)
+
+
+def test_bad_scenario_is_the_cores_error():
+    bad = {**LOSSY, "paths": [{"name": "good", "rate_mbps": -1.0, "delay_ms": 10.0}]}
+    env = SchedulerEnv({**bad, "flows": [{"name": "mp", "paths": ["good"]}]}, action="mode")
+    with pytest.raises(mpsched.ScenarioError, match="rate"):
+        env.reset(seed=0)
+
+
+@pytest.mark.parametrize("ppo_seed", [3, 8])
+def test_ppo_learns_to_avoid_the_lossy_path(ppo_seed):
+    """A few thousand PPO steps on `select` learn to beat round-robin (both paths, equal shares)
+    on the goodput reward: CUBIC on a 5 %-loss path gets a fraction of its 10 Mbit/s, and
+    equal shares hold the good path back to the lossy one's pace."""
+    torch = pytest.importorskip("torch")
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+
+    def make():
+        return gym.make("mpsched/Scheduler-v0", scenario=LOSSY, action="select", reward="goodput", interval=100.0, max_paths=2)
+
+    def score(policy):
+        env = make()
+        total = 0.0
+        for s in (100, 101, 102):
+            obs, _ = env.reset(seed=s)
+            done = False
+            while not done:
+                obs, r, te, tr, _ = env.step(policy(obs))
+                total += r
+                done = te or tr
+        return total / 3
+
+    round_robin = score(lambda o: np.array([1, 1]))
+    model = PPO("MlpPolicy", make(), n_steps=256, batch_size=64, n_epochs=4, learning_rate=3e-3, seed=ppo_seed, verbose=0)
+    model.learn(3000)
+    learned = score(lambda o: model.predict(o, deterministic=True)[0])
+    assert learned > 1.3 * round_robin, (learned, round_robin)
