@@ -239,9 +239,12 @@ fn mean_in(s: &[(f64, f64)], ranges: &[(f64, f64)]) -> f64 {
 /// drops while path 2 hands off (20–40 s, 60–80 s) and recovers afterwards.
 /// Tolerances: the paper does not quantify its handoff, only minRTT's result (about 2.4 Mbps
 /// during handoff against ~10 Mbps stable, Fig. 9a), so we assert the shape: handoff goodput
-/// at most 75% of the pre-handoff level; after each handoff (45–55 s, 85–95 s) at least 85% of
+/// at most 75% of the pre-handoff level; after each handoff (45–55 s, 85–95 s) at least 80% of
 /// it. Without opportunistic retransmission (the ns-3 minRTT the paper ran) the drop is
 /// deeper: at most 50% of the pre-handoff level, i.e. the same order as the paper's 2.4/10.
+/// The post/pre ratio is noisy (0.1 % loss, 128 KB buffer): over seeds 1–12 it spans 0.85–1.23
+/// (mean 1.05) and seed 1, used here, is the lowest (0.85), so the bound leaves 5 points of
+/// margin rather than none.
 #[test]
 fn edar_handoff_minrtt_drops_and_recovers() {
     let s = handoff_run("minrtt");
@@ -250,7 +253,7 @@ fn edar_handoff_minrtt_drops_and_recovers() {
     let post = mean_in(&s, &[(45.0, 55.0), (85.0, 95.0)]);
     let msg = format!("minrtt: pre {pre:.2}, handoff {handoff:.2}, post {post:.2} Mbps");
     assert!(handoff <= 0.75 * pre, "{msg}");
-    assert!(post >= 0.85 * pre, "{msg}");
+    assert!(post >= 0.80 * pre, "{msg}");
     let s = handoff_run("minrtt-norp");
     let pre = mean_in(&s, &[(5.0, 20.0)]);
     let handoff = mean_in(&s, &[(20.0, 40.0), (60.0, 80.0)]);

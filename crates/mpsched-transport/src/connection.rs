@@ -455,7 +455,8 @@ impl Connection {
         for (i, sf) in self.subflows.iter().enumerate() {
             let m = &self.meta[i];
             let info = sf.info();
-            let usable = sf.is_established() && !m.pf && m.path_up;
+            // A.1 D1-D3: established, not pre-established (join's 4th ACK), not potentially failed.
+            let usable = sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up;
             let space = if usable { sf.new_data_space(now) } else { 0 };
             let available = usable && space >= len as u64;
             any_space |= available;

@@ -13,6 +13,9 @@ impl Flags {
     pub const FIN: Flags = Flags(4);
     pub const MP_JOIN: Flags = Flags(8);
     pub const DATA_FIN: Flags = Flags(16);
+    /// The third ACK of an MP_JOIN handshake (in MPTCP it carries the MP_JOIN HMAC), repeated
+    /// until the peer acknowledges it; the peer answers each with an ACK (RFC 8684 3.2).
+    pub const MP_JOIN_ACK: Flags = Flags(32);
     #[inline]
     pub fn contains(self, f: Flags) -> bool {
         self.0 & f.0 == f.0

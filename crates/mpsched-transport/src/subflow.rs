@@ -268,6 +268,9 @@ pub struct Subflow {
     rack_xmit: Instant,
     backoff: u32,
     syn_pending: bool,
+    /// A joining client subflow between the SYN-ACK and the peer's ACK of its third ACK
+    /// (baselines spec A.1 D2, "pre-established"): TCP-established but carries no data yet.
+    pre_established: bool,
     rtt: RttEstimator,
     cc: AnyCc,
     cc_state: CcState,
@@ -330,6 +333,7 @@ impl Subflow {
             rack_xmit: Instant::ZERO,
             backoff: 0,
             syn_pending: role == Role::Client && id == 0,
+            pre_established: false,
             rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto),
             cc,
             cc_state,
@@ -353,6 +357,10 @@ impl Subflow {
     }
     pub fn is_established(&self) -> bool {
         self.state == SfState::Established
+    }
+    /// A joining subflow whose MP_JOIN third ACK has not been acknowledged yet (A.1 D2).
+    pub fn is_pre_established(&self) -> bool {
+        self.pre_established
     }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
@@ -441,6 +449,18 @@ impl Subflow {
         if self.state != SfState::Established {
             return;
         }
+        if seg.flags.contains(Flags::MP_JOIN_ACK) {
+            // The joining peer's third ACK (or its repetition): acknowledge it at once (4th ACK).
+            self.ack_now = true;
+        }
+        if self.pre_established && seg.flags.contains(Flags::ACK) {
+            // The peer acknowledged our third ACK: the subflow may carry data (A.1 D2).
+            self.pre_established = false;
+            self.backoff = 0;
+            if self.snd_una == self.snd_nxt {
+                self.timers[Timer::Rto as usize] = None;
+            }
+        }
         if seg.flags.contains(Flags::ACK) {
             self.on_ack(now, seg, cx);
         }
@@ -484,6 +504,12 @@ impl Subflow {
                     self.timers[Timer::Rto as usize] = None;
                     self.state = SfState::Established;
                     self.delivered_time = now;
+                    if self.id != 0 {
+                        // MP_JOIN: pre-established until the server acknowledges the third ACK
+                        // (A.1 D2); the third ACK is repeated on the retransmission timer.
+                        self.pre_established = true;
+                        self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+                    }
                 }
                 // A duplicate SYN-ACK means our ACK was lost: acknowledge again.
                 self.ack_now = true;
@@ -880,6 +906,14 @@ impl Subflow {
     }
 
     fn on_rto(&mut self, now: Instant) {
+        if self.pre_established {
+            // The MP_JOIN third ACK (or the server's ACK of it) was lost: repeat it, with
+            // backoff. Not a data RTO (Linux uses a separate timer for it).
+            self.backoff = (self.backoff + 1).min(30);
+            self.ack_now = true;
+            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+            return;
+        }
         self.stats.rto_count += 1;
         self.backoff = (self.backoff + 1).min(30);
         match self.state {
@@ -1013,6 +1047,9 @@ impl Subflow {
         if !self.rcv_ooo.is_empty() {
             self.fill_sack(&mut seg);
         }
+        if self.pre_established {
+            seg.flags = seg.flags.with(Flags::MP_JOIN_ACK);
+        }
         seg
     }
 
@@ -1099,7 +1136,7 @@ impl Subflow {
     /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
     /// data before new data; A.1 T1 after an RTO).
     pub fn new_data_space(&self, now: Instant) -> u64 {
-        if self.state != SfState::Established || (self.lost_bytes > 0 && self.lost_bytes > self.retrans_bytes) {
+        if self.state != SfState::Established || self.pre_established || (self.lost_bytes > 0 && self.lost_bytes > self.retrans_bytes) {
             return 0;
         }
         if self.next_send_time > now && self.cc.pacing_rate(&self.cc_state).is_some_and(|r| r > 0) {

@@ -20,7 +20,9 @@ fn two_paths() -> Pair {
 #[test]
 fn join_after_first_subflow_established_then_data() {
     let mut p = two_paths();
-    let total = 100 * MSS;
+    // Long enough for subflow 1 to take part: subflow 0 alone sends 10 + 20 + 40 + 80 segments
+    // by 200 ms, subflow 1 may carry data from 210 ms (its 4th ACK).
+    let total = 300 * MSS;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(3000));
 
@@ -40,9 +42,8 @@ fn join_after_first_subflow_established_then_data() {
         (at_ms(90), 1, 1, Flags::SYN.with(Flags::ACK).with(Flags::MP_JOIN))
     );
 
-    // Data on subflow 1: not before its SYN-ACK arrives (130 ms); it starts then (this
-    // implementation lets the joining client send right after the SYN-ACK; see the ignored
-    // test below for Linux's 4th-ACK rule).
+    // Data on subflow 1: not before its SYN-ACK arrives (130 ms); in fact not before the 4th
+    // ACK (210 ms), see join_pre_established_until_fourth_ack below.
     let first1 = *p.client_data_on(1).next().expect("subflow 1 carries data");
     assert!(first1.at >= at_ms(130), "{first1:?}");
     assert_eq!(first1.path, 1);
@@ -94,12 +95,16 @@ fn join_events() {
     );
 }
 
-/// Three paths: all joins leave together when subflow 0 is established.
+/// Three paths: all joins leave together when subflow 0 is established, and all subflows carry
+/// data. (Path 1 is 15 ms one-way so that subflow 1, usable at its 4th ACK at 20 + 60 = 80 ms
+/// (A.1 D2), joins while the others are still in slow start; with 30 ms it would be usable only
+/// at 140 ms, when subflow 2 (10 ms RTT) has a window larger than the receive buffer and
+/// minRTT never needs a slower subflow.)
 #[test]
 fn full_mesh_joins_all_paths_at_once() {
     let mut p = Pair::new(multipath_config("minrtt", 3, 1 << 20))
         .with_path(0, ms(10), None)
-        .with_path(1, ms(30), None)
+        .with_path(1, ms(15), None)
         .with_path(2, ms(5), None);
     p.client.write(2000 * MSS);
     p.run_until_delivered(2000 * MSS, at_ms(3000));
@@ -143,11 +148,44 @@ fn lost_join_syn_retransmitted_after_initial_rto() {
 /// server's ACK of the client's third ACK) arrives: the client's third ACK leaves at 130 ms,
 /// reaches the server at 170 ms, the 4th ACK is back at 210 ms. No data before that.
 #[test]
-#[ignore = "BUG (A.1 D2 deviation): the joining client subflow sends data right after the SYN-ACK (130 ms), there is no 4th ACK / pre-established state"]
 fn join_pre_established_until_fourth_ack() {
     let mut p = two_paths();
     p.client.write(200 * MSS);
     p.run_until_delivered(200 * MSS, at_ms(3000));
     let first1 = *p.client_data_on(1).next().unwrap();
     assert!(first1.at >= at_ms(210), "first data on subflow 1 at {:?}", first1.at);
+}
+
+/// A lost 4th ACK: the server's ACK of subflow 1's third ACK is dropped. The client repeats the
+/// third ACK (flag MP_JOIN_ACK) on its retransmission timer, RTO = srtt + 4·rttvar = 80 + 4·40 =
+/// 240 ms after the first (the SYN-ACK gave the one RTT sample, 80 ms), and carries no data on
+/// subflow 1 until the server's answer arrives one RTT (80 ms) later. The repetition is not a
+/// data RTO: subflow 1 is not marked failed. (Path 0 is rate-limited so the transfer outlasts
+/// the lost ACK; that shifts the join by the SYN's serialisation time, hence relative times.)
+#[test]
+fn lost_fourth_ack_repeats_third_ack() {
+    let mut dropped = false;
+    let mut p = Pair::new(multipath_config("minrtt", 2, 1 << 20))
+        .with_path(0, ms(25), Some(10_000_000))
+        .with_path(1, ms(40), None)
+        .with_fault(Box::new(move |s| {
+            if s.path == 1 && s.dir == Dir::S2C && !s.is_syn() && !dropped {
+                dropped = true;
+                return true;
+            }
+            false
+        }));
+    let total = 2000 * MSS;
+    p.client.write(total);
+    p.run_until_delivered(total, at_ms(10_000));
+    let third: Vec<_> = p.sent(Dir::C2S).filter(|s| s.seg.flags.contains(Flags::MP_JOIN_ACK)).map(|s| (s.at, s.path, s.seg.len)).collect();
+    assert_eq!(third.len(), 2, "{third:?}");
+    let (t3, t3b) = (third[0].0, third[1].0);
+    assert_eq!((third[0].1, third[0].2, third[1].1, third[1].2), (1, 0, 1, 0), "pure ACKs on path 1");
+    assert_eq!(t3b, t3 + ms(240));
+    let first1 = p.client_data_on(1).next().expect("subflow 1 carries data").at;
+    assert!(first1 >= t3b + ms(80), "first data on subflow 1 at {first1:?}, third ACK repeated at {t3b:?}");
+    assert!(!p.events_of(Side::Client).iter().any(|e| e.1 == Event::SubflowDown(1)));
+    assert_eq!(p.client_sf(1).rto_count, 0);
+    assert_eq!(p.app_read[1], total);
 }

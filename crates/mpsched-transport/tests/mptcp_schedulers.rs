@@ -171,7 +171,9 @@ fn redundant_sends_every_segment_on_both_subflows() {
     p.drive();
     let (n1, skipped1) = check_redundant_skips(&p, 0, 1);
     let (n0, skipped0) = check_redundant_skips(&p, 1, 0);
-    assert!(n1 >= 490 && n0 >= 490, "subflow 0 carried {n0} (skipped {skipped0}), subflow 1 {n1} (skipped {skipped1}) of 500");
+    // Subflow 1 starts late: usable only at its 4th ACK (A.1 D2), one more 40 ms RTT after its
+    // SYN-ACK, by when subflow 0 has sent ~20 segments and some are DATA_ACKed (skipped).
+    assert!(n1 >= 460 && n0 >= 490, "subflow 0 carried {n0} (skipped {skipped0}), subflow 1 {n1} (skipped {skipped1}) of 500");
     let (c, s) = (p.client.info(), p.server.info());
     assert!(c.redundant_bytes > 0);
     assert_eq!(s.duplicate_bytes, c.redundant_bytes);
