@@ -381,6 +381,7 @@ impl Sim {
         };
         let now = Instant(self.now);
         let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
+        client.seed_scheduler(crate::rng::stream_seed(self.sc.seed, &format!("flow/{}/sched", def.name)));
         let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
         let app = def.app;
         if app == App::Greedy {

@@ -419,6 +419,11 @@ impl Connection {
         self.parked = false;
     }
 
+    /// Seeds the scheduler's random numbers (Peekaboo's stochastic adjustment).
+    pub fn seed_scheduler(&mut self, seed: u64) {
+        self.sched.seed(seed);
+    }
+
     /// Whether the connection waits for [`Connection::decide`].
     pub fn is_parked(&self) -> bool {
         self.parked

@@ -8,6 +8,7 @@ mod blest;
 mod ecf;
 mod external;
 mod minrtt;
+mod peekaboo;
 mod redundant;
 mod roundrobin;
 
@@ -15,6 +16,7 @@ pub use blest::Blest;
 pub use ecf::Ecf;
 pub use external::{External, ExternalMode};
 pub use minrtt::MinRtt;
+pub use peekaboo::Peekaboo;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
 
@@ -167,6 +169,9 @@ pub trait Scheduler {
     fn on_hol_event(&mut self) {}
     /// An outside decision (answer to `Verdict::Ask`, or a per-interval setting).
     fn decide(&mut self, _d: &Decision) {}
+    /// Seed for a scheduler that draws random numbers (the simulator derives it from the
+    /// scenario seed), so that runs stay deterministic.
+    fn seed(&mut self, _seed: u64) {}
 }
 
 /// An outside policy's answer.
@@ -228,6 +233,9 @@ macro_rules! registry {
             fn decide(&mut self, d: &Decision) {
                 match self { $(AnySched::$variant(s) => s.decide(d),)+ AnySched::Custom(s) => s.decide(d) }
             }
+            fn seed(&mut self, seed: u64) {
+                match self { $(AnySched::$variant(s) => s.seed(seed),)+ AnySched::Custom(s) => s.seed(seed) }
+            }
         }
     };
 }
@@ -238,6 +246,7 @@ registry! {
     Redundant => Redundant, ["redundant"];
     Blest => Blest, ["blest"];
     Ecf => Ecf, ["ecf"];
+    Peekaboo => Peekaboo, ["peekaboo"];
     External => External, ["external", "external-mode", "external-weights", "external-packet"];
 }
 
