@@ -43,6 +43,12 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
         isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
     ):
         raise ValueError(f"seed: expected an integer in [0, 2**64 - 1], got {seed!r}")
+    # A flow scheduled by a trained policy (`scheduler = "edar"`) runs through its driver.
+    from .policy_run import maybe_run
+
+    policy_results = maybe_run(scenario, seed)
+    if policy_results is not None:
+        return policy_results
     if isinstance(scenario, Mapping):
         text, source, fmt = json.dumps(scenario), "<dict>", "json"
     elif isinstance(scenario, (str, os.PathLike)):

@@ -126,6 +126,15 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    scheduler: Annotated[
+        Optional[str],
+        typer.Option(
+            "--scheduler", metavar="NAME",
+            help="Scheduler for every multipath flow, e.g. `blest`, or a trained policy: "
+            "`edar` (shipped checkpoint) or `edar:CHECKPOINT` (.json of `mpsched train edar`).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Simulate a scenario and write its results.
 
@@ -137,9 +146,10 @@ def run_command(
     pa.array([0])
     started = time.perf_counter()
     try:
-        results = run_scenario(scenario, seed=seed)
+        results = run_scenario(_with_scheduler(scenario, scheduler), seed=seed)
     except _core.ScenarioError as e:
-        fail(str(e))
+        message = str(e)
+        fail(f"{scenario}{message[len('<dict>'):]}" if message.startswith("<dict>") else message)
     except OSError as e:
         fail(f"{e.filename or scenario}: {e.strerror or e}")
     except UnicodeDecodeError:
@@ -157,6 +167,32 @@ def run_command(
     console = Console()
     print_summary(console, results.summary, wall_s)
     print_written(console, out_dir, OUTPUT_FILES)
+    if scheduler is not None and scheduler.startswith("edar"):
+        from .policy_run import last_stats
+
+        console.print(
+            f"{last_stats.get('variant')}: {last_stats.get('decisions', 0)} decisions "
+            f"({last_stats.get('redundant', 0)} redundant), "
+            f"{last_stats.get('mean_ns', 0.0) / 1000:.1f} µs per decision in Rust"
+        )
+
+
+def _with_scheduler(scenario: Path, scheduler: Optional[str]) -> Any:
+    """The scenario path, or (with `--scheduler`) the scenario with that scheduler on every
+    multipath flow, as a dict."""
+    if scheduler is None:
+        return scenario
+    from .matrix import apply_overrides, load_scenario, resolve_trace_paths
+
+    if not scheduler.strip():
+        fail("--scheduler: expected a scheduler name")
+    try:
+        sc = load_scenario(scenario)
+    except MatrixError as e:
+        fail(str(e))
+    if not any(isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []):
+        fail(f"--scheduler: {scenario} has no multipath flow (a flow with 'paths') for a scheduler to apply to")
+    return resolve_trace_paths(apply_overrides(sc, scheduler, None), scenario.parent)
 
 
 @app.command("bench")
@@ -567,3 +603,13 @@ def report_command(
     console = Console()
     _print_dataset_summary(console, ds)
     console.print(f"Wrote [bold]{path}[/bold]", highlight=False)
+
+# `mpsched train ...` (python/mpsched/train.py).
+from .train import train_app  # noqa: E402
+
+app.add_typer(train_app, name="train")
+
+# `mpsched reproduce <paper> ...` (python/mpsched/reproduce/).
+from .reproduce import app as reproduce_app  # noqa: E402
+
+app.add_typer(reproduce_app, name="reproduce")

@@ -9,6 +9,7 @@ use pyo3::types::{PyDict, PyList};
 use mpsched_sim::{Column, Format, Table};
 
 mod env;
+mod policy;
 
 create_exception!(_core, ScenarioError, PyValueError, "A bad scenario, trace or argument (one-line message).");
 
@@ -271,6 +272,8 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::run_edar, m)?)?;
+    m.add_class::<policy::PyEdarNet>()?;
     m.add_class::<PySim>()?;
     m.add_class::<env::PyEnv>()?;
     m.add_class::<env::PyVecEnv>()?;

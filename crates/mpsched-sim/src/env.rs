@@ -331,6 +331,14 @@ impl Env {
         self.status
     }
 
+    /// Runs the rest of the scenario with default answers (after the episode, other flows and
+    /// the remaining duration) and returns the run's results, as `mpsched run` reports them.
+    /// Used to run a trained policy inside the simulator (`mpsched-policy`'s driver).
+    pub fn finish(&mut self) -> crate::RunOutput {
+        self.sim.run();
+        self.sim.output()
+    }
+
     /// Applies `action` (length [`EnvSpec::action_len`]) and runs to the next boundary.
     pub fn step(&mut self, action: &[f32]) -> StepStatus {
         self.apply(action);
