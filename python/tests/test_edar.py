@@ -273,3 +273,15 @@ def test_learner_update_reduces_td_error_on_fixed_batch() -> None:
     for _ in range(60):
         last = learner.update(rep, rng)[0]
     assert last < first * 0.5
+
+
+def test_shipped_default_checkpoint_loads_in_python_and_rust() -> None:
+    from mpsched.policy_run import DEFAULT_CHECKPOINT, policy_checkpoint
+
+    assert policy_checkpoint("edar") == str(DEFAULT_CHECKPOINT)
+    assert policy_checkpoint("edar:x/y.json") == "x/y.json" and policy_checkpoint("minrtt") is None
+    py = EdarPolicy.load(DEFAULT_CHECKPOINT)
+    assert py.desc["variant"] == "edar-o" and py.history == 6
+    obs = _observations(4, n=20)
+    q_rs, _ = _core.EdarNet(str(DEFAULT_CHECKPOINT) + ".json").q_values(obs, 4)
+    np.testing.assert_allclose(q_rs, py.q_values(obs, ObsLayout(4, 6)), rtol=1e-5, atol=1e-5)
