@@ -8,11 +8,14 @@ pub mod bench;
 pub mod energy;
 pub mod env;
 pub mod event;
+pub mod handoff;
 pub mod link;
+pub mod ranges;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod table;
+pub mod tracegen;
 pub mod workload;
 
 pub use scenario::{Scenario, ScenarioError};
@@ -27,16 +30,9 @@ pub enum Format {
     Json,
 }
 
-/// Parses `text` and applies `seed` if given.
+/// Parses `text`; `seed` overrides `[sim].seed` before anything random is drawn.
 pub fn parse_text(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<Scenario, ScenarioError> {
-    let sc = match fmt {
-        Format::Toml => Scenario::from_toml(text, source)?,
-        Format::Json => Scenario::from_json(text, source)?,
-    };
-    Ok(match seed {
-        Some(s) => sc.with_seed(s),
-        None => sc,
-    })
+    Scenario::parse(text, source, fmt, seed)
 }
 
 /// Parses `text`, applies `seed` if given, runs to the end and returns every output.
