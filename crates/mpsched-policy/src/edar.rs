@@ -64,6 +64,28 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// `y += a * x` (vectorizes: no reduction).
+#[inline]
+fn axpy(y: &mut [f32], x: &[f32], a: f32) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y += a * x;
+    }
+}
+
+/// `[n, rows, cols]` blocks → `[n, cols, rows]`.
+fn transpose_blocks(w: &[f32], n: usize, rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0; w.len()];
+    for k in 0..n {
+        let (src, dst) = (&w[k * rows * cols..(k + 1) * rows * cols], &mut t[k * rows * cols..(k + 1) * rows * cols]);
+        for r in 0..rows {
+            for c in 0..cols {
+                dst[c * rows + r] = src[r * cols + c];
+            }
+        }
+    }
+    t
+}
+
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
@@ -76,10 +98,10 @@ pub struct EdarNet {
     u1: usize,
     u2: usize,
     l1_w_ih: Vec<f32>, // [F, 4U1]
-    l1_w_hh: Vec<f32>, // [F, 4U1, U1]
+    l1_w_hh_t: Vec<f32>, // [F, U1, 4U1]: transposed, so a step is U1 vector updates of 4U1 gates
     l1_b: Vec<f32>,    // [F, 4U1]
     l2: Dense,         // [4U2, F*2*U1] (input part), bias = b_ih + b_hh
-    l2_w_hh: Vec<f32>, // [4U2, U2]
+    l2_w_hh_t: Vec<f32>, // [U2, 4U2], transposed
     core: [Dense; 3],
     sub_idx: [usize; NF],
     conn_idx: [usize; 3],
@@ -201,6 +223,8 @@ impl EdarNet {
             Ok(Dense { w: take(&format!("core.{k}.weight"), &[n_out, n_in])?, b: take(&format!("core.{k}.bias"), &[n_out])?, n_in, n_out })
         };
         let core = [layer(0, 0)?, layer(2, 1)?, layer(4, 2)?];
+        let l1_w_hh_t = transpose_blocks(&l1_w_hh, NF, 4 * u1, u1);
+        let l2_w_hh_t = transpose_blocks(&l2_w_hh, 1, 4 * u2, u2);
         if let Some(extra) = t.keys().next() {
             return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", st.display())));
         }
@@ -211,10 +235,10 @@ impl EdarNet {
             u1,
             u2,
             l1_w_ih,
-            l1_w_hh,
+            l1_w_hh_t,
             l1_b,
             l2: Dense { w: l2_w_ih, b: l2_b, n_in: n_in2, n_out: 4 * u2 },
-            l2_w_hh,
+            l2_w_hh_t,
             core,
             sub_idx,
             conn_idx,
@@ -256,15 +280,17 @@ impl EdarNet {
             // LSTM1 per series.
             for j in 0..NF {
                 let w_ih = &self.l1_w_ih[j * 4 * u1..(j + 1) * 4 * u1];
-                let w_hh = &self.l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1];
+                let w_hh_t = &self.l1_w_hh_t[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1];
                 let b = &self.l1_b[j * 4 * u1..(j + 1) * 4 * u1];
                 self.h1.iter_mut().for_each(|x| *x = 0.0);
                 self.c1.iter_mut().for_each(|x| *x = 0.0);
                 for t in 0..hist {
                     let x = at(t, self.sub_idx[j]);
                     for g in 0..4 * u1 {
-                        let row = &w_hh[g * u1..(g + 1) * u1];
-                        self.g1[g] = w_ih[g] * x + b[g] + dot(row, &self.h1);
+                        self.g1[g] = w_ih[g] * x + b[g];
+                    }
+                    for (u, &h) in self.h1.iter().enumerate() {
+                        axpy(&mut self.g1, &w_hh_t[u * 4 * u1..(u + 1) * 4 * u1], h);
                     }
                     for u in 0..u1 {
                         let c = sigmoid(self.g1[u1 + u]) * self.c1[u] + sigmoid(self.g1[u]) * self.g1[2 * u1 + u].tanh();
@@ -280,9 +306,8 @@ impl EdarNet {
             }
             // LSTM2 step over this subflow.
             self.l2.apply(&self.z, &mut self.g2, false);
-            for g in 0..4 * u2 {
-                let row = &self.l2_w_hh[g * u2..(g + 1) * u2];
-                self.g2[g] += dot(row, &self.h2);
+            for (u, &h) in self.h2.iter().enumerate() {
+                axpy(&mut self.g2, &self.l2_w_hh_t[u * 4 * u2..(u + 1) * 4 * u2], h);
             }
             for u in 0..u2 {
                 let c = sigmoid(self.g2[u2 + u]) * self.c2[u] + sigmoid(self.g2[u]) * self.g2[2 * u2 + u].tanh();
