@@ -365,14 +365,14 @@ def _load_results_or_fail(results: Path) -> Dataset:
 
 
 def _print_dataset_summary(console: Console, ds: Dataset) -> None:
-    from .report import summary_table  # matplotlib is imported only by plot and report
+    from .report import summary_table, text_columns  # matplotlib: only plot and report
 
     headers, rows = summary_table(summarize(ds.flows, ds.variants))
     if ds.kind == "run":
         title = f"{ds.scenario}: run {ds.path.name}, seed {ds.seeds[0]}"
     else:
         title = f"{ds.scenario}: {len(ds.variants)} variant(s) × {len(ds.seeds)} seed(s), means over seeds (± 95 % CI)"
-    print_table(console, title, headers, rows, text_columns=2 + ("flow" in headers))
+    print_table(console, title, headers, rows, text_columns=text_columns(headers))
 
 
 @app.command("compare")
@@ -441,12 +441,13 @@ def compare_command(
         ),
     ] = Backend.local,
 ) -> None:
-    """Run a scenario for every scheduler × congestion control × seed and collect the results.
+    """Run a scenario for every scheduler × congestion control × sweep value × seed and collect the results.
 
     Writes one directory per run under `DIR/runs/` (the files of `mpsched run`), then
     `flows.parquet`, `subflows.parquet`, `timeseries.parquet` and `links.parquet` with every
-    run's rows and the columns `run_id`, `scheduler`, `cc` and `seed` first, and `compare.json`
-    (the matrix). Each run appears complete or not at all; running the same command again
+    run's rows and the columns `run_id`, `scheduler`, `cc`, `params` and `seed` first, and
+    `compare.json` (the matrix). Fields written `{ range = [lo, hi], steps = N }` in the
+    scenario are swept: one variant per value (`params`, e.g. `path2.delay_ms=40`). Each run appears complete or not at all; running the same command again
     skips finished runs. Prints per-variant means over seeds. See docs/experiments.md.
     """
     try:
@@ -603,6 +604,71 @@ def report_command(
     console = Console()
     _print_dataset_summary(console, ds)
     console.print(f"Wrote [bold]{path}[/bold]", highlight=False)
+
+
+trace_app = typer.Typer(
+    name="trace",
+    cls=_Group,
+    help="Synthetic cellular traces (mahimahi format).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(trace_app, name="trace")
+
+# Options of `mpsched trace synth`, by the core's parameter name.
+_SYNTH_OPTIONS = {
+    "mean_mbps": "--mean-mbps",
+    "duration_s": "--duration-s",
+    "variability": "--variability",
+    "dwell_s": "--dwell-s",
+    "outage_per_min": "--outage-per-min",
+    "outage_s": "--outage-s",
+}
+
+
+@trace_app.command("synth")
+def trace_synth_command(
+    mean_mbps: Annotated[
+        float, typer.Option("--mean-mbps", help="Long-run mean rate, Mbit/s.", show_default=False)
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FILE", help="Trace file to write.", show_default=False)
+    ],
+    duration_s: Annotated[
+        float, typer.Option("--duration-s", help="Length of the trace (it loops), s.")
+    ] = 60.0,
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0, max=MAX_SEED, help="Random seed.")] = 1,
+    variability: Annotated[
+        float, typer.Option("--variability", help="Spread of the rate states (σ of their log), 0 = constant.")
+    ] = 0.5,
+    dwell_s: Annotated[float, typer.Option("--dwell-s", help="Mean time in one rate state, s.")] = 2.0,
+    outage_per_min: Annotated[
+        float, typer.Option("--outage-per-min", help="Outages per minute of coverage.")
+    ] = 0.0,
+    outage_s: Annotated[float, typer.Option("--outage-s", help="Mean outage length, s.")] = 1.0,
+) -> None:
+    """Write a synthetic cellular trace: a Markov-modulated rate with outages, from a seed.
+
+    One millisecond timestamp per line, one line per 1500-byte delivery opportunity (mahimahi
+    format): use it as a link's `trace`. Same options and seed, same file. See
+    docs/scenarios.md (Synthetic traces).
+    """
+    try:
+        text = _core.synth_trace(
+            mean_mbps, duration_s, seed, variability, dwell_s, outage_per_min, outage_s
+        )
+    except _core.ScenarioError as e:
+        field, _, what = str(e).partition(": ")
+        fail(f"{_SYNTH_OPTIONS.get(field, field)}: {what}")
+    from ._atomic import write_file_atomic
+
+    try:
+        write_file_atomic(out, text.encode("ascii"))
+    except OSError as e:
+        fail(f"cannot write {out}: {e.strerror or e}", code=EXIT_FAILURE)
+    lines = text.count("\n")
+    typer.echo(f"Wrote {out}: {lines} delivery opportunities over {duration_s:g} s")
+
 
 # `mpsched train ...` (python/mpsched/train.py).
 from .train import train_app  # noqa: E402

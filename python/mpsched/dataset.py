@@ -1,7 +1,7 @@
 """Load a results directory — one ``mpsched run`` or a ``mpsched compare`` sweep — for plots and reports.
 
 Both kinds load into the same :class:`Dataset`: pandas tables with the run keys (``run_id``,
-``scheduler``, ``cc``, ``seed``) and a ``variant`` label first. A single run is a dataset
+``scheduler``, ``cc``, ``params``, ``seed``) and a ``variant`` label first. A single run is a dataset
 with one variant and one seed.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 import pyarrow.parquet as pq
 
 from .matrix import run_labels
-from .sweep import FLOW_RENAMES, MANIFEST
+from .sweep import FLOW_RENAMES, MANIFEST, RUN_KEYS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,10 +45,10 @@ class Dataset:
         kind: ``"run"`` (``mpsched run`` output) or ``"compare"`` (``mpsched compare`` output).
         scenario: the scenario name.
         flows, subflows, timeseries: the tables, each starting with ``run_id``, ``scheduler``,
-            ``cc``, ``seed`` and ``variant``. In ``flows`` the flow's own scheduler and cc
-            columns are ``flow_scheduler`` and ``flow_cc``.
-        variants: the variant labels in matrix order: the scheduler, the cc, or
-            ``scheduler / cc`` when both vary.
+            ``cc``, ``params``, ``seed`` and ``variant``. In ``flows`` the flow's own scheduler
+            and cc columns are ``flow_scheduler`` and ``flow_cc``.
+        variants: the variant labels in matrix order: the axes that vary among scheduler, cc
+            and swept parameters (``params``), joined by `` / ``; the scheduler if none does.
         seeds: the seeds, in matrix order.
     """
 
@@ -92,18 +92,19 @@ def _read_table(path: Path) -> "pd.DataFrame":
         raise ResultsError(f"{path}: not a Parquet file ({type(e).__name__})") from None
 
 
-def _variant_labels(schedulers: List[str], ccs: List[str]) -> List[str]:
-    """One label per run: the axis that varies, or both."""
-    many_sched = len(set(schedulers)) > 1
-    many_cc = len(set(ccs)) > 1
-    if many_sched and many_cc:
-        return [f"{s} / {c}" for s, c in zip(schedulers, ccs)]
-    return list(ccs) if many_cc else list(schedulers)
+def _variant_labels(schedulers: List[str], ccs: List[str], params: List[str]) -> List[str]:
+    """One label per run: the axes that vary (scheduler, cc, swept parameters), or the scheduler."""
+    axes = [axis for axis in (schedulers, ccs, params) if len(set(axis)) > 1]
+    if not axes:
+        return list(schedulers)
+    return [" / ".join(values) for values in zip(*axes)]
 
 
 def _add_variant(frame: "pd.DataFrame", variant_of_run: Dict[str, str]) -> "pd.DataFrame":
     frame = frame.copy()
-    frame.insert(4, "variant", frame["run_id"].map(variant_of_run))
+    if "params" not in frame.columns:  # a sweep written before parameter sweeps existed
+        frame.insert(RUN_KEYS.index("params"), "params", "")
+    frame.insert(len(RUN_KEYS), "variant", frame["run_id"].map(variant_of_run))
     return frame
 
 
@@ -116,7 +117,9 @@ def _load_compare(path: Path) -> Dataset:
         raise ResultsError(
             f"{path}: the sweep is incomplete; run the same `mpsched compare` again to finish it"
         )
-    labels = _variant_labels([r["scheduler"] for r in runs], [r["cc"] for r in runs])
+    labels = _variant_labels(
+        [r["scheduler"] for r in runs], [r["cc"] for r in runs], [r.get("params", "") for r in runs]
+    )
     variant_of_run = {r["run_id"]: label for r, label in zip(runs, labels)}
     tables = {name: _add_variant(_read_table(path / f"{name}.parquet"), variant_of_run) for name in _TABLES}
     return Dataset(
@@ -141,7 +144,7 @@ def _load_run(path: Path) -> Dataset:
         scenario = {"flows": [{"name": n, "paths": []} for n, k in zip(flows["name"], flows["subflows"]) if k > 1]}
     scheduler, cc = run_labels(scenario, list(flows["name"]), list(flows["scheduler"]), list(flows["cc"]))
     seed = int(summary.get("seed", 0))
-    keys = {"run_id": path.name, "scheduler": scheduler, "cc": cc, "seed": seed, "variant": scheduler}
+    keys = {"run_id": path.name, "scheduler": scheduler, "cc": cc, "params": "", "seed": seed, "variant": scheduler}
     tables = {}
     for name, frame in frames.items():
         if name == "flows":

@@ -1,8 +1,9 @@
-"""Experiment matrices for ``mpsched compare``: one scenario per (scheduler, cc, seed).
+"""Experiment matrices for ``mpsched compare``: one scenario per (scheduler, cc, sweep point, seed).
 
 :func:`build_matrix` reads a scenario file, applies each scheduler / congestion-control
-override, checks every variant with the simulator core (so a bad name fails before anything
-runs), and returns the runs in a fixed order with a content hash each. The hash covers
+override, expands parameter sweeps (fields written ``{ range = [lo, hi], steps = N }``, see
+:func:`find_sweeps`), checks every variant with the simulator core (so a bad name fails before
+anything runs), and returns the runs in a fixed order with a content hash each. The hash covers
 everything that determines a run's results (the overridden scenario, the seed and the bytes
 of its trace files), so a finished run can be recognised and skipped when a sweep resumes.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -36,6 +39,9 @@ __all__ = [
     "format_seeds",
     "parse_names",
     "load_scenario",
+    "Sweep",
+    "find_sweeps",
+    "expand_sweeps",
     "build_matrix",
     "run_labels",
 ]
@@ -56,6 +62,17 @@ _TRACE_FIELDS = (("links", ("trace",)), ("paths", ("trace", "trace_reverse")))
 # Duration of the check run of each variant: enough for the core to validate everything.
 _CHECK_DURATION_S = 0.001
 
+# Fields holding integers (as the core's ranges.rs INTEGER_FIELDS): swept values are rounded.
+_INTEGER_FIELDS = frozenset(
+    ("queue_bytes", "size_bytes", "rcv_buf_bytes", "chunk_bytes", "mss", "init_cwnd", "repeat", "max_flows", "bytes")
+)
+_RANGE_KEYS = frozenset(("range", "steps", "log", "dist", "group"))
+# Most runs one scenario's sweeps may expand to (before schedulers, ccs and seeds).
+MAX_SWEEP_POINTS = 10_000
+# Characters kept in the run directory name of a sweep point.
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]")
+_GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
 
 class MatrixError(ValueError):
     """Bad input for a compare matrix (axes, scenario file, names); the message is one line."""
@@ -72,6 +89,8 @@ class RunSpec:
             multipath schedulers joined by ``+`` (``none`` without multipath flows).
         cc: the congestion-control label: the ``--cc`` value, or the scenario's joined by ``+``.
         seed: the random seed.
+        params: the swept parameters' values, e.g. ``path2.delay_ms=40`` (several joined by
+            ``, ``); empty without sweeps.
         scenario_hash: SHA-256 of what determines the results (see the module docstring).
         scenario: the scenario dict to run, overrides applied and trace paths absolute.
     """
@@ -82,6 +101,7 @@ class RunSpec:
     seed: int
     scenario_hash: str
     scenario: Dict[str, Any]
+    params: str = ""
 
     def meta(self) -> Dict[str, Any]:
         """The run's identity as recorded in ``run.json`` and ``compare.json``."""
@@ -89,6 +109,7 @@ class RunSpec:
             "run_id": self.run_id,
             "scheduler": self.scheduler,
             "cc": self.cc,
+            "params": self.params,
             "seed": self.seed,
             "scenario_hash": self.scenario_hash,
         }
@@ -96,7 +117,7 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Matrix:
-    """The runs of a compare sweep, in order: scheduler, then cc, then seed."""
+    """The runs of a compare sweep, in order: scheduler, then cc, then sweep point, then seed."""
 
     scenario_path: Path
     scenario_name: str
@@ -104,6 +125,8 @@ class Matrix:
     ccs: Optional[Tuple[str, ...]]
     seeds: Tuple[int, ...]
     runs: Tuple[RunSpec, ...]
+    #: the sweep points' labels (``params`` of the runs), in order; empty without sweeps
+    params: Tuple[str, ...] = ()
 
 
 def parse_seeds(text: str) -> List[int]:
@@ -190,6 +213,173 @@ def load_scenario(path: Path) -> Dict[str, Any]:
     except (TypeError, ValueError) as e:  # TOML dates and times are no scenario values
         raise MatrixError(f"{path}: unsupported value: {e}") from None
     return scenario
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A swept field: ``{ range = [lo, hi], steps = N }`` (``log = true``: log spacing).
+
+    Attributes:
+        where: the keys and list indices leading to the field, e.g. ``("paths", 1, "delay_ms")``.
+        field: the field as in error messages, e.g. ``paths[1].delay_ms``.
+        label: the field as in run labels: from the nearest named table, e.g. ``path2.delay_ms``.
+        values: the N values, evenly spaced (or log-spaced) with inclusive ends; rounded for
+            integer fields.
+        group: sweeps with the same ``group = "name"`` move together (one axis, labelled
+            ``name=<value of the first>``) instead of forming a cartesian product.
+    """
+
+    where: Tuple[Any, ...]
+    field: str
+    label: str
+    values: Tuple[Any, ...]
+    group: Optional[str] = None
+
+
+def _field_name(where: Sequence[Any]) -> str:
+    out = ""
+    for step in where:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+def _parse_sweep(table: Mapping[str, Any], field: str, source: Path) -> Optional[List[float]]:
+    """The values of a range table if it is a sweep (has ``steps``), None for a random range.
+
+    The checks match the core's (ranges.rs), which reports the malformed random ranges.
+    """
+
+    def bad(what: str) -> MatrixError:
+        return MatrixError(f"{source}: {field}: {what}")
+
+    if "steps" not in table:
+        return None
+    unknown = sorted(set(table) - _RANGE_KEYS)
+    if unknown:
+        raise bad(f"unknown key `{unknown[0]}` in a range, expected `range`, `steps`, `log`, `dist` or `group`")
+    group = table.get("group")
+    if group is not None and not (isinstance(group, str) and _GROUP.fullmatch(group)):
+        raise bad(f"group: expected a name (letters, digits, '.', '_', '-'), got {group!r}")
+    bounds = table.get("range")
+    if not (
+        isinstance(bounds, list)
+        and len(bounds) == 2
+        and all(isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bounds)
+    ):
+        raise bad(f"expected `range = [lo, hi]` with two numbers, got {bounds!r}")
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if lo > hi:
+        raise bad(f"expected lo <= hi in `range = [lo, hi]`, got [{bounds[0]}, {bounds[1]}]")
+    steps = table["steps"]
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise bad(f"steps: expected an integer >= 1, got {steps!r}")
+    log = table.get("log", False)
+    if not isinstance(log, bool):
+        raise bad(f"log: expected true or false, got {log!r}")
+    if "dist" in table:
+        raise bad("`dist` is for random values (a range without `steps`); a sweep takes `log = true`")
+    if log and lo <= 0:
+        raise bad(f"log spacing needs lo > 0, got [{bounds[0]}, {bounds[1]}]")
+    if steps > MAX_SWEEP_POINTS:
+        raise bad(f"steps: expected at most {MAX_SWEEP_POINTS}, got {steps}")
+    if steps == 1:
+        return [lo]
+    values = []
+    for i in range(steps):
+        f = i / (steps - 1)
+        values.append(math.exp(math.log(lo) + f * (math.log(hi) - math.log(lo))) if log else lo + f * (hi - lo))
+    return values
+
+
+def find_sweeps(scenario: Mapping[str, Any], source: Path) -> List[Sweep]:
+    """The swept fields of ``scenario``, in document order. Raises MatrixError if one is malformed."""
+    found: List[Sweep] = []
+
+    def walk(node: Any, where: Tuple[Any, ...], label: Tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            if "range" in node:
+                field = _field_name(where)
+                values = _parse_sweep(node, field, source)
+                if values is not None:
+                    if field == "sim.seed":
+                        raise MatrixError(f"{source}: sim.seed: the seed cannot be a range (use --seeds)")
+                    key = where[-1] if where else ""
+                    typed = tuple(int(round(v)) if key in _INTEGER_FIELDS else v for v in values)
+                    found.append(Sweep(where, field, ".".join(label), typed, node.get("group")))
+                return
+            for k, v in node.items():
+                walk(v, where + (k,), label + (str(k),))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                name = v.get("name") if isinstance(v, dict) else None
+                walk(v, where + (i,), (name,) if isinstance(name, str) else label[:-1] + (f"{label[-1]}[{i}]",))
+
+    walk(scenario, (), ())
+    total = 1
+    for axis in _axes(found):
+        total *= len(axis[0].values)
+        for sw in axis[1:]:
+            if len(sw.values) != len(axis[0].values):
+                raise MatrixError(
+                    f"{source}: {sw.field}: steps: expected {len(axis[0].values)} like "
+                    f"{axis[0].field} (same group {sw.group!r}), got {len(sw.values)}"
+                )
+    if total > MAX_SWEEP_POINTS:
+        raise MatrixError(f"{source}: the sweeps expand to {total:,} runs per seed, more than {MAX_SWEEP_POINTS:,}")
+    return found
+
+
+def _format_value(value: Any) -> str:
+    return str(value) if isinstance(value, int) else format(value, ".6g")
+
+
+def _axes(sweeps: Sequence[Sweep]) -> List[List[Sweep]]:
+    """The sweeps as axes: one per ungrouped sweep, one per group (in order of appearance)."""
+    axes: List[List[Sweep]] = []
+    by_group: Dict[str, List[Sweep]] = {}
+    for sw in sweeps:
+        if sw.group is None:
+            axes.append([sw])
+        elif sw.group in by_group:
+            by_group[sw.group].append(sw)
+        else:
+            by_group[sw.group] = [sw]
+            axes.append(by_group[sw.group])
+    return axes
+
+
+def _sweep_points(sweeps: Sequence[Sweep]) -> List[Tuple[str, str, List[Tuple[Sweep, Any]]]]:
+    """(label, run-id part, [(sweep, value)]) of each point of the axes' cartesian product."""
+    axes = _axes(sweeps)
+    points = []
+    for combo in itertools.product(*(range(len(axis[0].values)) for axis in axes)):
+        pairs = [(sw, sw.values[i]) for axis, i in zip(axes, combo) for sw in axis]
+        parts = [
+            f"{axis[0].group or axis[0].label}={_format_value(axis[0].values[i])}" for axis, i in zip(axes, combo)
+        ]
+        points.append((", ".join(parts), "_".join(_UNSAFE.sub("-", p) for p in parts), pairs))
+    return points
+
+
+def _set(scenario: Dict[str, Any], where: Sequence[Any], value: Any) -> None:
+    node: Any = scenario
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+
+
+def expand_sweeps(scenario: Mapping[str, Any], source: Path) -> List[Tuple[str, Dict[str, Any]]]:
+    """``(params label, scenario)`` for each sweep point of ``scenario``, in matrix order.
+
+    A scenario without sweeps gives one ``("", copy)``. Raises MatrixError for a malformed sweep.
+    """
+    out = []
+    for label, _, pairs in _sweep_points(find_sweeps(scenario, source)):
+        variant = copy.deepcopy(dict(scenario))
+        for sweep, value in pairs:
+            _set(variant, sweep.where, value)
+        out.append((label, variant))
+    return out
 
 
 def _flows(scenario: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -302,15 +492,18 @@ def build_matrix(
     schedulers: Optional[Sequence[str]] = None,
     ccs: Optional[Sequence[str]] = None,
 ) -> Matrix:
-    """The runs of ``scenario_path`` × ``schedulers`` × ``ccs`` × ``seeds``, checked by the core.
+    """The runs of ``scenario_path`` × ``schedulers`` × ``ccs`` × sweep points × ``seeds``, checked by the core.
 
     ``None`` for ``schedulers`` or ``ccs`` keeps the scenario's own, for ``seeds`` runs the
-    scenario's ``[sim].seed`` (default 1). Raises MatrixError
+    scenario's ``[sim].seed`` (default 1). Every field written ``{ range = [lo, hi], steps = N }``
+    is an axis of N values (the cartesian product of all such fields); its runs carry a
+    ``params`` label such as ``path2.delay_ms=40``. Raises MatrixError
     (one line) for an unreadable scenario, an invalid variant (the core's message, naming
     ``scenario_path``) or a scheduler override on a scenario without multipath flows.
     """
     scenario = load_scenario(scenario_path)
     base_dir = scenario_path.parent
+    points = _sweep_points(find_sweeps(scenario, scenario_path))
     if schedulers is not None and not any(_is_multipath(f) for f in _flows(scenario)):
         raise MatrixError(
             f"--scheduler: {scenario_path} has no multipath flow (a flow with 'paths') "
@@ -325,22 +518,27 @@ def build_matrix(
     runs: List[RunSpec] = []
     for scheduler in schedulers if schedulers is not None else [None]:
         for cc in ccs if ccs is not None else [None]:
-            variant = apply_overrides(scenario, scheduler, cc)
-            traces = _trace_digests(variant, base_dir)
-            resolved = resolve_trace_paths(variant, base_dir)
-            sched_label, cc_label = _check_variant(resolved, scenario_path)
-            for seed in seeds:
-                parts = [p for p in (scheduler, cc) if p is not None] + [f"seed{seed}"]
-                runs.append(
-                    RunSpec(
-                        run_id="_".join(parts),
-                        scheduler=scheduler if scheduler is not None else sched_label,
-                        cc=cc if cc is not None else cc_label,
-                        seed=seed,
-                        scenario_hash=scenario_hash(variant, seed, traces),
-                        scenario=resolved,
+            overridden = apply_overrides(scenario, scheduler, cc)
+            for params, id_part, pairs in points:
+                variant = copy.deepcopy(overridden) if pairs else overridden
+                for sweep, value in pairs:
+                    _set(variant, sweep.where, value)
+                traces = _trace_digests(variant, base_dir)
+                resolved = resolve_trace_paths(variant, base_dir)
+                sched_label, cc_label = _check_variant(resolved, scenario_path)
+                for seed in seeds:
+                    parts = [p for p in (scheduler, cc, id_part) if p] + [f"seed{seed}"]
+                    runs.append(
+                        RunSpec(
+                            run_id="_".join(parts),
+                            scheduler=scheduler if scheduler is not None else sched_label,
+                            cc=cc if cc is not None else cc_label,
+                            seed=seed,
+                            scenario_hash=scenario_hash(variant, seed, traces),
+                            scenario=resolved,
+                            params=params,
+                        )
                     )
-                )
     return Matrix(
         scenario_path=scenario_path,
         scenario_name=str(name) if isinstance(name, str) else scenario_path.stem,
@@ -348,4 +546,5 @@ def build_matrix(
         ccs=tuple(ccs) if ccs is not None else None,
         seeds=tuple(seeds),
         runs=tuple(runs),
+        params=tuple(label for label, _, pairs in points if pairs),
     )

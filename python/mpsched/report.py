@@ -18,7 +18,7 @@ from .matrix import format_seeds
 from .plot import figure_specs, render
 from .stats import SummaryRow, summarize
 
-__all__ = ["summary_table", "markdown_report", "html_report", "write_report", "PLOTS_DIR"]
+__all__ = ["summary_table", "text_columns", "markdown_report", "html_report", "write_report", "PLOTS_DIR"]
 
 PLOTS_DIR = "plots"
 MISSING = "—"
@@ -36,11 +36,21 @@ def _num(value: Optional[float], fmt: str, scale: float = 1.0) -> str:
     return MISSING if value is None else format(value * scale, fmt)
 
 
+_TEXT_HEADERS = ("scheduler", "cc", "parameters", "flow")
+
+
+def text_columns(headers: Sequence[str]) -> int:
+    """Number of leading text columns of the summary table (the rest are numbers)."""
+    return sum(h in _TEXT_HEADERS for h in headers)
+
+
 def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]]]:
     """Headers and formatted cells of the summary table (columns that say nothing are dropped)."""
     many_flows = len({r.flow for r in rows}) > 1
     sized = any(r.sized for r in rows)
-    headers = ["scheduler", "cc"] + (["flow"] if many_flows else []) + ["runs", "goodput (Mbit/s)"]
+    swept = any(r.params for r in rows)
+    headers = ["scheduler", "cc"] + (["parameters"] if swept else []) + (["flow"] if many_flows else [])
+    headers += ["runs", "goodput (Mbit/s)"]
     if sized:
         headers += ["FCT (s)", "completed"]
     headers += ["retransmits", "RTOs", "reinjected (kB)", "OOO (kB)", "rwnd full (s)"]
@@ -49,7 +59,8 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
         goodput = _num(r.goodput_mbps, ".2f")
         if r.goodput_ci_mbps is not None:
             goodput += f" ± {r.goodput_ci_mbps:.2f}"
-        row = [r.scheduler, r.cc] + ([r.flow] if many_flows else []) + [str(r.runs), goodput]
+        row = [r.scheduler, r.cc] + ([r.params] if swept else []) + ([r.flow] if many_flows else [])
+        row += [str(r.runs), goodput]
         if sized:
             row += [_num(r.fct_s, ".3f"), f"{r.completed}/{r.runs}" if r.sized else MISSING]
         row += [
@@ -88,7 +99,7 @@ def markdown_report(ds: Dataset, figures: Sequence[Tuple[str, str]]) -> str:
     headers, cells = summary_table(summarize(ds.flows, ds.variants))
     lines = [f"# {_title(ds)}", "", _description(ds), "", "## Summary", ""]
     lines.append("| " + " | ".join(headers) + " |")
-    text_cols = 2 + ("flow" in headers)  # then numbers, right-aligned
+    text_cols = text_columns(headers)  # then numbers, right-aligned
     lines.append("|" + "|".join(" --- " if i < text_cols else " ---: " for i in range(len(headers))) + "|")
     for row in cells:
         lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
@@ -119,7 +130,7 @@ def _inline_code(text: str) -> str:
 def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
     """The report as one self-contained HTML page; ``figures`` are (caption, PNG bytes)."""
     headers, cells = summary_table(summarize(ds.flows, ds.variants))
-    text_cols = 2 + ("flow" in headers)
+    text_cols = text_columns(headers)
     e = html.escape
 
     def cell(tag: str, i: int, value: str) -> str:

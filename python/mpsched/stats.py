@@ -85,6 +85,7 @@ class SummaryRow:
     reinjected_bytes: Optional[float]
     mean_ooo_bytes: Optional[float]
     rwnd_full_s: Optional[float]
+    params: str = ""  # the swept parameters' values of the variant (empty without sweeps)
 
 
 def summarize(flows: "pd.DataFrame", variants: Sequence[str]) -> List[SummaryRow]:
@@ -122,6 +123,7 @@ def summarize(flows: "pd.DataFrame", variants: Sequence[str]) -> List[SummaryRow
                     reinjected_bytes=_mean(sel["reinjected_bytes"]),
                     mean_ooo_bytes=_mean(sel["mean_ooo_bytes"]),
                     rwnd_full_s=_mean(sel["rwnd_full_s"]),
+                    params=str(first["params"]) if "params" in sel.columns else "",
                 )
             )
     return rows

@@ -61,8 +61,9 @@ RUNS_DIR = "runs"
 RUN_META = "run.json"
 #: Files of one run directory.
 RUN_FILES = OUTPUT_FILES + (RUN_META,)
-#: Columns identifying the run, first in every combined table.
-RUN_KEYS = ("run_id", "scheduler", "cc", "seed")
+#: Columns identifying the run, first in every combined table (``params``: the swept
+#: parameters' values, e.g. ``path2.delay_ms=40``, empty without sweeps).
+RUN_KEYS = ("run_id", "scheduler", "cc", "params", "seed")
 #: Columns of the flows table renamed in the combined table (the run keys take their names).
 FLOW_RENAMES = {"scheduler": "flow_scheduler", "cc": "flow_cc"}
 BACKENDS = ("local", "ray")
@@ -173,6 +174,7 @@ def _manifest(matrix: Matrix, complete: bool) -> Dict[str, Any]:
         "schedulers": list(matrix.schedulers) if matrix.schedulers is not None else None,
         "ccs": list(matrix.ccs) if matrix.ccs is not None else None,
         "seeds": list(matrix.seeds),
+        "params": list(matrix.params),
         "runs": [spec.meta() for spec in matrix.runs],
         "complete": complete,
     }
@@ -294,6 +296,7 @@ def _with_run_keys(table: pa.Table, spec: RunSpec) -> pa.Table:
         pa.array([spec.run_id] * n, pa.string()),
         pa.array([spec.scheduler] * n, pa.string()),
         pa.array([spec.cc] * n, pa.string()),
+        pa.array([spec.params] * n, pa.string()),
         pa.array([spec.seed] * n, pa.int64()),
     ]
     return pa.Table.from_arrays(keys + table.columns, names=list(RUN_KEYS) + table.column_names)

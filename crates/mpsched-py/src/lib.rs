@@ -10,6 +10,7 @@ use mpsched_sim::{Column, Format, Table};
 
 mod env;
 mod policy;
+mod tracegen;
 
 create_exception!(_core, ScenarioError, PyValueError, "A bad scenario, trace or argument (one-line message).");
 
@@ -283,5 +284,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_decisions, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(tracegen::synth_trace, m)?)?;
     Ok(())
 }
