@@ -10,6 +10,7 @@ pub mod env;
 pub mod event;
 pub mod handoff;
 pub mod link;
+pub mod olms;
 pub mod ranges;
 pub mod rng;
 pub mod scenario;

@@ -247,6 +247,9 @@ pub struct FlowSpec {
     /// connection, `repeat_gap_s` after the previous one completed.
     pub repeat: Option<u32>,
     pub repeat_gap_s: Option<f64>,
+    /// OLMS options (`[flows.olms]`), used when `scheduler` is an OLMS variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub olms: Option<crate::olms::OlmsSpec>,
 }
 
 // -------------------------------------------------------------------------------- resolved form
@@ -761,6 +764,7 @@ impl Resolver<'_> {
             if AnySched::by_name(&scheduler).is_none() {
                 return Err(self.err(&format!("{f}.scheduler"), format!("unknown scheduler {scheduler:?}, expected one of {:?}", AnySched::NAMES)));
             }
+            let sched_run = crate::olms::scheduler_with_options(&scheduler, fl.olms.as_ref()).map_err(|e| self.err(&format!("{f}.olms"), e))?;
             let cc = fl.cc.clone().unwrap_or_else(|| profile.default_cc().into()).to_ascii_lowercase();
             if AnyCc::by_name(&cc).is_none() {
                 return Err(self.err(&format!("{f}.cc"), format!("unknown congestion control {cc:?}, expected one of {:?}", AnyCc::NAMES)));
@@ -839,7 +843,7 @@ impl Resolver<'_> {
                 name: fl.name.clone(),
                 paths: paths_of_flow,
                 backup,
-                scheduler,
+                scheduler: sched_run,
                 decision,
                 app,
                 repeat,
@@ -1001,6 +1005,7 @@ impl Resolver<'_> {
                     chunk_period_ms: None,
                     repeat: None,
                     repeat_gap_s: None,
+                    olms: None,
                 });
             }
         }

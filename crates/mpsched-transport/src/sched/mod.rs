@@ -9,6 +9,7 @@ mod ecf;
 mod external;
 mod minrtt;
 mod peekaboo;
+pub mod olms;
 mod redundant;
 mod roundrobin;
 
@@ -17,6 +18,7 @@ pub use ecf::Ecf;
 pub use external::{External, ExternalMode};
 pub use minrtt::MinRtt;
 pub use peekaboo::Peekaboo;
+pub use olms::Olms;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
 
@@ -200,6 +202,10 @@ macro_rules! registry {
             /// Builds a built-in scheduler from its name (case-insensitive).
             pub fn by_name(name: &str) -> Option<AnySched> {
                 let n = name.to_ascii_lowercase();
+                // Parameterized names `base:key=value,...` (only OLMS takes parameters).
+                if let Some((base, params)) = n.split_once(':') {
+                    return Olms::from_spec(base, params).ok().map(AnySched::Olms);
+                }
                 $( if [$($alias),+].contains(&n.as_str()) { return Some(AnySched::$variant(<$ty>::from_name(&n))); } )+
                 None
             }
@@ -248,6 +254,7 @@ registry! {
     Ecf => Ecf, ["ecf"];
     Peekaboo => Peekaboo, ["peekaboo"];
     External => External, ["external", "external-mode", "external-weights", "external-packet"];
+    Olms => Olms, ["olms", "olms-maxrtt", "olms-bw"];
 }
 
 #[cfg(test)]

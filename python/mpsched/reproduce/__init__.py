@@ -1,0 +1,14 @@
+"""``mpsched reproduce``: reproduce a paper's evaluation with the simulator.
+
+Each paper is a sub-command registered on :data:`app` (``mpsched reproduce olms``).
+"""
+
+import typer
+
+app = typer.Typer(
+    name="reproduce",
+    help="Reproduce a paper's evaluation (figures and a table of our numbers beside the paper's).",
+    no_args_is_help=True,
+)
+
+from . import olms as _olms  # noqa: E402,F401  (registers `reproduce olms`)
