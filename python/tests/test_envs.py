@@ -278,3 +278,33 @@ def test_ppo_learns_to_avoid_the_lossy_path(ppo_seed):
     model.learn(3000)
     learned = score(lambda o: model.predict(o, deterministic=True)[0])
     assert learned > 1.3 * round_robin, (learned, round_robin)
+
+
+def test_ranges_are_redrawn_every_episode_from_the_reset_seed():
+    """Domain randomization: path b's delay is a random range, drawn from each episode's seed."""
+    sc = {
+        "sim": {"duration_s": 2.0},
+        "paths": [
+            {"name": "a", "rate_mbps": 10.0, "delay_ms": 10.0},
+            {"name": "b", "rate_mbps": 10.0, "delay_ms": {"range": [20.0, 200.0]}},
+        ],
+        "flows": [{"name": "mp", "paths": ["a", "b"], "cc": "reno"}],
+    }
+    env = SchedulerEnv(sc, action="mode", interval=100.0, max_paths=2)
+
+    def srtt_b(seed=None):
+        env.reset(seed=seed)
+        for _ in range(15):
+            obs, *_ = env.step(0)
+        return float(env.layout.subflows(obs)[-1][1, SUBFLOW_FEATURES.index("srtt")])
+
+    first = srtt_b(1)
+    assert srtt_b(1) == first  # reproducible
+    draws = {round(srtt_b(s), 4) for s in range(2, 8)}
+    assert len(draws) >= 5  # other seeds, other delays
+    # Without a seed, successive episodes continue the env's seeded sequence: new draws too.
+    env.reset(seed=1)
+    later = {round(srtt_b(), 4) for _ in range(3)}
+    assert len(later) == 3
+    # Every draw lies in the range: srtt ≈ 2 × one-way delay (+ queueing), in units of 100 ms.
+    assert all(0.4 <= d <= 4.0 + 0.5 for d in draws | later)
