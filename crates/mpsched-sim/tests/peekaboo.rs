@@ -1,5 +1,6 @@
 //! Peekaboo (baselines spec A.10) in the simulator: the HoL scenario of validation_multipath
-//! (paths 10 Mbps/10 ms and 1 Mbps/200 ms, 64 KB receive buffer, 30 s greedy transfer).
+//! (paths 10 Mbps/10 ms and 1 Mbps/200 ms, 64 KB receive buffer, 30 s greedy transfer) and two
+//! equal-rate paths without HoL.
 
 mod common;
 use common::*;
@@ -31,12 +32,13 @@ rcv_buf_bytes = 65536
 
 /// Why the ordering: minRTT without opportunistic retransmission puts a segment on the slow
 /// path whenever the fast window is full, and each such segment holds the 64 KB shared window
-/// for its ~400 ms RTT (HoL): about 1.4 Mbps. Peekaboo learns, per decision, that SEND on the
-/// slow path earns a small reward (1448 B over ~0.4 s or more until DATA_ACKed) while WAIT for
-/// the fast path earns a large one (one fast RTT), so after its exploration it mostly waits:
-/// clearly more goodput (at least 3x minRTT-norp) with far fewer bytes on the slow path. It
-/// keeps exploring (LinUCB bonus, stochastic adjustment), so it stays at or below the fast
-/// path's payload ceiling (~9.6 Mbps) rather than matching ECF exactly.
+/// for its ~400 ms RTT (HoL): about 1.4 Mbps. Peekaboo's first SEND decisions on the slow path
+/// earn almost no goodput (the connection's DATA_ACK stalls behind them for ~0.4 s) while WAIT
+/// for the fast path earns the fast path's rate, so it stops using the slow path: close to the
+/// fast path's payload ceiling (~9.5 Mbps, ECF 9.51), at least 5x minRTT-norp, with under a
+/// tenth of minRTT-norp's bytes on the slow path. (Measured: 9.43 Mbps, 14 480 B = the slow
+/// subflow's initial window, against 1.42 Mbps and 1.87 MB.) The forks' per-packet reward
+/// ("peekaboo-pkt") also learns to wait here, less cleanly (8.28 Mbps).
 #[test]
 fn peekaboo_beats_minrtt_norp_under_hol() {
     let (norp, norp_slow) = hol("minrtt-norp", 1);
@@ -44,9 +46,50 @@ fn peekaboo_beats_minrtt_norp_under_hol() {
     let (ecf, _) = hol("ecf", 1);
     let msg = format!("minrtt-norp {norp:.2} Mbps ({norp_slow} B on slow), peekaboo {pk:.2} ({pk_slow} B), ecf {ecf:.2}");
     eprintln!("{msg}");
-    assert!(pk >= 3.0 * norp, "{msg}");
-    assert!(pk_slow * 2 < norp_slow, "{msg}");
-    assert!(pk <= 9.7, "{msg}");
+    assert!(pk >= 5.0 * norp, "{msg}");
+    assert!(pk_slow * 10 < norp_slow, "{msg}");
+    assert!(pk <= ecf + 0.05, "{msg}");
+}
+
+fn aggregate(scheduler: &str, seed: u64) -> f64 {
+    let out = run(&format!(
+        r#"
+[sim]
+duration_s = 30
+seed = {seed}
+[[paths]]
+name = "a"
+rate_mbps = 10
+delay_ms = 10
+[[paths]]
+name = "b"
+rate_mbps = 10
+delay_ms = 30
+[[flows]]
+name = "f"
+paths = ["a", "b"]
+scheduler = "{scheduler}"
+"#
+    ));
+    flow_f64(&out, "f", "goodput_mbps")
+}
+
+/// Two 10 Mbps paths (10 and 30 ms one-way), default (large) receive buffer, no loss: no HoL,
+/// sending on the slower path adds throughput. What holds for every seed: Peekaboo delivers at
+/// least one path's worth (its WAIT keeps the fast path full) and no more than minRTT (19.2).
+/// KNOWN LIMITATION, measured and not asserted: the outcome is bimodal in the seed. With seeds
+/// 1 and 3 it learns to aggregate (16.7, 17.1 Mbps), with 2, 4, 5, 6 it settles on WAIT (9.9).
+/// The goodput reward of a decision depends on the decisions taken during its lifetime (mostly
+/// WAIT => both actions earn ~10 Mbps; mostly SEND => both ~19), so early random adjustments
+/// decide which equilibrium it falls into. (The forks' per-packet reward, "peekaboo-pkt", gets
+/// 9.87 with seed 1.)
+#[test]
+fn peekaboo_never_below_one_path_without_hol() {
+    let minrtt = aggregate("minrtt", 1);
+    for seed in 1..=4 {
+        let pk = aggregate("peekaboo", seed);
+        assert!((9.5..=minrtt).contains(&pk), "seed {seed}: peekaboo {pk:.2}, minrtt {minrtt:.2} Mbps");
+    }
 }
 
 /// Determinism: the stochastic adjustment draws from a stream seeded by the scenario seed, so

@@ -252,7 +252,7 @@ registry! {
     Redundant => Redundant, ["redundant"];
     Blest => Blest, ["blest"];
     Ecf => Ecf, ["ecf"];
-    Peekaboo => Peekaboo, ["peekaboo"];
+    Peekaboo => Peekaboo, ["peekaboo", "peekaboo-pkt"];
     External => External, ["external", "external-mode", "external-weights", "external-packet"];
     Olms => Olms, ["olms", "olms-maxrtt", "olms-bw"];
 }
