@@ -254,6 +254,23 @@ def fct_cdf(ds: Dataset) -> Figure:
     return fig
 
 
+def _variant_bars(ax: Any, ds: Dataset, frame: Any, column: str, ylabel: str, fmt: str = "{:.2f}") -> None:
+    """Mean of ``column`` per variant with its 95 % CI across the runs in ``frame``."""
+    means, errs = [], []
+    for variant in ds.variants:
+        mean, ci = mean_ci(frame.loc[frame["variant"] == variant, column])
+        means.append(mean if mean is not None else np.nan)
+        errs.append(ci if ci is not None else 0.0)
+    x = np.arange(len(ds.variants))
+    colors = [_COLORS[i % len(_COLORS)] for i in range(len(ds.variants))]
+    bars = ax.bar(x, means, yerr=errs, capsize=4, color=colors, width=0.6)
+    ax.bar_label(bars, labels=[fmt.format(m) for m in means], padding=2, fontsize=8)
+    ax.set_xticks(x, list(ds.variants))
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="x", visible=False)
+    ax.margins(y=0.15)
+
+
 def goodput_bars(ds: Dataset) -> Figure:
     """Mean goodput per variant with 95 % confidence intervals across seeds, a panel per flow."""
     flows = list(dict.fromkeys(ds.flows["name"]))
@@ -264,21 +281,28 @@ def goodput_bars(ds: Dataset) -> Figure:
         panels = [(f"flow {f}", ds.flows[ds.flows["name"] == f]) for f in flows]
     fig, axes = _figure(len(panels), height=2.8)
     for ax, (title, frame) in zip(axes[:, 0], panels):
-        means, errs = [], []
-        for variant in ds.variants:
-            mean, ci = mean_ci(frame.loc[frame["variant"] == variant, "goodput_mbps"])
-            means.append(mean if mean is not None else np.nan)
-            errs.append(ci if ci is not None else 0.0)
-        x = np.arange(len(ds.variants))
-        colors = [_COLORS[i % len(_COLORS)] for i in range(len(ds.variants))]
-        bars = ax.bar(x, means, yerr=errs, capsize=4, color=colors, width=0.6)
-        ax.bar_label(bars, labels=[f"{m:.2f}" for m in means], padding=2, fontsize=8)
-        ax.set_xticks(x, list(ds.variants))
-        ax.set_ylabel("goodput (Mbit/s)")
+        _variant_bars(ax, ds, frame, "goodput_mbps", "goodput (Mbit/s)")
         ax.set_title(title)
-        ax.grid(axis="x", visible=False)
-        ax.margins(y=0.15)
     fig.suptitle(f"{ds.scenario}: mean goodput, 95 % CI over {len(ds.seeds)} seeds")
+    return fig
+
+
+def has_energy(ds: Dataset) -> bool:
+    """Whether the scenario accounts device energy (paths with an `interface` or `energy`)."""
+    return "energy_j" in ds.flows and bool((ds.flows["energy_j"].fillna(0) > 0).any())
+
+
+def energy_bars(ds: Dataset) -> Figure:
+    """Device energy per run (all flows) and energy per delivered megabyte, per variant, with
+    95 % confidence intervals across seeds (MPTCP-RL's power model)."""
+    per_run = ds.flows.groupby(["variant", "run_id"], sort=False)[["energy_j", "bytes_delivered"]].sum().reset_index()
+    per_run["j_per_mb"] = np.where(per_run["bytes_delivered"] > 0, per_run["energy_j"] / (per_run["bytes_delivered"] / 1e6), np.nan)
+    fig, axes = _figure(2, height=2.8)
+    _variant_bars(axes[0, 0], ds, per_run, "energy_j", "energy (J)", "{:.1f}")
+    axes[0, 0].set_title("device energy per run, all flows")
+    _variant_bars(axes[1, 0], ds, per_run, "j_per_mb", "energy per MB (J/MB)", "{:.3f}")
+    axes[1, 0].set_title("energy per delivered megabyte")
+    fig.suptitle(f"{ds.scenario}: energy, 95 % CI over {len(ds.seeds)} seeds")
     return fig
 
 
@@ -296,6 +320,8 @@ def figure_specs(ds: Dataset) -> List[PlotSpec]:
     ]
     if ds.flows["size_bytes"].notna().any():
         specs.append(PlotSpec("fct_cdf", "Flow completion times (CDF)", fct_cdf))
+    if has_energy(ds):
+        specs.append(PlotSpec("energy", "Device energy per run and per delivered megabyte", energy_bars))
     return specs
 
 

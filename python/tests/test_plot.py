@@ -161,3 +161,29 @@ def test_t_quantiles_and_confidence_intervals():
     assert mean_ci([]) == (None, None)
     # NaN is ignored: two values, 1 and 3, sample standard deviation sqrt(2).
     assert mean_ci([1.0, float("nan"), 3.0]) == (2.0, pytest.approx(12.7062))
+
+
+def test_energy_figure_when_the_scenario_accounts_energy(tmp_path):
+    """Paths with an `interface` get MPTCP-RL's power model: the energy figure appears, and its
+    per-run energy equals the sum of the flows' energy_j."""
+    scenario = tmp_path / "energy.toml"
+    scenario.write_text(
+        MINI_TOML.replace('name = "a"\n', 'name = "a"\ninterface = "wifi"\n').replace('name = "b"\n', 'name = "b"\ninterface = "lte"\n')
+    )
+    out = tmp_path / "cmp"
+    run_sweep(build_matrix(scenario, [1, 2], ["minrtt", "redundant"]), out, jobs=1)
+    ds = load_results(out)
+    from mpsched.plot import energy_bars, has_energy
+
+    assert has_energy(ds)
+    written = render(ds, tmp_path / "plots", ["svg"])
+    assert "energy.svg" in [p.name for p in written]
+    fig = energy_bars(ds)
+    heights = [b.get_height() for b in fig.axes[0].patches]
+    per_run = ds.flows.groupby(["variant", "run_id"], sort=False)["energy_j"].sum()
+    expect = [per_run[v].mean() for v in ds.variants]
+    assert heights == pytest.approx(expect)
+    # Redundant sends every byte on both interfaces: more energy per delivered megabyte.
+    j_per_mb = [b.get_height() for b in fig.axes[1].patches]
+    assert j_per_mb[1] > j_per_mb[0]
+    # The mini scenario without interfaces has no energy figure (see the figure list above).
