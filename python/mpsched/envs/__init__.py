@@ -12,7 +12,7 @@
 
     venv = mpsched.envs.SchedulerVectorEnv("scenarios/edar-handoff.toml", num_envs=16)
 
-    cc = gym.make("mpsched/CongestionControl-v0", scenario="scenarios/drl-cc-1.toml")
+    cc = gym.make("mpsched/CongestionControl-v0", scenario="scenarios/drl-cc-random.toml")
 
 Observations are flat float32 vectors; :class:`ObsLayout` (``env.unwrapped.layout``) slices
 them into subflow, connection and flow features and the masks. Rewards are in
