@@ -121,16 +121,7 @@ mod tests {
 
     #[test]
     fn balia_single_path_is_reno() {
-        for abc in [true, false] {
-            let mut c = Balia::default();
-            let mut s = st(10, 100, 0, abc);
-            for _ in 0..10 {
-                let sibs = vec![info(&s)];
-                c.on_ack(Instant(0), &mut s, &ack(MSS), &sibs);
-            }
-            let g = (s.cwnd - 10 * MSS) as f64 / MSS as f64;
-            assert!((0.9..=1.0).contains(&g), "abc={abc}: grew {g} MSS in one RTT");
-        }
+        assert_single_path_is_reno::<Balia>();
         let mut c = Balia::default();
         let mut s = st(20, 100, 0, true);
         let sibs = [info(&s)];

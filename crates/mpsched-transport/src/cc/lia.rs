@@ -237,6 +237,21 @@ pub(crate) mod testutil {
     pub fn ack(bytes: u64) -> AckSample {
         AckSample { newly_acked: bytes, ..Default::default() }
     }
+
+    /// A coupled controller alone on one path grows like Reno: over the 10 ACKs of one RTT
+    /// from 10 MSS, sum 1000²/cwnd ≈ 0.96 MSS (with and without ABC).
+    pub fn assert_single_path_is_reno<C: super::super::CongestionControl + Default>() {
+        for abc in [true, false] {
+            let mut c = C::default();
+            let mut s = st(10, 100, 0, abc);
+            for _ in 0..10 {
+                let sibs = vec![info(&s)];
+                c.on_ack(crate::time::Instant(0), &mut s, &ack(MSS), &sibs);
+            }
+            let g = (s.cwnd - 10 * MSS) as f64 / MSS as f64;
+            assert!((0.9..=1.0).contains(&g), "abc={abc}: grew {g} MSS in one RTT");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -236,16 +236,7 @@ mod tests {
 
     #[test]
     fn olia_single_path_is_reno() {
-        for abc in [true, false] {
-            let mut c = Olia::default();
-            let mut s = st(10, 100, 0, abc);
-            for _ in 0..10 {
-                let sibs = vec![info(&s)];
-                c.on_ack(Instant(0), &mut s, &ack(MSS), &sibs);
-            }
-            let g = (s.cwnd - 10 * MSS) as f64 / MSS as f64;
-            assert!((0.9..=1.0).contains(&g), "abc={abc}: grew {g} MSS in one RTT");
-        }
+        assert_single_path_is_reno::<Olia>();
     }
 
     #[test]
