@@ -450,6 +450,7 @@ impl Env {
         let mut energy_j = 0.0;
         let (mut delay_sum, mut jitter_sum, mut n_est) = (0.0, 0.0, 0usize);
         let mut sub_tput = [0.0f64; 8];
+        let mut delivered_target = 0u64;
 
         if let Some(c) = self.sim.connection(f) {
             let rx = self.sim.receiver(f);
@@ -526,6 +527,7 @@ impl Env {
             snap.full_s = ri.rwnd_full_seconds;
             snap.blocked_s = ci.send_blocked_seconds;
             snap.redundant = ci.redundant_bytes;
+            delivered_target = delivered;
             let goodput = delivered as f64 * 8.0 / dt / MBPS;
             let o = base + spec.max_paths * nsub;
             let fr = &mut self.frames[o..o + CONN_FEATURES.len()];
@@ -557,11 +559,13 @@ impl Env {
         t[14] = self.sim.connection(f).map_or(0, |c| c.subflow_count()) as f64;
         let k = TERMS.len();
         t[k..k + spec.max_paths].copy_from_slice(&sub_tput[..spec.max_paths]);
-        self.record_flows(base, dt);
+        self.record_flows(base, dt, delivered_target, sum_sent);
     }
 
-    /// Per-flow goodput terms (all envs) and the host view of congestion-control envs.
-    fn record_flows(&mut self, base: usize, dt: f64) {
+    /// Per-flow goodput terms (all envs) and the host view of congestion-control envs. The
+    /// controlled flow's counters were already advanced by `record`, which passes its interval's
+    /// delivered and sent bytes.
+    fn record_flows(&mut self, base: usize, dt: f64, target_delivered: u64, target_sent: u64) {
         let spec = &self.spec;
         let sc = self.sim.scenario();
         let nflows = sc.flows.len().min(spec.max_flows);
@@ -574,8 +578,7 @@ impl Env {
             let delivered_now = r.info().bytes_delivered;
             let snap = &mut self.snaps[j];
             let delivered = if j == spec.flow {
-                // Already advanced in `record`: recompute from the goodput term.
-                (self.terms[1] * dt * MBPS / 8.0) as u64
+                target_delivered
             } else {
                 let d = delta(delivered_now, snap.delivered);
                 snap.delivered = delivered_now;
@@ -607,7 +610,7 @@ impl Env {
                 }
             }
             if j == spec.flow {
-                sent = (self.terms[3] * dt * MBPS / 8.0) as u64;
+                sent = target_sent;
             }
             let n = n.max(1) as f64;
             let o = off + j * nff;
