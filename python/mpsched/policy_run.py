@@ -97,7 +97,7 @@ def run_with_policy(sc: Dict[str, Any], source: str, base: Path, seed: Optional[
         own = sc.get("sim", {}).get("seed", 1) if isinstance(sc.get("sim"), dict) else 1
         seed = own if isinstance(own, int) and not isinstance(own, bool) and own >= 0 else 1
     try:
-        prepared = prepare(sc, action="mode", flow=f, interval="min-rtt", max_paths=max_paths, history=int(desc["net"]["history"]))
+        prepared = prepare(sc, action="mode", flow=f, interval="min-rtt", max_paths=max_paths, history=int(desc["net"]["history"]), initial_mode="redundant")
     except EnvConfigError as e:
         raise _core.ScenarioError(f"{source}: {e}") from None
     spec = json.loads(prepared.spec_json)

@@ -128,6 +128,23 @@ def test_redundant_mode_is_seen_in_the_terms_and_the_edar_reward():
     assert conn[CONN_FEATURES.index("prev_mode")] == 1
 
 
+def test_initial_mode_redundant_applies_before_the_first_decision():
+    # EdAR sends redundantly at connection start (edar.txt §IV-B). Both 10 ms paths join within
+    # the first 100 ms interval, so the redundant start changes that interval (the Rust test
+    # env_initial_mode checks the copies it sends); the observation says redundant was in force.
+    red = SchedulerEnv(LOSSY, action="mode", interval=100.0, initial_mode="redundant")
+    normal = SchedulerEnv(LOSSY, action="mode", interval=100.0)
+    obs_r, _ = red.reset(seed=3)
+    obs_n, _ = normal.reset(seed=3)
+    prev = CONN_FEATURES.index("prev_mode")
+    assert red.layout.connection(obs_r)[-1][prev] == 1
+    assert normal.layout.connection(obs_n)[-1][prev] == 0
+    goodput = CONN_FEATURES.index("goodput")
+    assert red.layout.connection(obs_r)[-1][goodput] != normal.layout.connection(obs_n)[-1][goodput]
+    # After the first answer the initial mode no longer matters: normal means no copies.
+    assert red.step(0)[4]["terms"]["redundant_mbps"] == 0
+
+
 def test_select_action_uses_only_the_selected_path():
     env = SchedulerEnv(LOSSY, action="select", reward="goodput", interval=100.0, max_paths=2)
     env.reset(seed=1)
@@ -234,6 +251,8 @@ def test_feature_names_cover_the_observation():
         ({"max_paths": 1}, "max_paths: flow 'mp' has 2 paths"),
         ({"interval": -5}, "interval: expected a period"),
         ({"history": 0}, "history: expected an integer"),
+        ({"initial_mode": "both"}, "initial_mode: expected"),
+        ({"action": "weights", "initial_mode": "redundant"}, "initial_mode: only with action"),
     ],
 )
 def test_bad_options_are_one_line_errors(kwargs, message):

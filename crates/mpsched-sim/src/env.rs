@@ -115,6 +115,10 @@ pub struct EnvSpec {
     pub max_flows: usize,
     #[serde(default = "default_cwnd_step")]
     pub cwnd_step: f64,
+    /// `Mode` only: the mode in force from the flow's start until the first decision (EdAR:
+    /// 1, redundant at connection start); `None` = normal.
+    #[serde(default)]
+    pub initial_mode: Option<u8>,
 }
 
 fn default_format() -> String {
@@ -144,6 +148,13 @@ impl EnvSpec {
         }
         if !(1..=64).contains(&spec.max_flows) {
             return Err(ScenarioError(format!("env spec: max_flows: expected 1..=64, got {}", spec.max_flows)));
+        }
+        match spec.initial_mode {
+            Some(m) if spec.action != ActionKind::Mode => {
+                return Err(ScenarioError(format!("env spec: initial_mode: only with action \"mode\", got {m} with {:?}", spec.action)))
+            }
+            Some(m) if m > 1 => return Err(ScenarioError(format!("env spec: initial_mode: expected 0 (normal) or 1 (redundant), got {m}"))),
+            _ => {}
         }
         Ok(spec)
     }
@@ -319,6 +330,10 @@ impl Env {
             .sum();
         self.snaps = vec![FlowSnap::default(); sc.flows.len()];
         self.last_boundary = 0;
+        if let (ActionKind::Mode, Some(m)) = (self.spec.action, self.spec.initial_mode) {
+            self.prev_mode = m as f32;
+            self.sim.set_initial_decision(self.spec.flow, Decision::Mode(m));
+        }
         // The first observation covers the start of the run up to the first boundary.
         self.advance_to_boundary();
     }

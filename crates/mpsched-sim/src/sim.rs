@@ -51,6 +51,8 @@ struct FlowRt {
     acc: Totals,
     /// Energy of the device's interfaces attributed to this flow (J).
     energy_j: f64,
+    /// Applied to each new connection of the flow before it sends (see [`Sim::set_initial_decision`]).
+    initial_decision: Option<Decision>,
 }
 
 /// Counters summed over the connections a flow has used.
@@ -170,6 +172,7 @@ impl Sim {
                 transfers: Vec::new(),
                 acc: Totals::default(),
                 energy_j: 0.0,
+                initial_decision: None,
             })
             .collect();
         let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
@@ -337,6 +340,13 @@ impl Sim {
         self.drive(2 * f);
     }
 
+    /// Makes every connection of flow `f` start with decision `d` in force, before its first
+    /// decision boundary: EdAR sends redundantly "at the beginning of a connection" (edar.txt
+    /// §IV-B), while the first transmission interval is still unknown.
+    pub fn set_initial_decision(&mut self, f: usize, d: Decision) {
+        self.flows[f].initial_decision = Some(d);
+    }
+
     /// Sets subflow `i`'s congestion window of flow `f` (external congestion control).
     pub fn set_cwnd(&mut self, f: usize, i: usize, cwnd_bytes: u64) {
         if let Some(c) = self.eps[2 * f].conn.as_mut() {
@@ -382,6 +392,9 @@ impl Sim {
         let now = Instant(self.now);
         let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
         client.seed_scheduler(crate::rng::stream_seed(self.sc.seed, &format!("flow/{}/sched", def.name)));
+        if let Some(d) = self.flows[f].initial_decision {
+            client.decide(d);
+        }
         let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
         let app = def.app;
         if app == App::Greedy {

@@ -5,8 +5,10 @@ What the paper specifies, and where it lives here:
 
 - **Decision** (§IV-B): every transmission interval TI = minimum subflow RTT the agent picks
   ``normal`` (0: each packet once, minRTT first) or ``redundant`` (1: packets in flight are
-  copied on the other subflows). Redundant at the very beginning of a connection: while no
-  subflow has an RTT sample the policy answers redundant (:func:`no_rtt_yet`).
+  copied on the other subflows). Redundant at the very beginning of a connection: the env
+  starts each connection in redundant mode (``initial_mode="redundant"``) until the first
+  decision, and while no subflow has an RTT sample the policy answers redundant
+  (:func:`no_rtt_yet`).
 - **State** (§IV-B.1): ``M_t = (a_{t-1}, b_t, I_t)`` (previous action, receive window, inflight)
   and per subflow ``E_t^i``: k + 1 = 6 intervals of RTT d, RTO o, throughput x, cwnd w, loss
   l, inflight f (:data:`SUBFLOW_INPUTS`, :data:`CONN_INPUTS`), read from the env's
@@ -438,6 +440,7 @@ def make_env(scenario: Any, args: Args):
         "mpsched/Scheduler-v0", scenario=scenario, action="mode", reward="edar",
         reward_kwargs={"alpha": args.alpha, "beta": args.beta}, interval="min-rtt",
         history=args.k + 1, max_paths=args.max_paths, duration_s=args.duration_s,
+        initial_mode="redundant",
     )
 
 

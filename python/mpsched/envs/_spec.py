@@ -64,6 +64,22 @@ def _flow_index(flows: List[Dict[str, Any]], flow: Union[int, str, None], source
     raise EnvConfigError(f"flow: no flow named {flow!r} in {source} (flows: {names})")
 
 
+INITIAL_MODES = {"normal": 0, "redundant": 1}
+
+
+def _initial_mode(value: Union[int, str, None], action: str) -> Optional[int]:
+    """``initial_mode`` as 0/1 (None: not set)."""
+    if value is None:
+        return None
+    if action != "mode":
+        raise EnvConfigError(f"initial_mode: only with action=\"mode\", got action={action!r}")
+    if isinstance(value, str) and value in INITIAL_MODES:
+        return INITIAL_MODES[value]
+    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+        return value
+    raise EnvConfigError(f"initial_mode: expected \"normal\", \"redundant\", 0 or 1, got {value!r}")
+
+
 def prepare(
     scenario: ScenarioLike,
     *,
@@ -75,6 +91,7 @@ def prepare(
     max_flows: int = 8,
     cwnd_step: float = 10.0,
     duration_s: Optional[float] = None,
+    initial_mode: Union[int, str, None] = None,
 ) -> Prepared:
     """Sets the controlled flow up for outside decisions and returns the spec for the core."""
     sc, source = _load(scenario)
@@ -106,6 +123,7 @@ def prepare(
         raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
     if duration_s is not None:
         sc.setdefault("sim", {})["duration_s"] = float(duration_s)
+    init = _initial_mode(initial_mode, action)
     spec = {
         "scenario": json.dumps(sc),
         "source": source,
@@ -117,4 +135,6 @@ def prepare(
         "max_flows": max_flows,
         "cwnd_step": float(cwnd_step),
     }
+    if init is not None:
+        spec["initial_mode"] = init
     return Prepared(json.dumps(spec), f, str(fl.get("name", f)), source, max_paths)

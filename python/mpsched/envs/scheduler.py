@@ -120,6 +120,7 @@ class _CoreEnv(gym.Env):
         max_flows: int,
         cwnd_step: float = 10.0,
         duration_s: Optional[float] = None,
+        initial_mode: Union[int, str, None] = None,
     ) -> None:
         super().__init__()
         self.action_kind = action
@@ -127,6 +128,7 @@ class _CoreEnv(gym.Env):
         self._prepared = prepare(
             scenario, action=action, flow=flow, interval=interval, max_paths=max_paths,
             history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+            initial_mode=initial_mode,
         )
         self.reward_fn = get_reward(reward, reward_kwargs)
         self.reward_name = reward if isinstance(reward, str) else getattr(reward, "__name__", "custom")
@@ -194,6 +196,9 @@ class SchedulerEnv(_CoreEnv):
         max_paths: observation/action slots (paths beyond the flow's are masked out).
         history: intervals of history in the observation (EdAR: k + 1 = 6).
         duration_s: overrides the scenario's duration (episode length).
+        initial_mode: ``action="mode"`` only: the mode from the flow's start until the first
+            decision, ``"normal"`` (default) or ``"redundant"`` (EdAR: redundant at the start of
+            a connection, before the first transmission interval is known).
     """
 
     def __init__(
@@ -207,12 +212,14 @@ class SchedulerEnv(_CoreEnv):
         max_paths: int = 4,
         history: int = 1,
         duration_s: Optional[float] = None,
+        initial_mode: Union[int, str, None] = None,
     ) -> None:
         if action not in ACTIONS:
             raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
         super().__init__(
             scenario, action=action, reward=reward, reward_kwargs=reward_kwargs, flow=flow,
             interval=interval, max_paths=max_paths, history=history, max_flows=8, duration_s=duration_s,
+            initial_mode=initial_mode,
         )
 
 

@@ -49,6 +49,7 @@ class SchedulerVectorEnv(VectorEnv):
         cwnd_step: float = 10.0,
         duration_s: Optional[float] = None,
         threads: Optional[int] = None,
+        initial_mode: Union[int, str, None] = None,
     ) -> None:
         if action not in ACTIONS + ("cwnd",):
             raise EnvConfigError(f"action: expected one of mode, weights, select, cwnd, got {action!r}")
@@ -57,6 +58,7 @@ class SchedulerVectorEnv(VectorEnv):
         self._prepared = prepare(
             scenario, action=action, flow=flow, interval=interval, max_paths=max_paths,
             history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+            initial_mode=initial_mode,
         )
         self.num_envs = num_envs
         self.threads = max(1, min(num_envs, threads or os.cpu_count() or 1))
