@@ -391,7 +391,8 @@ def compare_command(
             "--scheduler",
             metavar="NAMES",
             help="Comma-separated schedulers (e.g. `minrtt,blest,ecf,redundant`), each applied to "
-            "every multipath flow (a flow with `paths`). Default: as in the scenario.",
+            "every multipath flow (a flow with `paths`); trained policies too: `edar` (shipped "
+            "checkpoint), `edar:CHECKPOINT`. Default: as in the scenario.",
             show_default=False,
         ),
     ] = None,

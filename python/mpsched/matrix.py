@@ -174,17 +174,62 @@ def format_seeds(seeds: Sequence[int]) -> str:
 
 
 def parse_names(text: str, option: str) -> List[str]:
-    """Parse a comma-separated list of names (``--scheduler``, ``--cc``); no blanks or repeats."""
+    """Parse a comma-separated list of names (``--scheduler``, ``--cc``); no blanks or repeats.
+
+    ``--scheduler`` also takes trained policies, ``edar:CHECKPOINT`` (a file path)."""
     names = [n.strip() for n in text.split(",")]
     for name in names:
         if not name:
             raise MatrixError(f"{option}: empty name in {text!r}")
-        if not _NAME.fullmatch(name):
+        if option == "--scheduler" and ":" in name:
+            _check_policy(name, option)
+        elif not _NAME.fullmatch(name):
             raise MatrixError(f"{option}: {name!r} is not a valid name")
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise MatrixError(f"{option}: {repeated[0]!r} is given twice")
     return names
+
+
+def _check_policy(name: str, option: str) -> None:
+    """``edar:CHECKPOINT``: a known policy and a readable checkpoint."""
+    from .agents.checkpoint import CheckpointError
+    from .policy_run import POLICY_SCHEDULERS, checkpoint_digest, policy_checkpoint
+
+    prefix = name.split(":", 1)[0]
+    if prefix not in POLICY_SCHEDULERS or policy_checkpoint(name) is None:
+        raise MatrixError(f"{option}: {name!r}: expected NAME or a trained policy {'/'.join(POLICY_SCHEDULERS)}:CHECKPOINT")
+    try:
+        checkpoint_digest(name)
+    except CheckpointError as e:
+        raise MatrixError(f"{option}: {name}: {e}") from None
+
+
+def _run_label(scheduler: Optional[str], labels: Dict[str, str]) -> Optional[str]:
+    """The run-directory part of a scheduler: itself, or for ``edar:PATH`` a safe label,
+    made unique with the checkpoint's digest when two checkpoints share a file name."""
+    if scheduler is None or ":" not in scheduler:
+        return scheduler
+    if scheduler not in labels:
+        from .policy_run import checkpoint_digest, policy_label
+
+        label = policy_label(scheduler)
+        if label in labels.values():
+            label = f"{label}-{checkpoint_digest(scheduler)[:8]}"
+        labels[scheduler] = label
+    return labels[scheduler]
+
+
+def _policy_digests(scenario: Mapping[str, Any]) -> Dict[str, str]:
+    """Checkpoint digests of the trained policies a scenario's flows use (for its hash)."""
+    from .policy_run import checkpoint_digest, policy_checkpoint
+
+    out: Dict[str, str] = {}
+    for flow in _flows(scenario):
+        name = flow.get("scheduler")
+        if policy_checkpoint(name) is not None:
+            out[f"checkpoint:{name}"] = checkpoint_digest(name)
+    return out
 
 
 def load_scenario(path: Path) -> Dict[str, Any]:
@@ -516,6 +561,7 @@ def build_matrix(
         valid = isinstance(own, int) and not isinstance(own, bool) and 0 <= own <= MAX_SEED
         seeds = [own if valid else 1]
     runs: List[RunSpec] = []
+    labels: Dict[str, str] = {}
     for scheduler in schedulers if schedulers is not None else [None]:
         for cc in ccs if ccs is not None else [None]:
             overridden = apply_overrides(scenario, scheduler, cc)
@@ -524,10 +570,11 @@ def build_matrix(
                 for sweep, value in pairs:
                     _set(variant, sweep.where, value)
                 traces = _trace_digests(variant, base_dir)
+                traces.update(_policy_digests(variant))
                 resolved = resolve_trace_paths(variant, base_dir)
                 sched_label, cc_label = _check_variant(resolved, scenario_path)
                 for seed in seeds:
-                    parts = [p for p in (scheduler, cc, id_part) if p] + [f"seed{seed}"]
+                    parts = [p for p in (_run_label(scheduler, labels), cc, id_part) if p] + [f"seed{seed}"]
                     runs.append(
                         RunSpec(
                             run_id="_".join(parts),

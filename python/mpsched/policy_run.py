@@ -38,6 +38,39 @@ def policy_checkpoint(name: Any) -> Optional[str]:
     return None
 
 
+def policy_label(name: str) -> str:
+    """A directory-name-safe label of a policy scheduler: ``edar`` or ``edar-STEM`` (the
+    checkpoint file's name without its extension)."""
+    ckpt = policy_checkpoint(name)
+    if ckpt is None or name == "edar":
+        return name
+    stem = Path(ckpt).name
+    for ext in (".json", ".safetensors"):
+        if stem.endswith(ext):
+            stem = stem[: -len(ext)]
+    safe = "".join(c if c.isalnum() or c in ".-" else "-" for c in stem).strip(".-") or "checkpoint"
+    return f"{name.split(':', 1)[0]}-{safe}"
+
+
+def checkpoint_digest(name: str) -> str:
+    """SHA-256 over a policy scheduler's checkpoint (description, then weights): results of
+    runs with different weights must not share a scenario hash. Raises CheckpointError."""
+    import hashlib
+
+    from .agents.checkpoint import CheckpointError, checkpoint_paths
+
+    ckpt = policy_checkpoint(name)
+    if ckpt is None:
+        raise ValueError(f"{name!r} is not a policy scheduler")
+    h = hashlib.sha256()
+    for part in checkpoint_paths(ckpt):
+        try:
+            h.update(Path(part).read_bytes())
+        except OSError as e:
+            raise CheckpointError(f"{part}: {e.strerror or e}") from None
+    return h.hexdigest()
+
+
 def _policy_flows(scenario: Mapping[str, Any]) -> list:
     flows = scenario.get("flows")
     if not isinstance(flows, list):

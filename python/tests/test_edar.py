@@ -248,6 +248,34 @@ def test_cli_run_scheduler_edar_and_bad_checkpoint(trained: Path, tmp_path: Path
     assert not (tmp_path / "o2").exists()
 
 
+def test_compare_with_trained_policies(trained: Path, tmp_path: Path) -> None:
+    """``--scheduler edar:PATH`` in compare: safe run directories, distinct labels for two
+    checkpoints with the same file name, and the weights in the scenario hash."""
+    from mpsched.matrix import MatrixError, build_matrix, parse_names
+
+    sc = tmp_path / "short.toml"
+    sc.write_text(Path(HANDOFF).read_text().replace("duration_s = 100", "duration_s = 1"))
+    other = tmp_path / "other"
+    other.mkdir()
+    for ext in (".json", ".safetensors"):
+        shutil.copy(trained / f"edar-p{ext}", other / f"edar-o{ext}")
+    names = parse_names(f"edar,edar:{trained / 'edar-o.json'},edar:{other / 'edar-o.json'},minrtt", "--scheduler")
+    m = build_matrix(sc, [1], names, None)
+    ids = [r.run_id for r in m.runs]
+    assert ids[0] == "edar_seed1" and ids[1] == "edar-edar-o_seed1" and ids[3] == "minrtt_seed1"
+    assert ids[2].startswith("edar-edar-o-") and len(set(ids)) == 4
+    assert all("/" not in i and ":" not in i for i in ids)
+    assert [r.scheduler for r in m.runs] == names
+    # Same scenario, different weights: different hashes (resume must not reuse results).
+    assert len({r.scenario_hash for r in m.runs}) == 4
+    with pytest.raises(MatrixError, match="no_such.json"):
+        parse_names(f"edar:{tmp_path / 'no_such.json'}", "--scheduler")
+    with pytest.raises(MatrixError, match="expected NAME or a trained policy edar:CHECKPOINT"):
+        parse_names("blest:x.json", "--scheduler")
+    with pytest.raises(MatrixError, match="not a valid name"):
+        parse_names("edar:x", "--cc")
+
+
 def test_cli_train_rejects_bad_offline_data(tmp_path: Path, cli) -> None:
     bad = tmp_path / "data.parquet"
     bad.write_bytes(b"not parquet")
