@@ -39,6 +39,10 @@ def edar_command(
     online_iterations: Annotated[int, typer.Option("--online-iterations", min=1, help="Updates after each online flow (M of Algorithm 2).")] = 200,
     duration_s: Annotated[Optional[float], typer.Option("--duration", min=0.1, help="Override the scenarios' duration (s).", show_default=False)] = None,
     max_paths: Annotated[int, typer.Option("--max-paths", min=1, max=8, help="Subflow slots of the observation.")] = 4,
+    init: Annotated[
+        Optional[Path],
+        typer.Option("--init", metavar="CHECKPOINT", help="Start from this checkpoint (e.g. an edar-p.json) and learn online only (EdAR-o on a new network).", show_default=False),
+    ] = None,
 ) -> None:
     """Train EdAR (edar.txt): offline learning from always-normal / always-redundant
     trajectories (EdAR-p), then ε-greedy online learning (EdAR-o).
@@ -60,6 +64,7 @@ def edar_command(
         seed=seed, out=str(out), offline_data=[str(p) for p in offline_data or []],
         offline_episodes=offline_episodes, offline_iterations=offline_iterations, steps=steps,
         online_iterations=online_iterations, duration_s=duration_s, max_paths=max_paths,
+        init=str(init) if init is not None else None,
     )
     for s in args.scenario:
         if not Path(s).is_file():

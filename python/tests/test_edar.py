@@ -248,6 +248,28 @@ def test_cli_run_scheduler_edar_and_bad_checkpoint(trained: Path, tmp_path: Path
     assert not (tmp_path / "o2").exists()
 
 
+def test_online_learning_from_a_checkpoint(trained: Path, tmp_path: Path) -> None:
+    """``--init edar-p.json``: EdAR-o adapting online to a new network, starting from EdAR-p's
+    weights (no offline phase); the result differs from the start and records where it began."""
+    out = tmp_path / "o"
+    args = Args(
+        out=str(out), scenario=[HANDOFF], duration_s=2.0, steps=40, online_iterations=10, batch_size=16,
+        max_paths=2, seed=3, init=str(trained / "edar-p.json"),
+    )
+    written = train(args, log=lambda m: None)
+    assert set(written) == {"edar-o"} and not (out / "edar-p.json").exists()
+    meta = json.loads((out / "edar-o.json").read_text())
+    assert meta["train"]["init"] == str(trained / "edar-p.json") and meta["train"]["online_steps"] == 40
+    obs = _observations(2, n=10)
+    layout = ObsLayout(2, 6)
+    q0 = EdarPolicy.load(trained / "edar-p.json").q_values(obs, layout)
+    q1 = EdarPolicy.load(out / "edar-o.json").q_values(obs, layout)
+    assert not np.allclose(q0, q1)
+    with pytest.raises(CheckpointError):
+        train(Args(out=str(tmp_path / "bad"), scenario=[HANDOFF], steps=10, init=str(tmp_path / "none.json")), log=lambda m: None)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_compare_with_trained_policies(trained: Path, tmp_path: Path) -> None:
     """``--scheduler edar:PATH`` in compare: safe run directories, distinct labels for two
     checkpoints with the same file name, and the weights in the scenario hash."""

@@ -109,6 +109,9 @@ class Args:
     """replay capacity of online learning; the oldest transitions go first (§V-C)"""
     torch_threads: int = 1
     """CPU threads for torch (tiny networks: one thread is fastest, and fits 2 cores)"""
+    init: Optional[str] = None
+    """start from this checkpoint (an EdAR-p) and learn online only: EdAR-o adapting to the
+    network it runs in (§VI-B: "after online training, EdAR-o further improves")"""
 
 
 # --- observations -------------------------------------------------------------------------
@@ -518,6 +521,11 @@ class Learner:
     def tensors(self) -> Dict[str, np.ndarray]:
         return {k: v.detach().cpu().numpy() for k, v in self.q.state_dict().items()}
 
+    def load(self, state: Dict[str, Any]) -> None:
+        """Main and target networks from trained weights (θ' ← θ)."""
+        self.q.load_state_dict(state)
+        self.q_target.load_state_dict(state)
+
 
 def checkpoint_meta(args: Args, variant: str, extra: Dict[str, Any]) -> Dict[str, Any]:
     return {
@@ -603,6 +611,19 @@ def online_learning(learner: Learner, envs: List[Any], args: Args, writer: Any, 
     return steps, flows
 
 
+def _online(learner: Learner, envs: List[Any], args: Args, writer: Any, rng: np.random.Generator, first_episode: int,
+            extra: Dict[str, Any], tmp: Path, out: Path, written: Dict[str, Path], log: Any) -> None:
+    """Online learning, then the EdAR-o checkpoint."""
+    t0 = time.perf_counter()
+    steps, flows = online_learning(learner, envs, args, writer, rng, first_episode)
+    online_s = time.perf_counter() - t0
+    log(f"online learning: {steps} steps in {flows} flows, {learner.updates} updates in all ({online_s:.1f} s)")
+    save_checkpoint(tmp / "edar-o", learner.tensors(), checkpoint_meta(args, "edar-o", {
+        **extra, "online_steps": steps, "online_flows": flows, "updates": learner.updates, "online_s": round(online_s, 2),
+    }))
+    written["edar-o"] = out / "edar-o.json"
+
+
 def train(args: Args, log: Any = print) -> Dict[str, Path]:
     """Offline learning (EdAR-p), then online learning (EdAR-o) if ``args.steps`` > 0.
 
@@ -621,6 +642,12 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
     layout = ObsLayout(args.max_paths, args.k + 1)
     # Data first: bad offline data fails before anything is written.
     data = [read_transitions(Path(p), layout) for p in args.offline_data]
+    init = None
+    if args.init is not None:
+        init = EdarPolicy.load(args.init)
+        init.check_layout(layout)
+        if args.steps <= 0:
+            raise DataError("--init: online learning needs --steps > 0")
     envs = [make_env(s, args) for s in args.scenario]
     written: Dict[str, Path] = {}
     out = Path(args.out)
@@ -628,6 +655,14 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
     with atomic_directory(out) as tmp:
         writer = SummaryWriter(str(tmp / "runs"))
         writer.add_text("args", json.dumps(asdict(args), default=str))
+        if init is not None:
+            learner = Learner(args, layout)
+            learner.load(init.qnet.state_dict())
+            log(f"starting from {args.init}: online learning only")
+            _online(learner, envs, args, writer, rng, 0, {"init": str(args.init)}, tmp, out, written, log)
+            writer.add_scalar("charts/train_s", time.perf_counter() - started, learner.updates)
+            writer.close()
+            return written
         if data:
             replay = Replay.concat(data)
             log(f"offline data: {len(replay)} transitions from {len(data)} file(s)")
@@ -655,15 +690,7 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
         }))
         written["edar-p"] = out / "edar-p.json"
         if args.steps > 0:
-            t0 = time.perf_counter()
-            steps, flows = online_learning(learner, envs, args, writer, rng, args.offline_episodes)
-            online_s = time.perf_counter() - t0
-            log(f"online learning: {steps} steps in {flows} flows, {learner.updates} updates in all ({online_s:.1f} s)")
-            save_checkpoint(tmp / "edar-o", learner.tensors(), checkpoint_meta(args, "edar-o", {
-                "offline_transitions": len(replay), "online_steps": steps, "online_flows": flows,
-                "updates": learner.updates, "online_s": round(online_s, 2),
-            }))
-            written["edar-o"] = out / "edar-o.json"
+            _online(learner, envs, args, writer, rng, args.offline_episodes, {"offline_transitions": len(replay)}, tmp, out, written, log)
         writer.add_scalar("charts/train_s", time.perf_counter() - started, learner.updates)
         writer.close()
     return written

@@ -11,4 +11,5 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+from . import edar as _edar  # noqa: E402,F401  (registers `reproduce edar`)
 from . import olms as _olms  # noqa: E402,F401  (registers `reproduce olms`)
