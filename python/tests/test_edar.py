@@ -298,6 +298,42 @@ def test_compare_with_trained_policies(trained: Path, tmp_path: Path) -> None:
         parse_names("edar:x", "--cc")
 
 
+def test_reproduce_edar_small(trained: Path, tmp_path: Path, cli) -> None:
+    """`reproduce edar` end to end on shortened copies of the handoff scenario and setting iv
+    (EdAR-o adapted online there): table, summary with the acceptance checks, figures."""
+    from mpsched.reproduce.edar import reproduce_edar
+
+    scen = tmp_path / "scenarios"
+    scen.mkdir()
+    (scen / "edar-handoff.toml").write_text(Path(HANDOFF).read_text().replace("duration_s = 100", "duration_s = 30"))
+    s4 = (REPO / "scenarios" / "edar-setting-4.toml").read_text()
+    s4 = s4.replace("size_bytes = { range = [10000000, 100000000] }", "size_bytes = 1000000")
+    assert "size_bytes = 1000000" in s4
+    (scen / "edar-setting-4.toml").write_text(s4)
+    out = tmp_path / "rep"
+    summary = reproduce_edar(out, [101], checkpoint_p=trained / "edar-p.json", checkpoint_o=trained / "edar-o.json",
+                             groups=["handoff", "settings"], baselines=["minrtt-norp", "minrtt"], adapt_steps=30,
+                             scenario_dir=scen, cases=["edar-handoff", "edar-setting-4"])
+    assert set(summary["handoff"]) == {"minrtt-norp", "minrtt", "edar-p", "edar-o"}
+    h = summary["handoff"]["edar-o"]
+    assert h["stable_mbps"] > 0 and h["handoff_mbps"] > 0 and len(h["timeline"]) >= 29
+    assert list(summary["settings"]) == ["edar-setting-4"]
+    # Setting iv is not in the offline data: EdAR-o learnt online there first (30 steps here).
+    adapted = Path(summary["checkpoints"]["adapted"]["edar-setting-4"])
+    assert adapted.is_file() and json.loads(adapted.read_text())["train"]["online_steps"] == 30
+    checks = {c["check"]: c for c in summary["acceptance"]}
+    assert "EdAR-o: handoff goodput ≥ 1.5× minRTT (ns-3)" in checks and "edar-setting-4: EdAR-o goodput ≥ EdAR-p" in checks
+    table = (out / "edar-table.md").read_text()
+    assert "2.4 Mbit/s (Fig. 9a)" in table and "| EdAR-o |" in table and "## Acceptance" in table
+    for fig in ("handoff-goodput.png", "handoff-periods.png", "settings.png"):
+        assert (out / "figures" / fig).stat().st_size > 1000
+    res = cli("reproduce", "edar", "--only", "nope", "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "--only: unknown 'nope'" in res.stderr
+    res = cli("reproduce", "edar", "--edar-p", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and res.stderr.startswith("error: --edar-p:")
+    assert not (tmp_path / "x").exists()
+
+
 def test_cli_train_rejects_bad_offline_data(tmp_path: Path, cli) -> None:
     bad = tmp_path / "data.parquet"
     bad.write_bytes(b"not parquet")

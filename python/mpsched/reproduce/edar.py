@@ -12,6 +12,10 @@ paper's baselines through the ``compare`` runner on:
 * **fct-delay** and **fct-loss** (Figs. 10-11; ``scenarios/edar-fct-{delay,loss}.toml``): mean
   FCT of repeated 10 MB downloads against path 2's delay and loss.
 
+EdAR-p is offline learning only (settings i-iii); EdAR-o continued online. In settings iv and v,
+which are not in the offline data, EdAR-o first learns online from EdAR-p in that network
+(``--adapt-steps``; the paper: "after online training, EdAR-o further improves").
+
 Baselines: minRTT as the paper ran it (ns-3's, without opportunistic retransmission and
 penalization: ``minrtt-norp``), Linux's minRTT (``minrtt``, with both), BLEST and Peekaboo.
 Writes ``edar-table.md`` / ``edar-summary.json`` (our numbers beside the paper's where it gives
@@ -45,7 +49,11 @@ DEFAULT_O = CHECKPOINT_DIR / "edar-default.json"
 
 #: Baselines of §VI: minRTT (ns-3, as the paper ran it), Linux minRTT, BLEST, Peekaboo.
 BASELINES = ("minrtt-norp", "minrtt", "blest", "peekaboo")
-LABELS = {"minrtt-norp": "minRTT (ns-3)", "minrtt": "minRTT (Linux)", "blest": "BLEST", "peekaboo": "Peekaboo"}
+LABELS = {"minrtt-norp": "minRTT (ns-3)", "minrtt": "minRTT (Linux)", "blest": "BLEST", "peekaboo": "Peekaboo",
+          "edar-p": "EdAR-p", "edar-o": "EdAR-o"}
+#: Settings not in the offline data (§VI-A trains on i-iii), where EdAR-o first learns online
+#: in the network it is evaluated in (§VI-B: "after online training, EdAR-o further improves").
+ADAPT = ("edar-setting-4", "edar-setting-5")
 
 HANDOFF = ((20.0, 40.0), (60.0, 80.0))
 STABLE = ((0.0, 20.0), (40.0, 60.0), (80.0, 100.0))
@@ -110,8 +118,13 @@ def _prepare(case: Case, scenario_dir: Path, out: Path, downloads: Optional[int]
     return path
 
 
-def _label(scheduler: str, policies: Dict[str, str]) -> str:
-    return policies.get(scheduler, LABELS.get(scheduler, scheduler))
+def _label(scheduler: str) -> str:
+    return LABELS.get(scheduler, scheduler)
+
+
+def _rename(result: Dict[str, Any], names: Dict[str, str]) -> Dict[str, Any]:
+    """Keys ``edar:PATH`` → ``edar-p`` / ``edar-o``."""
+    return {names.get(k, k): v for k, v in result.items()}
 
 
 def _by_scheduler(rows: List[Dict[str, Any]], key: str) -> Dict[str, Dict[str, List[float]]]:
@@ -175,9 +188,9 @@ def run_case(case: Case, path: Path, out: Path, schedulers: Sequence[str], seeds
     return ds
 
 
-def acceptance(handoff: Optional[Dict[str, Any]], settings: Dict[str, Any], p: str, o: str) -> List[Dict[str, Any]]:
-    """Issue 7's checks, on the numbers of this run (``p``, ``o``: the EdAR-p / EdAR-o names)."""
-    names = {p: "EdAR-p", o: "EdAR-o"}
+def acceptance(handoff: Optional[Dict[str, Any]], settings: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Issue 7's checks, on the numbers of this run."""
+    p, o = "edar-p", "edar-o"
     checks: List[Dict[str, Any]] = []
     base = "minrtt-norp"
     if handoff and base in handoff:
@@ -186,8 +199,8 @@ def acceptance(handoff: Optional[Dict[str, Any]], settings: Dict[str, Any], p: s
                 continue
             h = handoff[edar]["handoff_mbps"] / handoff[base]["handoff_mbps"]
             s = handoff[edar]["stable_mbps"] / handoff[base]["stable_mbps"]
-            checks.append({"check": f"{names[edar]}: handoff goodput ≥ {ACCEPT_HANDOFF}× minRTT (ns-3)", "value": h, "pass": h >= ACCEPT_HANDOFF})
-            checks.append({"check": f"{names[edar]}: stable goodput ≥ {ACCEPT_STABLE:.0%} of minRTT (ns-3)", "value": s, "pass": s >= ACCEPT_STABLE})
+            checks.append({"check": f"{LABELS[edar]}: handoff goodput ≥ {ACCEPT_HANDOFF}× minRTT (ns-3)", "value": h, "pass": h >= ACCEPT_HANDOFF})
+            checks.append({"check": f"{LABELS[edar]}: stable goodput ≥ {ACCEPT_STABLE:.0%} of minRTT (ns-3)", "value": s, "pass": s >= ACCEPT_STABLE})
     for case in ("edar-setting-4", "edar-setting-5"):
         res = settings.get(case, {})
         if p in res and o in res:
@@ -200,10 +213,12 @@ def _f(x: Optional[float], spec: str = ".2f") -> str:
     return "—" if x is None or not math.isfinite(x) else format(x, spec)
 
 
-def write_outputs(summary: Dict[str, Any], out: Path, policies: Dict[str, str]) -> str:
-    lab = lambda s: _label(s, policies)  # noqa: E731
+def write_outputs(summary: Dict[str, Any], out: Path) -> str:
+    lab = _label
     lines = ["# EdAR reproduction (edar.txt §VI-B)", ""]
-    lines.append(f"Seeds {summary['seeds']}; checkpoints: " + ", ".join(f"{v} = `{k.split(':', 1)[1]}`" for k, v in policies.items()) + ".")
+    ck = summary["checkpoints"]
+    lines.append(f"Seeds {summary['seeds']}; EdAR-p = `{ck['edar-p']}`, EdAR-o = `{ck['edar-o']}`"
+                 + "".join(f"; in {c}, EdAR-o = `{v}` ({summary['adapt_steps']} online steps from EdAR-p)" for c, v in ck.get("adapted", {}).items()) + ".")
     lines.append("")
     h = summary.get("handoff")
     if h:
@@ -216,7 +231,7 @@ def write_outputs(summary: Dict[str, Any], out: Path, policies: Dict[str, str]) 
             paper = ""
             if sched == "minrtt-norp":
                 paper = f"handoff ≈ {PAPER['minrtt_handoff_mbps']} Mbit/s (Fig. 9a)"
-            elif sched in policies:
+            elif sched in ("edar-p", "edar-o"):
                 paper = f"≈ {PAPER['edar_handoff_gain']:.0f}× minRTT during handoff (abstract)"
             lines.append(f"| {lab(sched)} | {_f(r['stable_mbps'])} ± {_f(r['stable_ci'])} | {_f(r['handoff_mbps'])} ± {_f(r['handoff_ci'])} "
                          f"| {_f(ratio_h)}× | {_f(ratio_s)}× | {paper} |")
@@ -260,7 +275,7 @@ def _param_value(p: str) -> float:
         return math.inf
 
 
-def figures(summary: Dict[str, Any], fig_dir: Path, policies: Dict[str, str]) -> List[Path]:
+def figures(summary: Dict[str, Any], fig_dir: Path) -> List[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -268,7 +283,7 @@ def figures(summary: Dict[str, Any], fig_dir: Path, policies: Dict[str, str]) ->
 
     fig_dir.mkdir(parents=True, exist_ok=True)
     written: List[Path] = []
-    lab = lambda s: _label(s, policies)  # noqa: E731
+    lab = _label
     h = summary.get("handoff")
     if h:
         fig, ax = plt.subplots(figsize=(8, 3.6))
@@ -276,7 +291,7 @@ def figures(summary: Dict[str, Any], fig_dir: Path, policies: Dict[str, str]) ->
             ax.axvspan(a, b, color="0.9", lw=0)
         for sched, r in h.items():
             t, g = zip(*r["timeline"]) if r["timeline"] else ((), ())
-            ax.plot(t, g, label=lab(sched), lw=1.6 if sched in policies else 1.0)
+            ax.plot(t, g, label=lab(sched), lw=1.6 if sched.startswith("edar") else 1.0)
         ax.set(xlabel="time (s)", ylabel="goodput (Mbit/s)", title="Handoff scenario: goodput over time (grey: handoffs)")
         ax.legend(fontsize=8, ncol=3)
         fig.tight_layout()
@@ -334,31 +349,53 @@ def figures(summary: Dict[str, Any], fig_dir: Path, policies: Dict[str, str]) ->
     return written
 
 
+def adapt(case: Case, scenario: Path, checkpoint_p: Path, steps: int, out: Path, console: Console) -> Path:
+    """EdAR-o for ``case``: online learning from EdAR-p in that network (cached in ``out``)."""
+    from ..agents.edar import Args, train
+
+    dest = out / "adapted" / case.name
+    ck = dest / "edar-o.json"
+    if ck.is_file():
+        meta = json.loads(ck.read_text(encoding="utf-8")).get("train", {})
+        if meta.get("init") == str(checkpoint_p) and meta.get("online_steps") == steps:
+            return ck
+    with console.status(f"reproduce edar: EdAR-o learning online in {case.name} ({steps} steps)"):
+        train(Args(scenario=[str(scenario)], out=str(dest), init=str(checkpoint_p), steps=steps, seed=1), log=lambda m: None)
+    return ck
+
+
 def reproduce_edar(out: Path, seeds: Sequence[int], *, checkpoint_p: Path = DEFAULT_P, checkpoint_o: Path = DEFAULT_O,
                    groups: Sequence[str] = ("handoff", "settings", "fct"), baselines: Sequence[str] = BASELINES,
-                   downloads: Optional[int] = None, jobs: int = 2, scenario_dir: Optional[Path] = None,
+                   downloads: Optional[int] = None, adapt_steps: int = 4000, jobs: int = 2,
+                   scenario_dir: Optional[Path] = None, cases: Optional[Sequence[str]] = None,
                    console: Optional[Console] = None) -> Dict[str, Any]:
-    """Runs the evaluation and writes the table, summary and figures under ``out``."""
+    """Runs the evaluation and writes the table, summary and figures under ``out`` (``cases``:
+    a subset of the scenario names within ``groups``)."""
     console = console or Console(stderr=True)
     scenario_dir = scenario_dir or default_scenario_dir()
-    p, o = f"edar:{Path(checkpoint_p).resolve()}", f"edar:{Path(checkpoint_o).resolve()}"
-    policies = {p: "EdAR-p", o: "EdAR-o"}
-    schedulers = [*baselines, p, o]
+    checkpoint_p, checkpoint_o = Path(checkpoint_p).resolve(), Path(checkpoint_o).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    summary: Dict[str, Any] = {"seeds": list(seeds), "paper": PAPER, "labels": {**LABELS, **policies}}
-    for case in (c for c in CASES if any(c.name in GROUPS[g] for g in groups)):
+    summary: Dict[str, Any] = {"seeds": list(seeds), "paper": PAPER, "labels": LABELS, "adapt_steps": adapt_steps,
+                               "checkpoints": {"edar-p": str(checkpoint_p), "edar-o": str(checkpoint_o)}}
+    for case in (c for c in CASES if any(c.name in GROUPS[g] for g in groups) and (cases is None or c.name in cases)):
         path = _prepare(case, scenario_dir, out, downloads)
+        ck_o = checkpoint_o
+        if case.name in ADAPT and adapt_steps > 0:
+            ck_o = adapt(case, scenario_dir / f"{case.name}.toml", checkpoint_p, adapt_steps, out, console).resolve()
+            summary["checkpoints"].setdefault("adapted", {})[case.name] = str(ck_o)
+        p, o = f"edar:{checkpoint_p}", f"edar:{ck_o}"
+        names = {p: "edar-p", o: "edar-o"}
         with console.status(f"reproduce edar: {case.name}"):
-            ds = run_case(case, path, out, schedulers, seeds, jobs)
+            ds = run_case(case, path, out, [*baselines, p, o], seeds, jobs)
         if case.kind == "handoff":
-            summary["handoff"] = analyse_handoff(ds)
+            summary["handoff"] = _rename(analyse_handoff(ds), names)
         elif case.kind == "setting":
-            summary.setdefault("settings", {})[case.name] = analyse_flows(ds)
+            summary.setdefault("settings", {})[case.name] = _rename(analyse_flows(ds), names)
         else:
-            summary.setdefault("fct", {})[case.name] = analyse_flows(ds)
-    summary["acceptance"] = acceptance(summary.get("handoff"), summary.get("settings", {}), p, o)
-    figures(summary, out / "figures", policies)
-    text = write_outputs(summary, out, policies)
+            summary.setdefault("fct", {})[case.name] = _rename(analyse_flows(ds), names)
+    summary["acceptance"] = acceptance(summary.get("handoff"), summary.get("settings", {}))
+    figures(summary, out / "figures")
+    text = write_outputs(summary, out)
     console.print(text, markup=False, highlight=False)
     return summary
 
@@ -372,6 +409,7 @@ def edar_command(
     only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated subset of: handoff, settings, fct.")] = None,
     baselines: Annotated[str, typer.Option("--baselines", help="Comma-separated baseline schedulers.")] = ",".join(BASELINES),
     downloads: Annotated[Optional[int], typer.Option("--downloads", min=1, help="Downloads per FCT point (paper: 50).")] = None,
+    adapt_steps: Annotated[int, typer.Option("--adapt-steps", min=0, help="Online steps of EdAR-o (from EdAR-p) in settings iv and v before they are evaluated; 0: use --edar-o there too.")] = 4000,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Parallel runs.")] = 2,
 ) -> None:
     """EdAR (Han et al., TWC 2023): handoff goodput over time, settings i-v, FCT vs delay and
@@ -394,7 +432,7 @@ def edar_command(
             except MatrixError as e:
                 raise MatrixError(f"{opt}: " + str(e).split(": ", 2)[-1]) from None
         reproduce_edar(out, seed_list, checkpoint_p=checkpoint_p, checkpoint_o=checkpoint_o, groups=groups,
-                       baselines=names, downloads=downloads, jobs=jobs, console=Console(stderr=True))
+                       baselines=names, downloads=downloads, adapt_steps=adapt_steps, jobs=jobs, console=Console(stderr=True))
     except (MatrixError, ValueError) as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(EXIT_BAD_INPUT)
