@@ -227,6 +227,34 @@ def test_vector_env_matches_single_envs_and_threads_do_not_change_results():
     assert np.array_equal(traj[51, :, : 10], traj[51, :, : 10])  # the reset observation is in place
 
 
+def test_vector_env_reports_a_redrawn_invalid_scenario():
+    # delay_ms drawn from [-50, 50]: some episodes' scenarios are invalid. The vector env's
+    # autoreset re-draws the scenario inside a worker thread; the error must come out as the
+    # one-line ScenarioError (not a panic), naming the field.
+    import mpsched
+
+    bad = {
+        "sim": {"duration_s": 0.3},
+        "paths": [
+            {"name": "a", "rate_mbps": 10.0, "delay_ms": {"range": [-50, 50]}},
+            {"name": "b", "rate_mbps": 10.0, "delay_ms": 10.0},
+        ],
+        "flows": [{"name": "mp", "paths": ["a", "b"]}],
+    }
+    venv = None
+    for base in range(50):
+        try:
+            venv = SchedulerVectorEnv(bad, num_envs=2, threads=2, interval=50.0)
+            venv.reset(seed=base)
+            break
+        except mpsched.ScenarioError:
+            venv = None
+    assert venv is not None
+    with pytest.raises(mpsched.ScenarioError, match=r"delay_ms: expected a number >= 0"):
+        for _ in range(500):
+            venv.step(np.zeros(2, np.int64))
+
+
 def test_vector_env_is_a_gymnasium_vector_env():
     v = SchedulerVectorEnv(LOSSY, num_envs=3, action="weights", reward="pdaa3c", interval=100.0)
     assert isinstance(v, gym.vector.VectorEnv)

@@ -730,22 +730,27 @@ impl VecEnv {
         Ok(())
     }
 
-    /// Steps every sub-env with its row of `actions`.
-    pub fn step(&mut self, actions: &[f32], out: VecOut<'_>) {
+    /// Steps every sub-env with its row of `actions`. A sub-env whose episode ended starts the
+    /// next one instead (NEXT_STEP autoreset); if re-drawing its scenario fails (a random range
+    /// giving an invalid value), the error is returned, after every other sub-env has stepped.
+    pub fn step(&mut self, actions: &[f32], out: VecOut<'_>) -> Result<(), ScenarioError> {
         let n = self.envs.len();
         if n == 0 {
-            return;
+            return Ok(());
         }
         let spec = &self.envs[0].spec;
         let (d, a, t) = (spec.obs_len(), spec.action_len(), spec.terms_len());
         let chunk = n.div_ceil(self.threads);
         let work = |envs: &mut [Env], seeds: &[u64], eps: &mut [u64], resets: &mut [bool], acts: &[f32], obs: &mut [f32], terms: &mut [f64], te: &mut [bool], tr: &mut [bool]| {
+            let mut failed = Ok(());
             for k in 0..envs.len() {
                 let env = &mut envs[k];
                 if resets[k] {
                     eps[k] += 1;
-                    // A scenario that parsed once parses again: only the seed differs.
-                    env.reset(episode_seed(seeds[k], eps[k])).expect("scenario parsed before");
+                    if let Err(e) = env.reset(episode_seed(seeds[k], eps[k])) {
+                        failed = failed.and(Err(e));
+                        continue;
+                    }
                     resets[k] = false;
                     terms[k * t..(k + 1) * t].iter_mut().for_each(|x| *x = 0.0);
                     te[k] = false;
@@ -759,12 +764,13 @@ impl VecEnv {
                 }
                 env.observe(&mut obs[k * d..(k + 1) * d]);
             }
+            failed
         };
         if self.threads == 1 || n == 1 {
-            work(&mut self.envs, &self.seeds, &mut self.episodes, &mut self.needs_reset, actions, out.obs, out.terms, out.terminated, out.truncated);
-            return;
+            return work(&mut self.envs, &self.seeds, &mut self.episodes, &mut self.needs_reset, actions, out.obs, out.terms, out.terminated, out.truncated);
         }
         std::thread::scope(|scope| {
+            let mut handles = Vec::new();
             let mut envs = self.envs.as_mut_slice();
             let mut seeds = self.seeds.as_slice();
             let mut eps = self.episodes.as_mut_slice();
@@ -786,9 +792,10 @@ impl VecEnv {
                 let (x0, x1) = te.split_at_mut(m);
                 let (y0, y1) = tr.split_at_mut(m);
                 let work = &work;
-                scope.spawn(move || work(e0, s0, p0, r0, a0, o0, t0, x0, y0));
+                handles.push(scope.spawn(move || work(e0, s0, p0, r0, a0, o0, t0, x0, y0)));
                 (envs, seeds, eps, resets, acts, obs, terms, te, tr) = (e1, s1, p1, r1, a1, o1, t1, x1, y1);
             }
-        });
+            handles.into_iter().map(|h| h.join().expect("env worker panicked")).fold(Ok(()), Result::and)
+        })
     }
 }
