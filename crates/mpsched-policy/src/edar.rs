@@ -10,6 +10,14 @@
 //!
 //! Gate order and equations are torch's (`i, f, g, o`; `c' = σ(f)c + σ(i)tanh(g)`,
 //! `h' = σ(o)tanh(c')`). All buffers are allocated at load time: a decision allocates nothing.
+//!
+//! Speed (issue 7: ≤ 20 µs per decision): the six LSTM1s of a subflow step together (one pass
+//! over the intervals; their recurrent matrix is block-diagonal, so only the six `4U1 × U1`
+//! blocks are multiplied); every matrix is stored in blocks of output rows, column-major within
+//! a block ([`Blocked`]), so a matrix-vector product keeps a block of outputs in SIMD registers;
+//! the gate nonlinearities run over whole arrays with a branch-free polynomial `exp`
+//! ([`sigmoid_slice`]); on x86-64 CPUs with AVX2 and FMA the same code is compiled a second time
+//! for them and chosen at load time (`is_x86_feature_detected!`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,78 +34,150 @@ pub const CONN_INPUTS: [&str; 3] = ["prev_mode", "rcv_window", "inflight"];
 
 const NF: usize = SUBFLOW_INPUTS.len();
 
-struct Dense {
-    w: Vec<f32>, // [out, in], row-major
-    b: Vec<f32>,
+/// Rounds `n` up to a multiple of `b`.
+fn round_up(n: usize, b: usize) -> usize {
+    n.div_ceil(b) * b
+}
+
+/// A weight matrix `[n_out, n_in]` stored for fast `y += W x`: output rows in blocks of `B`,
+/// each block column-major (`[n_out / B][n_in][B]`, rows padded with zeros to a multiple of
+/// `B`). A product then keeps `B` partial sums in registers and streams the weights once,
+/// contiguously, with no horizontal sums (a row-major dot product needs one per row).
+struct Blocked<const B: usize> {
+    w: Vec<f32>,
     n_in: usize,
-    n_out: usize,
 }
 
-impl Dense {
-    fn apply(&self, x: &[f32], y: &mut [f32], relu: bool) {
-        for o in 0..self.n_out {
-            let row = &self.w[o * self.n_in..(o + 1) * self.n_in];
-            let s = self.b[o] + dot(row, x);
-            y[o] = if relu { s.max(0.0) } else { s };
-        }
-    }
-}
-
-/// Dot product with eight independent accumulators, so the compiler can use SIMD lanes (a
-/// single running sum is a serial dependency chain under strict float semantics).
-#[inline]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f32; 8];
-    let mut ca = a.chunks_exact(8);
-    let mut cb = b.chunks_exact(8);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for k in 0..8 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        s += x * y;
-    }
-    s
-}
-
-/// `y += a * x` (vectorizes: no reduction).
-#[inline]
-fn axpy(y: &mut [f32], x: &[f32], a: f32) {
-    for (y, x) in y.iter_mut().zip(x) {
-        *y += a * x;
-    }
-}
-
-/// `[n, rows, cols]` blocks → `[n, cols, rows]`.
-fn transpose_blocks(w: &[f32], n: usize, rows: usize, cols: usize) -> Vec<f32> {
-    let mut t = vec![0.0; w.len()];
-    for k in 0..n {
-        let (src, dst) = (&w[k * rows * cols..(k + 1) * rows * cols], &mut t[k * rows * cols..(k + 1) * rows * cols]);
-        for r in 0..rows {
-            for c in 0..cols {
-                dst[c * rows + r] = src[r * cols + c];
+impl<const B: usize> Blocked<B> {
+    /// From row-major `w` (`[n_out, n_in]`); row `r` is multiplied by `scale(r)`.
+    fn new(w: &[f32], n_out: usize, n_in: usize, scale: impl Fn(usize) -> f32) -> Self {
+        let mut out = vec![0.0; round_up(n_out, B) * n_in];
+        for r in 0..n_out {
+            for k in 0..n_in {
+                out[(r / B * n_in + k) * B + r % B] = w[r * n_in + k] * scale(r);
             }
         }
+        Blocked { w: out, n_in }
     }
-    t
 }
 
-fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
+/// `y += W x` for a [`Blocked`] matrix (`y`: the padded outputs). `x` may be shorter than the
+/// matrix's `n_in`: the missing inputs are zero (a zero recurrent state costs nothing).
+#[inline(always)]
+fn matvec<const B: usize, const FMA: bool>(m: &Blocked<B>, x: &[f32], y: &mut [f32]) {
+    for (wb, yb) in m.w.chunks_exact(m.n_in * B).zip(y.chunks_exact_mut(B)) {
+        // Fixed-size arrays: no bounds checks, and the sums stay in registers.
+        let yb: &mut [f32; B] = yb.try_into().unwrap();
+        let mut acc = *yb;
+        for (wk, &xk) in wb.chunks_exact(B).zip(x) {
+            let wk: &[f32; B] = wk.try_into().unwrap();
+            for l in 0..B {
+                acc[l] = madd::<FMA>(wk[l], xk, acc[l]);
+            }
+        }
+        *yb = acc;
+    }
 }
 
-/// tanh through one `exp`: `1 − 2/(e^{2x} + 1)`. libm's `tanhf` costs several times an `expf`
-/// and the LSTMs make ~4,000 of these calls per decision. Saturates correctly (e^{2x} → ∞ gives
-/// 1, → 0 gives −1); absolute error stays near f32 rounding (~1e-7), far inside the 1e-5
-/// agreement with torch that the tests require.
-#[inline]
-fn tanh(x: f32) -> f32 {
-    1.0 - 2.0 / ((2.0 * x).exp() + 1.0)
+/// `y_a += W x_a` and `y_b += W x_b` in one pass over the weights: LSTM2's input weights are
+/// the largest matrix (not L1-resident), and two subflows' inputs are known before LSTM2 runs.
+#[inline(always)]
+fn matvec2<const B: usize, const FMA: bool>(m: &Blocked<B>, xa: &[f32], xb: &[f32], ya: &mut [f32], yb: &mut [f32]) {
+    let n = xa.len().min(xb.len());
+    let (xa, xb) = (&xa[..n], &xb[..n]);
+    for ((wb, ya), yb) in m.w.chunks_exact(m.n_in * B).zip(ya.chunks_exact_mut(B)).zip(yb.chunks_exact_mut(B)) {
+        let (ya, yb): (&mut [f32; B], &mut [f32; B]) = (ya.try_into().unwrap(), yb.try_into().unwrap());
+        let (mut a, mut b) = (*ya, *yb);
+        for ((wk, &xa), &xb) in wb.chunks_exact(B).zip(xa).zip(xb) {
+            let wk: &[f32; B] = wk.try_into().unwrap();
+            for l in 0..B {
+                a[l] = madd::<FMA>(wk[l], xa, a[l]);
+                b[l] = madd::<FMA>(wk[l], xb, b[l]);
+            }
+        }
+        *ya = a;
+        *yb = b;
+    }
 }
+
+/// `a * b + c`, fused when the caller is compiled for FMA (`mul_add` without hardware FMA is a
+/// slow library call; plain `a * b + c` is never fused by the compiler).
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+/// `e^x`, branch-free so that loops over arrays of it vectorize (libm's `expf` is a call per
+/// element). `x = n ln2 + r` with `|r| ≤ ln2/2`, `e^r` by its Taylor series to degree 7
+/// (truncation < 1e-8 relative), `2^n` built in the exponent bits. Relative error below one
+/// f32 ulp (≈ 1e-7, tested); inputs are clamped to [-87, 88] (results stay normal and finite),
+/// NaN stays NaN.
+#[inline(always)]
+fn exp<const FMA: bool>(x: f32) -> f32 {
+    // Adding 1.5·2^23 rounds to an integer, which then sits in the low mantissa bits.
+    const SHIFT: f32 = 12_582_912.0;
+    // ln 2 split so that `n * LN2_HI` is exact for |n| < 2^15.
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let x = x.clamp(-87.0, 88.0);
+    let t = madd::<FMA>(x, std::f32::consts::LOG2_E, SHIFT);
+    let n = t - SHIFT;
+    let r = madd::<FMA>(n, -LN2_LO, madd::<FMA>(n, -LN2_HI, x));
+    let mut p = 1.0 / 5040.0;
+    for c in [1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
+        p = madd::<FMA>(p, r, c);
+    }
+    let n_int = t.to_bits().wrapping_sub(SHIFT.to_bits()) as i32;
+    p * f32::from_bits(((n_int + 127) << 23) as u32)
+}
+
+/// Logistic sigmoid of every element, in place (vectorizes: no calls, no branches). Chunks of
+/// 16 give two independent SIMD chains per iteration: the division's latency dominates.
+#[inline(always)]
+fn sigmoid_slice<const FMA: bool>(v: &mut [f32]) {
+    let mut chunks = v.chunks_exact_mut(16);
+    for c in &mut chunks {
+        for x in c {
+            *x = 1.0 / (1.0 + exp::<FMA>(-*x));
+        }
+    }
+    for x in chunks.into_remainder() {
+        *x = 1.0 / (1.0 + exp::<FMA>(-*x));
+    }
+}
+
+/// One LSTM cell update over `n` units from gate activations already through the sigmoid, with
+/// the `g` gate computed as `σ(2g)` (its weights were doubled at load time, which is exact) so
+/// that `tanh(g) = 2σ(2g) − 1`; `tanh(c')` likewise through `scratch`. Gate `k` of unit `u` is
+/// `act[k * stride + u]`.
+#[inline(always)]
+fn cell<const FMA: bool>(act: &[f32], stride: usize, c: &mut [f32], h: &mut [f32], scratch: &mut [f32]) {
+    let n = c.len();
+    let (i, f, g) = (&act[..n], &act[stride..stride + n], &act[2 * stride..2 * stride + n]);
+    for u in 0..n {
+        c[u] = madd::<FMA>(f[u], c[u], i[u] * madd::<FMA>(2.0, g[u], -1.0));
+        scratch[u] = 2.0 * c[u];
+    }
+    sigmoid_slice::<FMA>(&mut scratch[..n]);
+    let o = &act[3 * stride..3 * stride + n];
+    for u in 0..n {
+        h[u] = o[u] * madd::<FMA>(2.0, scratch[u], -1.0);
+    }
+}
+
+/// Output-row block sizes of the matrices (the outputs of a block are kept in registers and
+/// each input is broadcast once per block; several independent sums per block hide the
+/// latency of the multiply-adds). Sized for the paper's network (padding makes any size
+/// work): one block per LSTM1 (4·10 gates), LSTM2's 4·60 gates in five blocks, the core's
+/// 128 and 32 units in blocks of 32, the two Q-values in one small block.
+const B1: usize = 40;
+const B2: usize = 48;
+const BC: usize = 32;
+const BO: usize = 8;
 
 /// A loaded EdAR Q-network.
 pub struct EdarNet {
@@ -105,26 +185,39 @@ pub struct EdarNet {
     pub variant: String,
     pub history: usize,
     u1: usize,
+    /// Gate rows of one LSTM1 (`4 U1`), padded to a multiple of [`B1`].
+    r1: usize,
     u2: usize,
-    l1_w_ih: Vec<f32>, // [F, 4U1]
-    l1_w_hh_t: Vec<f32>, // [F, U1, 4U1]: transposed, so a step is U1 vector updates of 4U1 gates
-    l1_b: Vec<f32>,    // [F, 4U1]
-    l2: Dense,         // [4U2, F*2*U1] (input part), bias = b_ih + b_hh
-    l2_w_hh_t: Vec<f32>, // [U2, 4U2], transposed
-    core: [Dense; 3],
+    n_core: [usize; 2],
+    avx2_fma: bool,
+    l1_w_ih: Vec<f32>, // [F, r1], g-gate rows doubled (see `cell`)
+    l1_b: Vec<f32>,    // [F, r1], likewise
+    l1_w_hh: Vec<Blocked<B1>>, // per series, [4U1, U1]
+    l2_w_ih: Blocked<B2>, // [4U2, F·2·U1]
+    l2_w_hh: Blocked<B2>, // [4U2, U2]
+    l2_b: Vec<f32>,    // b_ih + b_hh, padded
+    core_w: [Blocked<BC>; 2],
+    core_b: [Vec<f32>; 2],
+    out_w: Blocked<BO>,
+    out_b: Vec<f32>,
     sub_idx: [usize; NF],
     conn_idx: [usize; 3],
     // Scratch.
-    z: Vec<f32>,
-    g1: Vec<f32>,
-    h1: Vec<f32>,
-    c1: Vec<f32>,
-    g2: Vec<f32>,
-    h2: Vec<f32>,
+    // LSTM1 state of up to two subflows' six series: series s = slot·F + feature.
+    g1: Vec<f32>,  // [2F, r1] gates
+    h1: Vec<f32>,  // [2F, U1]
+    c1: Vec<f32>,  // [2F, U1]
+    o1: Vec<f32>,  // [2F, U1] output gates
+    t1: Vec<f32>,  // [2F, U1] for tanh(c)
+    z: Vec<f32>,   // [2, F·2·U1]: LSTM2 inputs (F × (h_{t-1}, h_t) of LSTM1) of two subflows
+    g2: Vec<f32>,  // [2, 4U2 padded]: LSTM2 gates of two subflows
     c2: Vec<f32>,
+    h2: Vec<f32>,
+    t2: Vec<f32>,
     x_core: Vec<f32>,
     y1: Vec<f32>,
     y2: Vec<f32>,
+    y3: Vec<f32>,
 }
 
 fn field<'a>(desc: &'a serde_json::Value, dotted: &str, file: &Path) -> Result<&'a serde_json::Value, PolicyError> {
@@ -225,56 +318,129 @@ impl EdarNet {
         let l2_w_hh = take("lstm2.weight_hh", &[4 * u2, u2])?;
         let b_ih = take("lstm2.bias_ih", &[4 * u2])?;
         let b_hh = take("lstm2.bias_hh", &[4 * u2])?;
-        let l2_b: Vec<f32> = b_ih.iter().zip(&b_hh).map(|(a, b)| a + b).collect();
         let dims = [CONN_INPUTS.len() + u2, core_units[0], core_units[1], 2];
-        let mut layer = |k: usize, i: usize| -> Result<Dense, PolicyError> {
+        let mut layer = |k: usize, i: usize| -> Result<(Vec<f32>, Vec<f32>), PolicyError> {
             let (n_in, n_out) = (dims[i], dims[i + 1]);
-            Ok(Dense { w: take(&format!("core.{k}.weight"), &[n_out, n_in])?, b: take(&format!("core.{k}.bias"), &[n_out])?, n_in, n_out })
+            Ok((take(&format!("core.{k}.weight"), &[n_out, n_in])?, take(&format!("core.{k}.bias"), &[n_out])?))
         };
         let core = [layer(0, 0)?, layer(2, 1)?, layer(4, 2)?];
-        let l1_w_hh_t = transpose_blocks(&l1_w_hh, NF, 4 * u1, u1);
-        let l2_w_hh_t = transpose_blocks(&l2_w_hh, 1, 4 * u2, u2);
         if let Some(extra) = t.keys().next() {
             return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", st.display())));
         }
+
+        // The g gate (rows 2U..3U of each LSTM) is doubled, so one sigmoid serves all gates.
+        let gate_scale = |u: usize| move |r: usize| if r / u == 2 { 2.0 } else { 1.0 };
+        let r1 = round_up(4 * u1, B1);
+        let per_series = |v: &[f32]| -> Vec<f32> {
+            let mut out = vec![0.0; NF * r1];
+            for j in 0..NF {
+                for r in 0..4 * u1 {
+                    out[j * r1 + r] = v[j * 4 * u1 + r] * gate_scale(u1)(r);
+                }
+            }
+            out
+        };
+        let l1_w_hh = (0..NF).map(|j| Blocked::new(&l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1], 4 * u1, u1, gate_scale(u1))).collect();
+        let mut l2_b = vec![0.0; round_up(4 * u2, B2)];
+        for r in 0..4 * u2 {
+            l2_b[r] = (b_ih[r] + b_hh[r]) * gate_scale(u2)(r);
+        }
+        let padded = |b: &[f32], blk: usize| {
+            let mut v = vec![0.0; round_up(b.len(), blk)];
+            v[..b.len()].copy_from_slice(b);
+            v
+        };
+        let one = |_: usize| 1.0;
         Ok(EdarNet {
             path: js,
             variant,
             history,
             u1,
+            r1,
             u2,
-            l1_w_ih,
-            l1_w_hh_t,
-            l1_b,
-            l2: Dense { w: l2_w_ih, b: l2_b, n_in: n_in2, n_out: 4 * u2 },
-            l2_w_hh_t,
-            core,
+            n_core: [dims[1], dims[2]],
+            avx2_fma: avx2_fma_available(),
+            l1_w_ih: per_series(&l1_w_ih),
+            l1_b: per_series(&l1_b),
+            l1_w_hh,
+            l2_w_ih: Blocked::new(&l2_w_ih, 4 * u2, n_in2, gate_scale(u2)),
+            l2_w_hh: Blocked::new(&l2_w_hh, 4 * u2, u2, gate_scale(u2)),
+            l2_b,
+            core_w: [Blocked::new(&core[0].0, dims[1], dims[0], one), Blocked::new(&core[1].0, dims[2], dims[1], one)],
+            core_b: [padded(&core[0].1, BC), padded(&core[1].1, BC)],
+            out_w: Blocked::new(&core[2].0, 2, dims[2], one),
+            out_b: padded(&core[2].1, BO),
             sub_idx,
             conn_idx,
-            z: vec![0.0; n_in2],
-            g1: vec![0.0; 4 * u1],
-            h1: vec![0.0; u1],
-            c1: vec![0.0; u1],
-            g2: vec![0.0; 4 * u2],
-            h2: vec![0.0; u2],
+            g1: vec![0.0; 2 * NF * r1],
+            h1: vec![0.0; 2 * NF * u1],
+            c1: vec![0.0; 2 * NF * u1],
+            o1: vec![0.0; 2 * NF * u1],
+            t1: vec![0.0; 2 * NF * u1],
+            z: vec![0.0; 2 * n_in2],
+            g2: vec![0.0; 2 * round_up(4 * u2, B2)],
             c2: vec![0.0; u2],
+            h2: vec![0.0; u2],
+            t2: vec![0.0; u2],
             x_core: vec![0.0; dims[0]],
-            y1: vec![0.0; dims[1]],
-            y2: vec![0.0; dims[2]],
+            y1: vec![0.0; round_up(dims[1], BC)],
+            y2: vec![0.0; round_up(dims[2], BC)],
+            y3: vec![0.0; BO],
         })
+    }
+
+    /// Which compiled forward pass decisions use: `"avx2+fma"` or `"portable"`.
+    pub fn kernels(&self) -> &'static str {
+        if self.avx2_fma {
+            "avx2+fma"
+        } else {
+            "portable"
+        }
+    }
+
+    /// Uses the portable forward pass even on a CPU with AVX2 and FMA (for tests and
+    /// benchmarks of the fallback).
+    pub fn force_portable(&mut self) {
+        self.avx2_fma = false;
     }
 
     /// Q-values (normal, redundant) of one flat scheduler-env observation with `max_paths`
     /// subflow slots and the network's history. Returns whether no subflow has an RTT sample
     /// yet (the connection start, where EdAR sends redundantly).
     pub fn q_values(&mut self, obs: &[f32], max_paths: usize, q: &mut [f32; 2]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2_fma {
+            #[allow(unsafe_code)]
+            // SAFETY: `avx2_fma` is only set when the running CPU has AVX2 and FMA
+            // (`avx2_fma_available`).
+            return unsafe { self.forward_avx2_fma(obs, max_paths, q) };
+        }
+        self.forward::<false>(obs, max_paths, q)
+    }
+
+    /// [`Self::forward`] compiled for AVX2 + FMA (8 lanes, fused multiply-adds).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn forward_avx2_fma(&mut self, obs: &[f32], max_paths: usize, q: &mut [f32; 2]) -> bool {
+        self.forward::<true>(obs, max_paths, q)
+    }
+
+    #[inline(always)]
+    fn forward<const FMA: bool>(&mut self, obs: &[f32], max_paths: usize, q: &mut [f32; 2]) -> bool {
         let ns = SUBFLOW_FEATURES.len();
         let frame = max_paths * ns + CONN_FEATURES.len();
         let hist = self.history;
         assert!(obs.len() >= hist * frame + max_paths, "observation shorter than the layout");
-        let (u1, u2) = (self.u1, self.u2);
-        self.h2.iter_mut().for_each(|x| *x = 0.0);
-        self.c2.iter_mut().for_each(|x| *x = 0.0);
+        self.h2.fill(0.0);
+        self.c2.fill(0.0);
+        // LSTM2's state is zero before the first present subflow: skip its recurrent part.
+        let mut first = true;
+        // Present subflows (offsets of their features in a frame) not yet through the network:
+        // they go two at a time, so that the two subflows' LSTM1s step together (independent
+        // work that hides the latency of each step) and share one pass over LSTM2's input
+        // weights.
+        let mut pending = [0usize; 2];
+        let mut n_pending = 0;
         let mut any_rtt = false;
         for i in 0..max_paths {
             let at = |t: usize, f: usize| obs[t * frame + i * ns + f];
@@ -286,43 +452,18 @@ impl EdarNet {
             if at(hist - 1, self.sub_idx[0]) > 0.0 {
                 any_rtt = true;
             }
-            // LSTM1 per series.
-            for j in 0..NF {
-                let w_ih = &self.l1_w_ih[j * 4 * u1..(j + 1) * 4 * u1];
-                let w_hh_t = &self.l1_w_hh_t[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1];
-                let b = &self.l1_b[j * 4 * u1..(j + 1) * 4 * u1];
-                self.h1.iter_mut().for_each(|x| *x = 0.0);
-                self.c1.iter_mut().for_each(|x| *x = 0.0);
-                for t in 0..hist {
-                    let x = at(t, self.sub_idx[j]);
-                    for g in 0..4 * u1 {
-                        self.g1[g] = w_ih[g] * x + b[g];
-                    }
-                    for (u, &h) in self.h1.iter().enumerate() {
-                        axpy(&mut self.g1, &w_hh_t[u * 4 * u1..(u + 1) * 4 * u1], h);
-                    }
-                    for u in 0..u1 {
-                        let c = sigmoid(self.g1[u1 + u]) * self.c1[u] + sigmoid(self.g1[u]) * tanh(self.g1[2 * u1 + u]);
-                        self.c1[u] = c;
-                        self.h1[u] = sigmoid(self.g1[3 * u1 + u]) * tanh(c);
-                    }
-                    if t + 2 >= hist {
-                        let k = t + 2 - hist; // 0: h_{t-1}, 1: h_t
-                        let o = j * 2 * u1 + k * u1;
-                        self.z[o..o + u1].copy_from_slice(&self.h1);
-                    }
-                }
+            pending[n_pending] = i * ns;
+            n_pending += 1;
+            if n_pending == 2 {
+                self.lstm1::<FMA>(obs, frame, &pending);
+                self.lstm2::<FMA>(2, first);
+                first = false;
+                n_pending = 0;
             }
-            // LSTM2 step over this subflow.
-            self.l2.apply(&self.z, &mut self.g2, false);
-            for (u, &h) in self.h2.iter().enumerate() {
-                axpy(&mut self.g2, &self.l2_w_hh_t[u * 4 * u2..(u + 1) * 4 * u2], h);
-            }
-            for u in 0..u2 {
-                let c = sigmoid(self.g2[u2 + u]) * self.c2[u] + sigmoid(self.g2[u]) * tanh(self.g2[2 * u2 + u]);
-                self.c2[u] = c;
-                self.h2[u] = sigmoid(self.g2[3 * u2 + u]) * tanh(c);
-            }
+        }
+        if n_pending == 1 {
+            self.lstm1::<FMA>(obs, frame, &pending[..1]);
+            self.lstm2::<FMA>(1, first);
         }
         // Core network.
         let conn = (hist - 1) * frame + max_paths * ns;
@@ -330,10 +471,88 @@ impl EdarNet {
             self.x_core[k] = obs[conn + ci];
         }
         self.x_core[CONN_INPUTS.len()..].copy_from_slice(&self.h2);
-        self.core[0].apply(&self.x_core, &mut self.y1, true);
-        self.core[1].apply(&self.y1, &mut self.y2, true);
-        self.core[2].apply(&self.y2, q, false);
+        let [n1, n2] = self.n_core;
+        self.y1.copy_from_slice(&self.core_b[0]);
+        matvec::<BC, FMA>(&self.core_w[0], &self.x_core, &mut self.y1);
+        self.y1.iter_mut().for_each(|y| *y = y.max(0.0));
+        self.y2.copy_from_slice(&self.core_b[1]);
+        matvec::<BC, FMA>(&self.core_w[1], &self.y1[..n1], &mut self.y2);
+        self.y2.iter_mut().for_each(|y| *y = y.max(0.0));
+        self.y3.copy_from_slice(&self.out_b);
+        matvec::<BO, FMA>(&self.out_w, &self.y2[..n2], &mut self.y3);
+        q.copy_from_slice(&self.y3[..2]);
         !any_rtt
+    }
+
+    /// The six LSTM1s of each subflow whose features start at `obs[t * frame + base]` (`bases`:
+    /// one or two), all stepped together over the intervals; writes LSTM2's inputs into `z`.
+    #[inline(always)]
+    fn lstm1<const FMA: bool>(&mut self, obs: &[f32], frame: usize, bases: &[usize]) {
+        let (hist, u1, r1) = (self.history, self.u1, self.r1);
+        let ns = bases.len() * NF; // series
+        let (g1, h1, c1, o1, t1) = (&mut self.g1[..ns * r1], &mut self.h1[..ns * u1], &mut self.c1[..ns * u1], &mut self.o1[..ns * u1], &mut self.t1[..ns * u1]);
+        h1.fill(0.0);
+        c1.fill(0.0);
+        for t in 0..hist {
+            for s in 0..ns {
+                let j = s % NF;
+                let x = obs[t * frame + bases[s / NF] + self.sub_idx[j]];
+                let (w, b) = (&self.l1_w_ih[j * r1..(j + 1) * r1], &self.l1_b[j * r1..(j + 1) * r1]);
+                let g = &mut g1[s * r1..(s + 1) * r1];
+                for r in 0..r1 {
+                    g[r] = madd::<FMA>(w[r], x, b[r]);
+                }
+                // h = 0 at the first interval.
+                let h = if t == 0 { &[][..] } else { &h1[s * u1..(s + 1) * u1] };
+                matvec::<B1, FMA>(&self.l1_w_hh[j], h, g);
+            }
+            sigmoid_slice::<FMA>(g1);
+            for s in 0..ns {
+                let a = &g1[s * r1..(s + 1) * r1];
+                let (c, o, tc) = (&mut c1[s * u1..(s + 1) * u1], &mut o1[s * u1..(s + 1) * u1], &mut t1[s * u1..(s + 1) * u1]);
+                for u in 0..u1 {
+                    c[u] = madd::<FMA>(a[u1 + u], c[u], a[u] * madd::<FMA>(2.0, a[2 * u1 + u], -1.0));
+                    o[u] = a[3 * u1 + u];
+                    tc[u] = 2.0 * c[u];
+                }
+            }
+            // tanh(c) = 2σ(2c) − 1 over all units at once.
+            sigmoid_slice::<FMA>(t1);
+            for ((h, &o), &s) in h1.iter_mut().zip(&*o1).zip(&*t1) {
+                *h = o * madd::<FMA>(2.0, s, -1.0);
+            }
+            if t + 2 >= hist {
+                let k = t + 2 - hist; // 0: h_{t-1}, 1: h_t
+                for s in 0..ns {
+                    // z[slot] = F × (h_{t-1}, h_t); series s = slot·F + j.
+                    let o = s * 2 * u1 + k * u1;
+                    self.z[o..o + u1].copy_from_slice(&h1[s * u1..(s + 1) * u1]);
+                }
+            }
+        }
+    }
+
+    /// LSTM2 steps over the `n` (1 or 2) subflows waiting in `z`; `first`: its state is zero.
+    #[inline(always)]
+    fn lstm2<const FMA: bool>(&mut self, n: usize, first: bool) {
+        let (n_in, p2) = (NF * 2 * self.u1, self.l2_b.len());
+        let (ga, gb) = self.g2.split_at_mut(p2);
+        let (za, zb) = self.z.split_at(n_in);
+        ga.copy_from_slice(&self.l2_b);
+        if n == 2 {
+            gb.copy_from_slice(&self.l2_b);
+            matvec2::<B2, FMA>(&self.l2_w_ih, za, zb, ga, gb);
+        } else {
+            matvec::<B2, FMA>(&self.l2_w_ih, za, ga);
+        }
+        for p in 0..n {
+            let g = &mut self.g2[p * p2..(p + 1) * p2];
+            if !(first && p == 0) {
+                matvec::<B2, FMA>(&self.l2_w_hh, &self.h2, g);
+            }
+            sigmoid_slice::<FMA>(g);
+            cell::<FMA>(g, self.u2, &mut self.c2, &mut self.h2, &mut self.t2);
+        }
     }
 
     /// The greedy action: 1 (redundant) at the connection start or when Q(redundant) is larger.
@@ -344,5 +563,53 @@ impl EdarNet {
     }
 }
 
+/// Whether this CPU runs the AVX2 + FMA build of the forward pass.
+fn avx2_fma_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Tensors by name, for tests.
 pub type Tensors = BTreeMap<String, Tensor>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The polynomial `exp` and the sigmoid/tanh built on it, against f64 over the whole range
+    /// (both the fused and the unfused build).
+    #[test]
+    fn exp_sigmoid_tanh_accuracy() {
+        let (mut e_rel, mut s_abs, mut t_abs) = (0.0f64, 0.0f64, 0.0f64);
+        for k in -1_000_000..=1_000_000 {
+            let x = k as f32 * 1e-4; // -100 .. 100
+            for fma in [false, true] {
+                let (e, s, t) = if fma {
+                    let mut v = [x, 2.0 * x];
+                    sigmoid_slice::<true>(&mut v);
+                    (exp::<true>(x), v[0], 2.0 * v[1] - 1.0)
+                } else {
+                    let mut v = [x, 2.0 * x];
+                    sigmoid_slice::<false>(&mut v);
+                    (exp::<false>(x), v[0], 2.0 * v[1] - 1.0)
+                };
+                let xd = f64::from(x);
+                if (-87.0..=88.0).contains(&x) {
+                    e_rel = e_rel.max((f64::from(e) - xd.exp()).abs() / xd.exp());
+                }
+                s_abs = s_abs.max((f64::from(s) - 1.0 / (1.0 + (-xd).exp())).abs());
+                t_abs = t_abs.max((f64::from(t) - xd.tanh()).abs());
+            }
+        }
+        assert!(e_rel < 4e-7, "exp: relative error {e_rel:e}");
+        assert!(s_abs < 1.2e-7, "sigmoid: absolute error {s_abs:e}");
+        assert!(t_abs < 2.4e-7, "tanh: absolute error {t_abs:e}");
+        assert!(exp::<false>(f32::NAN).is_nan());
+    }
+}
