@@ -2,12 +2,35 @@
 //! build) against the straightforward reference implementation (`support/edar_reference.rs`,
 //! which `python/tests/test_edar.py` ties to torch), on real observations of the handoff
 //! scenario: the shipped checkpoint, and a random network of odd sizes (padding of every
-//! matrix, a history other than 6, one, two and three present subflows).
+//! matrix, a history other than 6, one, two and three present subflows); and that decisions
+//! allocate nothing.
 
 use std::path::{Path, PathBuf};
 
 use mpsched_policy::edar::EdarNet;
 use mpsched_sim::env::{CONN_FEATURES, SUBFLOW_FEATURES};
+
+/// Counts this thread's allocations (tests run on several threads), to check that decisions
+/// allocate nothing.
+struct CountingAlloc;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
 
 #[path = "support/edar_reference.rs"]
 mod edar_reference;
@@ -138,4 +161,27 @@ fn odd_sizes_agree_with_the_reference() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn decisions_allocate_nothing() {
+    let ck = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/mpsched/agents/checkpoints/edar-default.json");
+    let mut net = EdarNet::load(&ck).unwrap();
+    let mut obs3 = handoff_observations(net.history, 3, Some(10.0), |o| net.act(o, 3));
+    obs3.iter_mut().for_each(|o| duplicate_slot(o, 3, net.history, 0, 2));
+    let before = ALLOCATIONS.with(|n| n.get());
+    std::hint::black_box(vec![1u8]);
+    assert!(ALLOCATIONS.with(|n| n.get()) > before, "the counter counts");
+    for portable in [false, true] {
+        if portable {
+            net.force_portable();
+        }
+        let before = ALLOCATIONS.with(|n| n.get());
+        let mut q = [0.0; 2];
+        for o in &obs3 {
+            net.q_values(o, 3, &mut q);
+            net.act(o, 3);
+        }
+        assert_eq!(ALLOCATIONS.with(|n| n.get()), before, "{}", net.kernels());
+    }
 }
