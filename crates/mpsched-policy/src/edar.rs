@@ -136,7 +136,8 @@ fn exp<const FMA: bool>(x: f32) -> f32 {
 }
 
 /// Logistic sigmoid of every element, in place (vectorizes: no calls, no branches). Chunks of
-/// 16 give two independent SIMD chains per iteration: the division's latency dominates.
+/// 16 give several independent SIMD chains per iteration (two with AVX2): the polynomial's and
+/// the division's latency dominate.
 #[inline(always)]
 fn sigmoid_slice<const FMA: bool>(v: &mut [f32]) {
     let mut chunks = v.chunks_exact_mut(16);
