@@ -25,13 +25,13 @@ $(VENV)/bin/maturin:
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test
 	touch $@
 
-## demo: compare four schedulers over three seeds on the EdAR handoff scenario, then plot
-## and report (results, figures and report.md in out/demo)
+## demo: compare four schedulers and the shipped EdAR policy over three seeds on the EdAR
+## handoff scenario, then plot and report (results, figures and report.md in out/demo)
 demo: dev
 	@# out/demo held a single `mpsched run` before; a compare directory replaces it.
 	@if [ -f out/demo/summary.json ]; then rm -rf out/demo; fi
 	$(VENV)/bin/mpsched compare scenarios/edar-handoff.toml \
-	    --scheduler minrtt,blest,ecf,redundant --seeds 1-3 --out out/demo
+	    --scheduler minrtt,blest,ecf,redundant,edar --seeds 1-3 --out out/demo
 	$(VENV)/bin/mpsched plot out/demo
 	$(VENV)/bin/mpsched report out/demo
 
