@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use mpsched_transport::{ConnConfig, Connection, Decision, Event, Instant, PathState, Segment, Side, SubflowInfo};
+use mpsched_transport::{ConnConfig, Connection, Decision, Event, Instant, PathState, Segment, Side, SlotStats, SubflowInfo};
 
 use crate::energy::InterfaceEnergy;
 use crate::event::{EventQueue, Kind};
@@ -39,6 +39,8 @@ struct FlowRt {
     data_drops: u64,
     /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
     prev: Vec<(u64, u64, u64, u64)>,
+    /// Per-slot statistics at the previous sample, per subflow.
+    prev_slots: Vec<SlotStats>,
     prev_app: u64,
     /// Receiver's cumulative buffer-full time at the previous sample.
     prev_full: f64,
@@ -63,6 +65,7 @@ struct Totals {
     lost: u64,
     rtos: u64,
     frs: u64,
+    slots: SlotStats,
 }
 
 /// Why [`Sim::advance`] returned.
@@ -105,6 +108,9 @@ struct Series {
     rwnd_full_frac: Vec<f64>,
     losses: Vec<i64>,
     retransmits: Vec<i64>,
+    slots: Vec<i64>,
+    slot_bw_mbps: Vec<f64>,
+    slot_srtt_ms: Vec<f64>,
 }
 
 pub struct Sim {
@@ -165,6 +171,7 @@ impl Sim {
                 done_at: None,
                 data_drops: 0,
                 prev: vec![(0, 0, 0, 0)],
+                prev_slots: vec![SlotStats::default()],
                 prev_app: 0,
                 prev_full: 0.0,
                 written: 0,
@@ -403,6 +410,7 @@ impl Sim {
         let rt = &mut self.flows[f];
         rt.started = true;
         rt.prev = vec![(0, 0, 0, 0); client.subflow_count()];
+        rt.prev_slots = vec![SlotStats::default(); client.subflow_count()];
         rt.prev_app = 0;
         rt.prev_full = 0.0;
         rt.written = 0;
@@ -475,6 +483,9 @@ impl Sim {
                 rt.acc.lost += s.segments_lost;
                 rt.acc.rtos += s.rto_count;
                 rt.acc.frs += s.fast_recoveries;
+            }
+            for i in 0..snd.subflow_count() {
+                rt.acc.slots.add(&snd.slot_stats(i));
             }
         }
         for ep in [2 * f, 2 * f + 1] {
@@ -696,6 +707,12 @@ impl Sim {
                 s_.losses.push((s.segments_lost - prev.2) as i64);
                 s_.retransmits.push((s.segments_retransmitted - prev.3) as i64);
                 rt.prev[i] = (s.bytes_sent, s.delivered, s.segments_lost, s.segments_retransmitted);
+                let sl = conn.slot_stats(i);
+                let d = sl.since(&rt.prev_slots[i]);
+                rt.prev_slots[i] = sl;
+                s_.slots.push(d.measured as i64);
+                s_.slot_bw_mbps.push(d.mean_bw_mbps());
+                s_.slot_srtt_ms.push(d.mean_srtt_ms());
             }
         }
     }
@@ -712,8 +729,11 @@ impl Sim {
             let snd = self.eps[2 * f].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
             let delivered = rt.acc.delivered + rcv.bytes_delivered;
             let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (rt.acc.retx, rt.acc.lost, rt.acc.rtos, rt.acc.frs, f64::INFINITY);
+            let mut slots = rt.acc.slots;
             if let Some(c) = self.eps[2 * f].conn.as_ref() {
                 for (i, s) in c.subflows() {
+                    let sl = c.slot_stats(i as usize);
+                    slots.add(&sl);
                     retx += s.segments_retransmitted;
                     lost += s.segments_lost;
                     rtos += s.rto_count;
@@ -730,6 +750,7 @@ impl Sim {
                         "rto_count": s.rto_count, "fast_recoveries": s.fast_recoveries,
                         "srtt_ms": s.srtt.as_millis_f64(), "min_rtt_ms": s.min_rtt.as_millis_f64(),
                         "cwnd_bytes": s.cwnd,
+                        "slots": sl.slots, "slot_bw_mbps": sl.mean_bw_mbps(), "slot_srtt_ms": sl.mean_srtt_ms(),
                     }));
                 }
             }
@@ -757,6 +778,7 @@ impl Sim {
                 "penalizations": snd.penalizations, "duplicate_bytes": rcv.duplicate_bytes,
                 "mean_ooo_bytes": mean_ooo, "rwnd_full_s": rcv.rwnd_full_seconds,
                 "send_blocked_s": snd.send_blocked_seconds,
+                "slots": slots.slots, "slot_bw_mbps": slots.mean_bw_mbps(), "slot_srtt_ms": slots.mean_srtt_ms(),
             }));
         }
         let mut link_rows = Vec::new();
@@ -808,6 +830,9 @@ impl Sim {
                 ("rwnd_full_frac".into(), Column::F64(s.rwnd_full_frac)),
                 ("losses".into(), Column::I64(s.losses)),
                 ("retransmits".into(), Column::I64(s.retransmits)),
+                ("slots".into(), Column::I64(s.slots)),
+                ("slot_bw_mbps".into(), Column::F64(s.slot_bw_mbps)),
+                ("slot_srtt_ms".into(), Column::F64(s.slot_srtt_ms)),
             ],
         };
         RunOutput {

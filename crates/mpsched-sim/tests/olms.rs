@@ -84,3 +84,53 @@ fn max_rtt_violation_share() {
     eprintln!("olms wait: {segs:?}");
     assert!(share4 < 0.42, "violating share {share4:.3} ({segs:?})");
 }
+
+/// Per-slot metrics of the paper's evaluation (olms.txt §VI-B: the selected path's cwnd / srtt
+/// and smoothed RTT per packet transmission) in the results, for any scheduler: the flow row's
+/// `slots` is one per new-data segment (a lossless single path: ⌈size / MSS⌉ exactly), its
+/// `slot_bw_mbps` / `slot_srtt_ms` are the slot-weighted means of the subflow rows' and of the
+/// timeseries intervals' values, and the same seed gives the same numbers.
+#[test]
+fn selected_path_metrics_in_results() {
+    use mpsched_sim::{run_text, Column, Format, RunOutput};
+    let run = |text: &str, seed: u64| -> RunOutput { run_text(text, "<test>", Format::Toml, Some(seed)).unwrap() };
+    let flow_f = |o: &RunOutput, c: &str| o.flows.f64s(c)[0];
+    let flow_i = |o: &RunOutput, c: &str| match o.flows.column(c) {
+        Some(Column::I64(v)) => v[0],
+        other => panic!("{c}: {other:?}"),
+    };
+    // Single path, no loss, no queueing beyond the BDP queue: 1 000 000 B = 691 segments.
+    let single = "[sim]\nduration_s = 10\n[[paths]]\nname = \"p\"\nrate_mbps = 20\ndelay_ms = 10\n\
+                  [[flows]]\nname = \"f\"\npath = \"p\"\nsize_bytes = 1000000\n";
+    let o = run(single, 1);
+    assert_eq!(flow_i(&o, "slots"), 691);
+    let (bw, rtt) = (flow_f(&o, "slot_bw_mbps"), flow_f(&o, "slot_srtt_ms"));
+    assert!(rtt >= 20.0 && bw > 14480.0 * 8.0 / 0.020 / 1e6 * 0.99, "bw {bw} rtt {rtt}");
+    // Single path: the subflow row is the flow row.
+    assert_eq!(o.subflows.f64s("slot_bw_mbps")[0], bw);
+
+    // Application I, four paths, minRTT and OLMS: flow = slot-weighted subflows = intervals.
+    for sched in ["minrtt", "olms"] {
+        let sc = APP1.replace("size_bytes = 40_000_000", "size_bytes = 3_000_000").replace("scheduler = \"olms\"", &format!("scheduler = \"{sched}\""));
+        let o = run(&sc, 1);
+        let n = flow_i(&o, "slots") as f64;
+        let sub_n = match o.subflows.column("slots") {
+            Some(Column::I64(v)) => v.clone(),
+            _ => panic!(),
+        };
+        assert!(n >= 3_000_000.0 / 1448.0 && sub_n.iter().sum::<i64>() as f64 == n);
+        let (sb, sr) = (o.subflows.f64s("slot_bw_mbps"), o.subflows.f64s("slot_srtt_ms"));
+        let wb: f64 = sub_n.iter().zip(sb).map(|(k, x)| *k as f64 * x).sum::<f64>() / n;
+        let wr: f64 = sub_n.iter().zip(sr).map(|(k, x)| *k as f64 * x).sum::<f64>() / n;
+        assert!((wb - flow_f(&o, "slot_bw_mbps")).abs() < 1e-6 && (wr - flow_f(&o, "slot_srtt_ms")).abs() < 1e-6);
+        let ts = &o.timeseries;
+        let (k, b, r) = (ts.i64s("slots"), ts.f64s("slot_bw_mbps"), ts.f64s("slot_srtt_ms"));
+        let tn: i64 = k.iter().sum();
+        assert!(tn as f64 <= n && tn as f64 > 0.9 * n, "intervals cover the run up to the last sample");
+        let tb = k.iter().zip(b).map(|(k, x)| *k as f64 * x).sum::<f64>() / tn as f64;
+        assert!(tb > 0.0 && (0..k.len()).all(|i| (k[i] == 0) == (r[i] == 0.0)));
+        // Deterministic.
+        let o2 = run(&sc, 1);
+        assert_eq!((o.summary_json.clone(), ts.f64s("slot_bw_mbps")), (o2.summary_json.clone(), o2.timeseries.f64s("slot_bw_mbps")));
+    }
+}

@@ -140,6 +140,71 @@ struct SfMeta {
     /// that one timeout is a restart, not a new failure.
     up_restart: bool,
     delivered_seen: u64,
+    slots: SlotStats,
+}
+
+/// The state of one subflow at the moments the connection scheduled new data on it: one *time
+/// slot* (one packet transmission) of the OLMS paper (olms.txt §II-A) per segment. The OLMS
+/// paper's evaluation metrics (§VI-B) are the selected path's throughput, "the ratios of the size
+/// of the congestion window to the smoothed RTT", and "the RTT of the scheduled path ... from the
+/// measurements of smoothed RTT", per slot; these sums give their averages exactly. Integer
+/// arithmetic only, so results are identical on every platform.
+///
+/// Counted: every new-data segment put on a subflow by the scheduler (or the only subflow of a
+/// single-path connection), with the cwnd and srtt the scheduler saw when choosing. Not counted:
+/// reinjections, opportunistic retransmissions, redundant copies and subflow-level
+/// retransmissions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlotStats {
+    /// New-data segments scheduled on the subflow.
+    pub slots: u64,
+    /// Of those, the ones sent with an RTT estimate (srtt > 0): the sums below cover these.
+    pub measured: u64,
+    /// Σ cwnd × 8 × 10⁹ / srtt_ns, bits per second (integer division per slot).
+    pub bw_bps_sum: u128,
+    /// Σ srtt, nanoseconds.
+    pub srtt_ns_sum: u128,
+}
+
+impl SlotStats {
+    #[inline]
+    fn record(&mut self, cwnd: u64, srtt_ns: u64) {
+        self.slots += 1;
+        if srtt_ns > 0 {
+            self.measured += 1;
+            // u64 division (a u128 one costs more); exact below a 2.3 GB window.
+            self.bw_bps_sum += (cwnd.saturating_mul(8_000_000_000) / srtt_ns) as u128;
+            self.srtt_ns_sum += srtt_ns as u128;
+        }
+    }
+
+    /// Mean cwnd/srtt over the measured slots, Mbit/s (0 without any).
+    pub fn mean_bw_mbps(&self) -> f64 {
+        if self.measured == 0 { 0.0 } else { self.bw_bps_sum as f64 / self.measured as f64 / 1e6 }
+    }
+
+    /// Mean srtt over the measured slots, ms (0 without any).
+    pub fn mean_srtt_ms(&self) -> f64 {
+        if self.measured == 0 { 0.0 } else { self.srtt_ns_sum as f64 / self.measured as f64 / 1e6 }
+    }
+
+    /// Adds `other`'s counts (totals over several subflows or connections).
+    pub fn add(&mut self, other: &SlotStats) {
+        self.slots += other.slots;
+        self.measured += other.measured;
+        self.bw_bps_sum += other.bw_bps_sum;
+        self.srtt_ns_sum += other.srtt_ns_sum;
+    }
+
+    /// `self − earlier` (both cumulative).
+    pub fn since(&self, earlier: &SlotStats) -> SlotStats {
+        SlotStats {
+            slots: self.slots - earlier.slots,
+            measured: self.measured - earlier.measured,
+            bw_bps_sum: self.bw_bps_sum - earlier.bw_bps_sum,
+            srtt_ns_sum: self.srtt_ns_sum - earlier.srtt_ns_sum,
+        }
+    }
 }
 
 pub struct Connection {
@@ -219,6 +284,7 @@ impl Connection {
                 rto_seen: 0,
                 up_restart: false,
                 delivered_seen: 0,
+                slots: SlotStats::default(),
             })
             .collect();
         Ok(Connection {
@@ -606,6 +672,12 @@ impl Connection {
         self.shared.snd_next_dsn += len as u64;
         if self.multipath() {
             self.sent.push_back(MetaSeg { dsn, len, carried: SubflowSet::default() });
+            // The state the scheduler chose from (views are built before asking it).
+            let info = &self.views[s].info;
+            self.meta[s].slots.record(info.cwnd, info.srtt.0);
+        } else {
+            let si = self.subflows[0].sibling_info();
+            self.meta[0].slots.record(si.cwnd, si.srtt.0);
         }
         Some(self.send_on(now, s, dsn, len))
     }
@@ -747,6 +819,11 @@ impl Connection {
 
     pub fn subflow_info(&self, i: usize) -> SubflowInfo {
         self.subflows[i].info()
+    }
+
+    /// Per-slot statistics of subflow `i` (see [`SlotStats`]), cumulative.
+    pub fn slot_stats(&self, i: usize) -> SlotStats {
+        self.meta[i].slots
     }
 
     pub fn subflows(&self) -> impl Iterator<Item = (u8, SubflowInfo)> + '_ {

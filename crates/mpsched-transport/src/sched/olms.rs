@@ -8,8 +8,13 @@
 //!    eq. (8) bandwidth constrained; `olms/lp.rs`). Infeasible => minRTT (§III-B).
 //! 3. Dependent rounding of v to a set of L paths (`olms/rounding.rs`); send on the member with
 //!    the highest vᵢ that has congestion-window space. If no member has space, fall back to
-//!    minRTT (`on_busy = "minrtt"`, default: the paper's "falling back to a suboptimal path
-//!    selected by minRTT", §VI-B) or hold the packet (`on_busy = "wait"`).
+//!    minRTT (`on_busy = "minrtt"`, default) or hold the packet (`on_busy = "wait"`). The default
+//!    is the paper's rule (§VI-B): the set of L paths "ensures that packets are transmitted via
+//!    high-quality paths in case the primary path becomes unavailable. By pre-selecting a subset
+//!    of optimal paths, the scheduler reduces the risk of falling back to a suboptimal path
+//!    selected by minRTT". Consequence: with window-limited subflows an ACK usually opens the
+//!    window of a single path, the connection asks the scheduler only then, and OLMS sends each
+//!    segment where minRTT would (`mpsched reproduce olms` reports both variants).
 //! 4. Measure the scheduled path (§V: bandwidth = cwnd / srtt, RTT = srtt, normalized by
 //!    `bw_scale_mbps` and `rtt_scale_ms`, paper: 100 Mbps and 100 ms, clipped to [0, 1]), run the
 //!    monitor (Algorithm 2) and update its Bernoulli statistics (lines 12-18).
