@@ -334,6 +334,33 @@ def test_reproduce_edar_small(trained: Path, tmp_path: Path, cli) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_shipped_edar_meets_the_handoff_acceptance() -> None:
+    """Issue 7's acceptance on the shipped EdAR-o (trained on settings i-iii, never on these
+    seeds): in the Table III handoff scenario, over seeds 101-105, goodput during handoffs at
+    least 1.5x that of the minRTT the paper ran (ns-3's, `minrtt-norp`), and at least 90 % of it
+    in stable periods. Measured when shipped: 1.88x and 1.05x (BENCHMARKS.md)."""
+    import mpsched
+    from mpsched.matrix import load_scenario
+    from mpsched.reproduce.edar import HANDOFF as HANDOFF_PERIODS, STABLE
+
+    sc = load_scenario(Path(HANDOFF))
+
+    def periods(scheduler: str) -> tuple:
+        sc["flows"][0]["scheduler"] = scheduler
+        h, st = [], []
+        for seed in range(101, 106):
+            ts = mpsched.run(sc, seed=seed).timeseries.to_pylist()
+            g = [(r["time_s"], r["flow_goodput_mbps"]) for r in ts if r["subflow"] == 0]
+            h.append(np.mean([v for t, v in g if any(a < t <= b for a, b in HANDOFF_PERIODS)]))
+            st.append(np.mean([v for t, v in g if any(a < t <= b for a, b in STABLE)]))
+        return np.mean(h), np.mean(st)
+
+    base_h, base_s = periods("minrtt-norp")
+    edar_h, edar_s = periods("edar")
+    assert edar_h >= 1.5 * base_h, f"handoff: EdAR {edar_h:.2f} vs minRTT {base_h:.2f} Mbit/s"
+    assert edar_s >= 0.9 * base_s, f"stable: EdAR {edar_s:.2f} vs minRTT {base_s:.2f} Mbit/s"
+
+
 def test_cli_train_rejects_bad_offline_data(tmp_path: Path, cli) -> None:
     bad = tmp_path / "data.parquet"
     bad.write_bytes(b"not parquet")
