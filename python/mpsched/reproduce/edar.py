@@ -404,8 +404,8 @@ def reproduce_edar(out: Path, seeds: Sequence[int], *, checkpoint_p: Path = DEFA
 def edar_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/reproduce-edar"),
     seeds: Annotated[str, typer.Option("--seeds", help="Seeds (not used in training), e.g. '101-105'.")] = "101-105",
-    checkpoint_p: Annotated[Path, typer.Option("--edar-p", help="EdAR-p checkpoint (.json). Default: the shipped one.")] = DEFAULT_P,
-    checkpoint_o: Annotated[Path, typer.Option("--edar-o", help="EdAR-o checkpoint (.json). Default: the shipped one.")] = DEFAULT_O,
+    checkpoint_p: Annotated[Path, typer.Option("--edar-p", help="EdAR-p checkpoint (.json). Default: the shipped one.", show_default=False)] = DEFAULT_P,
+    checkpoint_o: Annotated[Path, typer.Option("--edar-o", help="EdAR-o checkpoint (.json). Default: the shipped one.", show_default=False)] = DEFAULT_O,
     only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated subset of: handoff, settings, fct.")] = None,
     baselines: Annotated[str, typer.Option("--baselines", help="Comma-separated baseline schedulers.")] = ",".join(BASELINES),
     downloads: Annotated[Optional[int], typer.Option("--downloads", min=1, help="Downloads per FCT point (paper: 50).")] = None,
@@ -436,4 +436,7 @@ def edar_command(
     except (MatrixError, ValueError) as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(EXIT_BAD_INPUT)
+    except ImportError as e:
+        err.print(f"error: EdAR-o's online learning (--adapt-steps) needs the `rl` extra (torch); use --adapt-steps 0 without it: {e}", markup=False)
+        raise typer.Exit(1)
     Console().print(f"wrote {out}/edar-table.md, {out}/edar-summary.json, {out}/figures/")
