@@ -220,15 +220,19 @@ def _run_label(scheduler: Optional[str], labels: Dict[str, str]) -> Optional[str
     return labels[scheduler]
 
 
-def _policy_digests(scenario: Mapping[str, Any]) -> Dict[str, str]:
+def _policy_digests(scenario: Mapping[str, Any], source: Path) -> Dict[str, str]:
     """Checkpoint digests of the trained policies a scenario's flows use (for its hash)."""
+    from .agents.checkpoint import CheckpointError
     from .policy_run import checkpoint_digest, policy_checkpoint
 
     out: Dict[str, str] = {}
-    for flow in _flows(scenario):
+    for i, flow in enumerate(_flows(scenario)):
         name = flow.get("scheduler")
         if policy_checkpoint(name) is not None:
-            out[f"checkpoint:{name}"] = checkpoint_digest(name)
+            try:
+                out[f"checkpoint:{name}"] = checkpoint_digest(name)
+            except CheckpointError as e:
+                raise MatrixError(f"{source}: flows[{i}].scheduler: {e}") from None
     return out
 
 
@@ -570,7 +574,7 @@ def build_matrix(
                 for sweep, value in pairs:
                     _set(variant, sweep.where, value)
                 traces = _trace_digests(variant, base_dir)
-                traces.update(_policy_digests(variant))
+                traces.update(_policy_digests(variant, scenario_path))
                 resolved = resolve_trace_paths(variant, base_dir)
                 sched_label, cc_label = _check_variant(resolved, scenario_path)
                 for seed in seeds:

@@ -296,6 +296,11 @@ def test_compare_with_trained_policies(trained: Path, tmp_path: Path) -> None:
         parse_names("blest:x.json", "--scheduler")
     with pytest.raises(MatrixError, match="not a valid name"):
         parse_names("edar:x", "--cc")
+    # A scenario file naming a missing checkpoint: one line naming the file and the field.
+    bad = tmp_path / "bad.toml"
+    bad.write_text(sc.read_text().replace('scheduler = "minrtt"', f'scheduler = "edar:{tmp_path / "gone.json"}"'))
+    with pytest.raises(MatrixError, match=r"bad.toml: flows\[0\].scheduler: .*gone.json"):
+        build_matrix(bad, [1], None, None)
 
 
 def test_reproduce_edar_small(trained: Path, tmp_path: Path, cli) -> None:
