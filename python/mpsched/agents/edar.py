@@ -648,6 +648,8 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
         init.check_layout(layout)
         if args.steps <= 0:
             raise DataError("--init: online learning needs --steps > 0")
+        if args.offline_data:
+            raise DataError("--init: starts from a trained checkpoint and learns online only; --offline-data does not apply")
     envs = [make_env(s, args) for s in args.scenario]
     written: Dict[str, Path] = {}
     out = Path(args.out)
