@@ -41,13 +41,12 @@ def policy_checkpoint(name: Any) -> Optional[str]:
 def policy_label(name: str) -> str:
     """A directory-name-safe label of a policy scheduler: ``edar`` or ``edar-STEM`` (the
     checkpoint file's name without its extension)."""
+    from .agents.checkpoint import checkpoint_paths
+
     ckpt = policy_checkpoint(name)
     if ckpt is None or name == "edar":
         return name
-    stem = Path(ckpt).name
-    for ext in (".json", ".safetensors"):
-        if stem.endswith(ext):
-            stem = stem[: -len(ext)]
+    stem = checkpoint_paths(ckpt)[0].stem
     safe = "".join(c if c.isalnum() or c in ".-" else "-" for c in stem).strip(".-") or "checkpoint"
     return f"{name.split(':', 1)[0]}-{safe}"
 
