@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple
@@ -38,9 +36,10 @@ import pyarrow.parquet as pq
 import typer
 from rich.console import Console
 
-from ..matrix import MatrixError, build_matrix, parse_seeds
+from ..matrix import MatrixError, build_matrix, load_scenario, parse_seeds
+from ..stats import mean_ci
 from ..sweep import run_sweep
-from . import app
+from . import _common, app
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "agents" / "checkpoints"
 #: The shipped EdAR-p and EdAR-o checkpoints (``mpsched train edar``; see their ``train`` metadata).
@@ -85,37 +84,23 @@ GROUPS = {"handoff": ["edar-handoff"], "settings": [c.name for c in CASES if c.k
 
 
 def default_scenario_dir() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "scenarios" / "edar-handoff.toml").is_file():
-            return parent / "scenarios"
-    return Path("scenarios")
+    return _common.default_scenario_dir("edar-handoff.toml")
 
 
-def _mean(xs: Sequence[float]) -> Optional[float]:
-    xs = [x for x in xs if x is not None and math.isfinite(x)]
-    return sum(xs) / len(xs) if xs else None
-
-
-def _ci95(xs: Sequence[float]) -> float:
-    xs = [x for x in xs if x is not None and math.isfinite(x)]
-    return 1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0
+def _mean_ci(xs: Sequence[float]) -> Tuple[Optional[float], float]:
+    """Mean over seeds and the half-width of its 95 % CI (Student's t; 0 with one seed)."""
+    mean, ci = mean_ci(xs)
+    return mean, ci or 0.0
 
 
 def _prepare(case: Case, scenario_dir: Path, out: Path, downloads: Optional[int]) -> Path:
     """The case's scenario as JSON under ``out/scenarios`` (fewer downloads for a quick run)."""
-    src = scenario_dir / f"{case.name}.toml"
-    try:
-        scenario = tomllib.loads(src.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise MatrixError(f"{src}: {e}") from None
+    scenario = load_scenario(scenario_dir / f"{case.name}.toml")
     if downloads is not None and case.kind == "sweep":
         for f in scenario.get("flows", []):
             if "repeat" in f:
                 f["repeat"] = downloads
-    path = out / "scenarios" / f"{case.name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(scenario, indent=1), encoding="utf-8")
-    return path
+    return _common.write_scenario(scenario, out, case.name)
 
 
 def _label(scheduler: str) -> str:
@@ -160,9 +145,9 @@ def analyse_handoff(ds: Path) -> Dict[str, Any]:
                 per_seed[period].append(sum(v) / len(v) if v else float("nan"))
             for t, g in s:
                 bins.setdefault(int(math.ceil(t)) - 1, []).append(g)
+        (stable, stable_ci), (handoff, handoff_ci) = _mean_ci(per_seed["stable"]), _mean_ci(per_seed["handoff"])
         out[sched] = {
-            "stable_mbps": _mean(per_seed["stable"]), "stable_ci": _ci95(per_seed["stable"]),
-            "handoff_mbps": _mean(per_seed["handoff"]), "handoff_ci": _ci95(per_seed["handoff"]),
+            "stable_mbps": stable, "stable_ci": stable_ci, "handoff_mbps": handoff, "handoff_ci": handoff_ci,
             "per_seed": per_seed, "seeds": sorted(by_seed),
             "timeline": [(b + 0.5, sum(v) / len(v)) for b, v in sorted(bins.items())],
         }
@@ -177,7 +162,7 @@ def analyse_flows(ds: Path) -> Dict[str, Any]:
         for sched, points in _by_scheduler(rows, key).items():
             for params, vals in points.items():
                 d = out.setdefault(sched, {}).setdefault(params, {})
-                d[name], d[name + "_ci"], d["n"] = _mean(vals), _ci95(vals), len(vals)
+                (d[name], d[name + "_ci"]), d["n"] = _mean_ci(vals), len(vals)
     return out
 
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple
@@ -61,9 +60,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..matrix import MatrixError, build_matrix, parse_seeds
+from ..matrix import MatrixError, build_matrix, load_scenario, parse_seeds
 from ..sweep import run_sweep
-from . import app
+from . import _common, app
 
 #: The paper's reported OLMS gains: selected-path throughput, Application I (abstract, §VI-B,
 #: Fig. 3(a)); FCT, two-flow dumbbell (abstract, §VI-D4, Fig. 9); cumulative regret and violation,
@@ -101,11 +100,7 @@ CASES = (
 
 
 def default_scenario_dir() -> Path:
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "scenarios" / "olms-app1.toml").is_file():
-            return parent / "scenarios"
-    return Path("scenarios")
+    return _common.default_scenario_dir("olms-app1.toml")
 
 
 # --- oracle ------------------------------------------------------------------------------
@@ -235,8 +230,7 @@ def prepare(case: Case, scenario_dir: Path, out: Path, size_mb: Optional[float],
     """The case's scenario as JSON under ``out/scenarios``, with the overrides applied:
     ``first_scheduler`` on the first flow, ``on_busy = "wait"`` for the OLMS flows it varies
     (the first flow of a multi-flow case, every flow otherwise)."""
-    src = scenario_dir / f"{case.name}.toml"
-    scenario = tomllib.loads(src.read_text(encoding="utf-8"))
+    scenario = load_scenario(scenario_dir / f"{case.name}.toml")
     if size_mb is not None:
         for f in scenario["flows"]:
             f["size_bytes"] = int(size_mb * 1e6)
@@ -247,10 +241,7 @@ def prepare(case: Case, scenario_dir: Path, out: Path, size_mb: Optional[float],
     if wait:
         for f in scenario["flows"][:1] if case.multi else scenario["flows"]:
             f.setdefault("olms", {})["on_busy"] = "wait"
-    path = out / "scenarios" / f"{case.name}{tag}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(scenario, indent=1), encoding="utf-8")
-    return path, scenario
+    return _common.write_scenario(scenario, out, f"{case.name}{tag}"), scenario
 
 
 def _sweep(path: Path, ds: Path, seeds: Sequence[int], names: Optional[Sequence[str]], jobs: int) -> None:
