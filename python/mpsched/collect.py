@@ -104,28 +104,8 @@ def collect(
                 break
         if progress:
             progress(ep + 1)
-    d = env.observation_space.shape[0]
-    a_len = 1 if action == "mode" else max_paths
-
-    def fixed(rows: Sequence[np.ndarray], width: int, typ: pa.DataType) -> pa.Array:
-        flat = np.concatenate(rows).astype(typ.to_pandas_dtype()) if rows else np.zeros(0)
-        return pa.FixedSizeListArray.from_arrays(pa.array(flat, typ), width)
-
-    arrays = {
-        "episode": pa.array(cols["episode"], pa.int32()),
-        "step": pa.array(cols["step"], pa.int32()),
-        "obs": fixed(cols["obs"], d, pa.float32()),
-        "action": fixed(cols["action"], a_len, pa.float32()),
-        "reward": pa.array(cols["reward"], pa.float64()),
-        "next_obs": fixed(cols["next_obs"], d, pa.float32()),
-        "terminated": pa.array(cols["terminated"], pa.bool_()),
-        "truncated": pa.array(cols["truncated"], pa.bool_()),
-        "time_s": pa.array(cols["time_s"], pa.float64()),
-        "action_mask": fixed(cols["action_mask"], max_paths, pa.int8()),
-    }
+    stacked = {k: np.stack(v) if k in _LIST_COLUMNS else np.asarray(v) for k, v in cols.items()}
     t = np.stack(terms) if terms else np.zeros((0, len(term_names)))
-    for i, name in enumerate(term_names):
-        arrays[f"term.{name}"] = pa.array(t[:, i], pa.float64())
     meta = {
         "format": FORMAT,
         "scenario": env._prepared.source,
@@ -142,6 +122,35 @@ def collect(
         "features": feature_names(env.layout),
         "terms": term_names,
     }
+    return transitions_table(stacked, t, term_names, meta)
+
+
+# Arrow types of the columns of a transitions file; 2-D arrays are fixed-size list columns.
+_COLUMN_TYPES = {
+    "episode": pa.int32(), "step": pa.int32(), "obs": pa.float32(), "action": pa.float32(),
+    "reward": pa.float64(), "next_obs": pa.float32(), "terminated": pa.bool_(), "truncated": pa.bool_(),
+    "time_s": pa.float64(), "action_mask": pa.int8(),
+}
+_LIST_COLUMNS = ("obs", "action", "next_obs", "action_mask")
+
+
+def transitions_table(cols: Dict[str, np.ndarray], terms: np.ndarray, term_names: Sequence[str], meta: Dict[str, Any]) -> pa.Table:
+    """A transitions table (``FORMAT``) from numpy columns, in the order given (``episode,
+    step, obs, action, reward, next_obs, terminated, truncated``, optionally ``time_s`` and
+    ``action_mask``; ``[N, width]`` arrays become fixed-size lists), then one ``term.<name>``
+    column per reward term; ``meta`` is stored as the file's ``mpsched`` metadata. Used by
+    ``mpsched collect`` and by EdAR's training (its collected offline data)."""
+    arrays: Dict[str, pa.Array] = {}
+    for name, a in cols.items():
+        typ = _COLUMN_TYPES[name]
+        a = np.asarray(a)
+        if a.ndim == 2:
+            flat = a.reshape(-1).astype(typ.to_pandas_dtype())
+            arrays[name] = pa.FixedSizeListArray.from_arrays(pa.array(flat, typ), a.shape[1])
+        else:
+            arrays[name] = pa.array(a, typ)
+    for i, name in enumerate(term_names):
+        arrays[f"term.{name}"] = pa.array(terms[:, i], pa.float64())
     return pa.table(arrays).replace_schema_metadata({"mpsched": json.dumps(meta)})
 
 

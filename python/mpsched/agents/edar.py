@@ -35,7 +35,6 @@ Two variants: EdAR-p (offline learning only) and EdAR-o (EdAR-p, then online lea
 from __future__ import annotations
 
 import copy
-import io
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -348,36 +347,18 @@ class Replay:
 
 def write_transitions(replay: Replay, path: Path, meta: Dict[str, Any]) -> None:
     """Writes transitions as Parquet (the ``mpsched collect`` format), atomically."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .._atomic import write_file_atomic
-
-    d = replay.obs.shape[1]
-
-    def fixed(a: np.ndarray, width: int, typ: Any) -> Any:
-        return pa.FixedSizeListArray.from_arrays(pa.array(a.reshape(-1), typ), width)
+    from .. import collect
 
     steps = np.zeros(len(replay), np.int32)
     for i in range(1, len(replay)):
         steps[i] = steps[i - 1] + 1 if replay.episode[i] == replay.episode[i - 1] else 0
     cols = {
-        "episode": pa.array(replay.episode, pa.int32()),
-        "step": pa.array(steps, pa.int32()),
-        "obs": fixed(replay.obs.astype(np.float32), d, pa.float32()),
-        "action": fixed(replay.action.astype(np.float32), 1, pa.float32()),
-        "reward": pa.array(replay.reward, pa.float64()),
-        "next_obs": fixed(replay.next_obs.astype(np.float32), d, pa.float32()),
-        "terminated": pa.array(replay.terminated, pa.bool_()),
-        "truncated": pa.array(replay.truncated, pa.bool_()),
+        "episode": replay.episode, "step": steps, "obs": replay.obs, "action": replay.action.reshape(-1, 1),
+        "reward": replay.reward, "next_obs": replay.next_obs, "terminated": replay.terminated, "truncated": replay.truncated,
     }
-    for i, n in enumerate(replay.term_names):
-        cols[f"term.{n}"] = pa.array(replay.terms[:, i], pa.float64())
-    table = pa.table(cols).replace_schema_metadata({"mpsched": json.dumps(dict(meta, format=TRANSITIONS_FORMAT, terms=replay.term_names))})
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd")
+    meta = dict(meta, format=TRANSITIONS_FORMAT, terms=replay.term_names)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(path, buf.getvalue())
+    collect.write_transitions(collect.transitions_table(cols, replay.terms, replay.term_names, meta), path)
 
 
 class DataError(ValueError):
