@@ -140,7 +140,9 @@ def print_written(console: Console, out_dir: Path, files: Iterable[str]) -> None
 def bench_table(rows: List[Dict[str, Any]]) -> Table:
     """A table of ``_core.bench`` results, one row per benchmark."""
     table = Table(
-        title="mpsched bench (sim s: simulated seconds; speed: × real time)", title_justify="left", title_style="bold"
+        title="mpsched bench (sim s: simulated seconds; speed: × real time)",
+        title_justify="left",
+        title_style="bold",
     )
     table.add_column("scenario", no_wrap=True)
     table.add_column("sim s", justify="right")
@@ -171,7 +173,11 @@ def print_bench(console: Console, rows: List[Dict[str, Any]]) -> None:
 
 
 def print_table(
-    console: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int
+    console: Console,
+    title: str,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    text_columns: int,
 ) -> None:
     """A plain table of preformatted cells; columns after the first ``text_columns`` are right-aligned."""
     table = Table(title=title, title_justify="left", title_style="bold")

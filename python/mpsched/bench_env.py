@@ -21,7 +21,9 @@ def _scenario() -> str:
     """The EdAR handoff scenario of the source tree (benchmarks run from a checkout)."""
     repo = Path(__file__).resolve().parents[2] / "scenarios" / "edar-handoff.toml"
     if not repo.exists():
-        raise FileNotFoundError(f"{repo}: the env benchmark runs from a source checkout (scenarios/)")
+        raise FileNotFoundError(
+            f"{repo}: the env benchmark runs from a source checkout (scenarios/)"
+        )
     return str(repo)
 
 
@@ -44,7 +46,15 @@ def bench_env(steps: int = 20000, num_envs: int = 32) -> List[Dict[str, Any]]:
         n += 1
         if te or tr:
             env.reset()
-    rows.append({"name": "single env (gymnasium.make)", "envs": 1, "threads": 1, "steps": n, "wall_s": time.perf_counter() - t0})
+    rows.append(
+        {
+            "name": "single env (gymnasium.make)",
+            "envs": 1,
+            "threads": 1,
+            "steps": n,
+            "wall_s": time.perf_counter() - t0,
+        }
+    )
 
     p = prepare(scenario, flow=None, **opts)
     core = _core.Env(p.spec_json, 0)
@@ -58,10 +68,20 @@ def bench_env(steps: int = 20000, num_envs: int = 32) -> List[Dict[str, Any]]:
         n += 1
         if te or tr:
             core.reset(n, obs)
-    rows.append({"name": "core env (no Python per step)", "envs": 1, "threads": 1, "steps": n, "wall_s": time.perf_counter() - t0})
+    rows.append(
+        {
+            "name": "core env (no Python per step)",
+            "envs": 1,
+            "threads": 1,
+            "steps": n,
+            "wall_s": time.perf_counter() - t0,
+        }
+    )
 
     for threads in (1, 2):
-        venv = SchedulerVectorEnv(scenario, num_envs=num_envs, threads=threads, reward="edar", **opts)
+        venv = SchedulerVectorEnv(
+            scenario, num_envs=num_envs, threads=threads, reward="edar", **opts
+        )
         venv.reset(seed=0)
         a = np.arange(num_envs) & 1
         t0, n = time.perf_counter(), 0
@@ -69,7 +89,15 @@ def bench_env(steps: int = 20000, num_envs: int = 32) -> List[Dict[str, Any]]:
             venv.step(a)
             a = 1 - a
             n += num_envs
-        rows.append({"name": f"vector env ({threads} thread{'s' if threads > 1 else ''})", "envs": num_envs, "threads": threads, "steps": n, "wall_s": time.perf_counter() - t0})
+        rows.append(
+            {
+                "name": f"vector env ({threads} thread{'s' if threads > 1 else ''})",
+                "envs": num_envs,
+                "threads": threads,
+                "steps": n,
+                "wall_s": time.perf_counter() - t0,
+            }
+        )
     for r in rows:
         r["steps_per_s"] = r["steps"] / r["wall_s"]
     return rows

@@ -27,7 +27,14 @@ from .dataset import Dataset, ResultsError, load_results
 from .matrix import MatrixError, build_matrix, format_seeds, parse_names, parse_seeds
 from .results import OUTPUT_FILES, write_results
 from .stats import summarize
-from .sweep import BackendError, OutputDirError, SweepInterrupted, check_backend, check_output_dir, run_sweep
+from .sweep import (
+    BackendError,
+    OutputDirError,
+    SweepInterrupted,
+    check_backend,
+    check_output_dir,
+    run_sweep,
+)
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
@@ -105,22 +112,27 @@ def run_command(
         Path,
         typer.Argument(
             metavar="SCENARIO",
-            help="Scenario file: TOML (or JSON if it ends in `.json`). "
-            "See docs/scenarios.md.",
+            help="Scenario file: TOML (or JSON if it ends in `.json`). See docs/scenarios.md.",
             show_default=False,
         ),
     ],
     seed: Annotated[
         Optional[int],
         typer.Option(
-            "--seed", "-s", min=0, max=MAX_SEED, help="Random seed; overrides `[sim].seed`.",
+            "--seed",
+            "-s",
+            min=0,
+            max=MAX_SEED,
+            help="Random seed; overrides `[sim].seed`.",
             show_default=False,
         ),
     ] = None,
     out: Annotated[
         Optional[Path],
         typer.Option(
-            "--out", "-o", metavar="DIR",
+            "--out",
+            "-o",
+            metavar="DIR",
             help="Output directory; an earlier run's output there is replaced. "
             "Default: `out/<stem>`, or `out/<stem>-seed<N>` with `--seed`.",
             show_default=False,
@@ -129,7 +141,8 @@ def run_command(
     scheduler: Annotated[
         Optional[str],
         typer.Option(
-            "--scheduler", metavar="NAME",
+            "--scheduler",
+            metavar="NAME",
             help="Scheduler for every multipath flow, e.g. `blest`, or a trained policy: "
             "`edar` (shipped checkpoint) or `edar:CHECKPOINT` (.json of `mpsched train edar`).",
             show_default=False,
@@ -149,7 +162,7 @@ def run_command(
         results = run_scenario(_with_scheduler(scenario, scheduler), seed=seed)
     except _core.ScenarioError as e:
         message = str(e)
-        fail(f"{scenario}{message[len('<dict>'):]}" if message.startswith("<dict>") else message)
+        fail(f"{scenario}{message[len('<dict>') :]}" if message.startswith("<dict>") else message)
     except OSError as e:
         fail(f"{e.filename or scenario}: {e.strerror or e}")
     except UnicodeDecodeError:
@@ -191,7 +204,9 @@ def _with_scheduler(scenario: Path, scheduler: Optional[str]) -> Any:
     except MatrixError as e:
         fail(str(e))
     if not any(isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []):
-        fail(f"--scheduler: {scenario} has no multipath flow (a flow with 'paths') for a scheduler to apply to")
+        fail(
+            f"--scheduler: {scenario} has no multipath flow (a flow with 'paths') for a scheduler to apply to"
+        )
     return resolve_trace_paths(apply_overrides(sc, scheduler, None), scenario.parent)
 
 
@@ -246,7 +261,9 @@ def bench_command(
         else:
             base = rows[0]["steps_per_s"]
             for r in rows:
-                typer.echo(f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)")
+                typer.echo(
+                    f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)"
+                )
         return
     if decisions:
         with Console(stderr=True).status("bench decisions"):
@@ -267,7 +284,9 @@ def bench_command(
     selected = list(names) if names else available
     unknown = [n for n in selected if n not in available]
     if unknown:
-        fail(f"unknown benchmark {', '.join(map(repr, unknown))} (available: {', '.join(available)})")
+        fail(
+            f"unknown benchmark {', '.join(map(repr, unknown))} (available: {', '.join(available)})"
+        )
 
     status = Console(stderr=True)
     rows = []
@@ -282,25 +301,47 @@ def bench_command(
 
 @app.command("collect")
 def collect_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML, or JSON).", show_default=False)],
+    scenario: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML, or JSON).", show_default=False)
+    ],
     policy: Annotated[
         str,
-        typer.Option("--policy", "-p", help="Behaviour policy: always-normal, always-redundant, minrtt or random."),
+        typer.Option(
+            "--policy",
+            "-p",
+            help="Behaviour policy: always-normal, always-redundant, minrtt or random.",
+        ),
     ] = "always-normal",
     episodes: Annotated[int, typer.Option("--episodes", "-e", min=1, help="Episodes to run.")] = 10,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Episode e uses seed + e.")] = 0,
-    action: Annotated[str, typer.Option("--action", help="Action space: mode, weights or select.")] = "mode",
-    reward: Annotated[str, typer.Option("--reward", help="Reward stored with each transition (terms are stored too).")] = "edar",
+    action: Annotated[
+        str, typer.Option("--action", help="Action space: mode, weights or select.")
+    ] = "mode",
+    reward: Annotated[
+        str,
+        typer.Option("--reward", help="Reward stored with each transition (terms are stored too)."),
+    ] = "edar",
     interval: Annotated[
-        str, typer.Option("--interval", help="Decision interval: `min-rtt` (EdAR's TI) or a period in ms.")
+        str,
+        typer.Option(
+            "--interval", help="Decision interval: `min-rtt` (EdAR's TI) or a period in ms."
+        ),
     ] = "min-rtt",
-    history: Annotated[int, typer.Option("--history", min=1, max=64, help="Intervals of history per observation.")] = 6,
-    max_paths: Annotated[int, typer.Option("--max-paths", min=1, max=8, help="Path slots in observations.")] = 4,
+    history: Annotated[
+        int, typer.Option("--history", min=1, max=64, help="Intervals of history per observation.")
+    ] = 6,
+    max_paths: Annotated[
+        int, typer.Option("--max-paths", min=1, max=8, help="Path slots in observations.")
+    ] = 4,
     duration: Annotated[
-        Optional[float], typer.Option("--duration", min=0.001, help="Episode length in s (default: the scenario's).")
+        Optional[float],
+        typer.Option(
+            "--duration", min=0.001, help="Episode length in s (default: the scenario's)."
+        ),
     ] = None,
     out: Annotated[
-        Optional[Path], typer.Option("--out", "-o", help="Output file. Default: out/<scenario>-<policy>.parquet.")
+        Optional[Path],
+        typer.Option("--out", "-o", help="Output file. Default: out/<scenario>-<policy>.parquet."),
     ] = None,
 ) -> None:
     """Collect transitions of a fixed policy for offline learning (one Parquet file).
@@ -308,7 +349,13 @@ def collect_command(
     Each row: episode, step, obs, action, reward, next_obs, terminated, truncated, time, action
     mask and every reward term; read it back with `mpsched.collect.load_transitions`.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     from ._core import ScenarioError
     from .collect import CollectError, collect, write_transitions
@@ -325,11 +372,26 @@ def collect_command(
         fail(f"{scenario}: no such scenario file")
     dest = out or Path("out") / f"{scenario.stem}-{policy}.parquet"
     try:
-        with Progress(TextColumn("collect"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+        with Progress(
+            TextColumn("collect"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
             task = bar.add_task("collect", total=episodes)
             table = collect(
-                scenario, policy, episodes, seed=seed, action=action, reward=reward, interval=interval_v,
-                history=history, max_paths=max_paths, duration_s=duration,
+                scenario,
+                policy,
+                episodes,
+                seed=seed,
+                action=action,
+                reward=reward,
+                interval=interval_v,
+                history=history,
+                max_paths=max_paths,
+                duration_s=duration,
                 progress=lambda done: bar.update(task, completed=done),
             )
     except (CollectError, EnvConfigError, ScenarioError) as e:
@@ -419,7 +481,9 @@ def compare_command(
     jobs: Annotated[
         Optional[int],
         typer.Option(
-            "--jobs", "-j", min=1,
+            "--jobs",
+            "-j",
+            min=1,
             help="Runs in parallel. Default: the number of CPUs (local); Ray's CPUs (ray).",
             show_default=False,
         ),
@@ -427,7 +491,9 @@ def compare_command(
     out: Annotated[
         Optional[Path],
         typer.Option(
-            "--out", "-o", metavar="DIR",
+            "--out",
+            "-o",
+            metavar="DIR",
             help="Output directory. Runs already there (same scenario, seed and overrides) "
             "are kept: an interrupted sweep resumes. Default: `out/<stem>-compare`.",
             show_default=False,
@@ -497,12 +563,19 @@ def compare_command(
     try:
         with progress:
             result = run_sweep(
-                matrix, out_dir, backend=backend.value, jobs=jobs, on_start=on_start, on_done=on_done
+                matrix,
+                out_dir,
+                backend=backend.value,
+                jobs=jobs,
+                on_start=on_start,
+                on_done=on_done,
             )
     except (KeyboardInterrupt, SweepInterrupted):
         done = counts["reused"] + counts["done"]
-        fail(f"interrupted: {done} of {total} runs are done; run the same command again to resume",
-             code=EXIT_INTERRUPTED)
+        fail(
+            f"interrupted: {done} of {total} runs are done; run the same command again to resume",
+            code=EXIT_INTERRUPTED,
+        )
     except (OutputDirError, BackendError) as e:
         fail(str(e))
     except _core.ScenarioError as e:
@@ -522,7 +595,9 @@ def compare_command(
     if result.foreign_runs:
         console.print(
             f"  {len(result.foreign_runs)} run(s) in {out_dir}/runs/ are not part of this matrix "
-            "and were left out", style="dim", highlight=False,
+            "and were left out",
+            style="dim",
+            highlight=False,
         )
 
 
@@ -538,12 +613,16 @@ def plot_command(
     ],
     formats: Annotated[
         str,
-        typer.Option("--format", "-f", metavar="FORMATS", help="Comma-separated image formats: `png`, `svg`."),
+        typer.Option(
+            "--format", "-f", metavar="FORMATS", help="Comma-separated image formats: `png`, `svg`."
+        ),
     ] = "png",
     out: Annotated[
         Optional[Path],
         typer.Option(
-            "--out", "-o", metavar="DIR",
+            "--out",
+            "-o",
+            metavar="DIR",
             help="Directory for the figures. Default: `RESULTS/plots`.",
             show_default=False,
         ),
@@ -585,7 +664,9 @@ def report_command(
     ],
     as_html: Annotated[
         bool,
-        typer.Option("--html", help="Write one self-contained `report.html` instead of `report.md`."),
+        typer.Option(
+            "--html", help="Write one self-contained `report.html` instead of `report.md`."
+        ),
     ] = False,
 ) -> None:
     """Write a one-page report: a per-variant summary table and the figures.
@@ -633,16 +714,26 @@ def trace_synth_command(
         float, typer.Option("--mean-mbps", help="Long-run mean rate, Mbit/s.", show_default=False)
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="FILE", help="Trace file to write.", show_default=False)
+        Path,
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="Trace file to write.", show_default=False
+        ),
     ],
     duration_s: Annotated[
         float, typer.Option("--duration-s", help="Length of the trace (it loops), s.")
     ] = 60.0,
-    seed: Annotated[int, typer.Option("--seed", "-s", min=0, max=MAX_SEED, help="Random seed.")] = 1,
+    seed: Annotated[
+        int, typer.Option("--seed", "-s", min=0, max=MAX_SEED, help="Random seed.")
+    ] = 1,
     variability: Annotated[
-        float, typer.Option("--variability", help="Spread of the rate states (σ of their log), 0 = constant.")
+        float,
+        typer.Option(
+            "--variability", help="Spread of the rate states (σ of their log), 0 = constant."
+        ),
     ] = 0.5,
-    dwell_s: Annotated[float, typer.Option("--dwell-s", help="Mean time in one rate state, s.")] = 2.0,
+    dwell_s: Annotated[
+        float, typer.Option("--dwell-s", help="Mean time in one rate state, s.")
+    ] = 2.0,
     outage_per_min: Annotated[
         float, typer.Option("--outage-per-min", help="Outages per minute of coverage.")
     ] = 0.0,

@@ -74,11 +74,30 @@ def collect(
     if episodes < 1:
         raise CollectError(f"--episodes: expected at least 1, got {episodes}")
     env = SchedulerEnv(
-        scenario, action=action, reward=reward, interval=interval, history=history,
-        max_paths=max_paths, duration_s=duration_s,
+        scenario,
+        action=action,
+        reward=reward,
+        interval=interval,
+        history=history,
+        max_paths=max_paths,
+        duration_s=duration_s,
     )
     act = _policy(policy, env, seed)
-    cols: Dict[str, List[Any]] = {k: [] for k in ("episode", "step", "obs", "action", "reward", "next_obs", "terminated", "truncated", "time_s", "action_mask")}
+    cols: Dict[str, List[Any]] = {
+        k: []
+        for k in (
+            "episode",
+            "step",
+            "obs",
+            "action",
+            "reward",
+            "next_obs",
+            "terminated",
+            "truncated",
+            "time_s",
+            "action_mask",
+        )
+    }
     terms: List[np.ndarray] = []
     term_names: List[str] = []
     for ep in range(episodes):
@@ -127,14 +146,23 @@ def collect(
 
 # Arrow types of the columns of a transitions file; 2-D arrays are fixed-size list columns.
 _COLUMN_TYPES = {
-    "episode": pa.int32(), "step": pa.int32(), "obs": pa.float32(), "action": pa.float32(),
-    "reward": pa.float64(), "next_obs": pa.float32(), "terminated": pa.bool_(), "truncated": pa.bool_(),
-    "time_s": pa.float64(), "action_mask": pa.int8(),
+    "episode": pa.int32(),
+    "step": pa.int32(),
+    "obs": pa.float32(),
+    "action": pa.float32(),
+    "reward": pa.float64(),
+    "next_obs": pa.float32(),
+    "terminated": pa.bool_(),
+    "truncated": pa.bool_(),
+    "time_s": pa.float64(),
+    "action_mask": pa.int8(),
 }
 _LIST_COLUMNS = ("obs", "action", "next_obs", "action_mask")
 
 
-def transitions_table(cols: Dict[str, np.ndarray], terms: np.ndarray, term_names: Sequence[str], meta: Dict[str, Any]) -> pa.Table:
+def transitions_table(
+    cols: Dict[str, np.ndarray], terms: np.ndarray, term_names: Sequence[str], meta: Dict[str, Any]
+) -> pa.Table:
     """A transitions table (``FORMAT``) from numpy columns, in the order given (``episode,
     step, obs, action, reward, next_obs, terminated, truncated``, optionally ``time_s`` and
     ``action_mask``; ``[N, width]`` arrays become fixed-size lists), then one ``term.<name>``
@@ -186,27 +214,53 @@ class Transitions:
         """A uniform minibatch (with replacement)."""
         idx = rng.integers(0, len(self), batch_size)
         return {
-            "obs": self.obs[idx], "action": self.action[idx], "reward": self.reward[idx],
-            "next_obs": self.next_obs[idx], "terminated": self.terminated[idx],
+            "obs": self.obs[idx],
+            "action": self.action[idx],
+            "reward": self.reward[idx],
+            "next_obs": self.next_obs[idx],
+            "terminated": self.terminated[idx],
         }
 
-    def relabel(self, reward: Union[str, Callable[[Terms], Any]], kwargs: Optional[Dict[str, Any]] = None) -> "Transitions":
+    def relabel(
+        self, reward: Union[str, Callable[[Terms], Any]], kwargs: Optional[Dict[str, Any]] = None
+    ) -> "Transitions":
         """The same transitions with rewards recomputed from the stored terms."""
         fn = get_reward(reward, kwargs)
         r = np.asarray(fn(Terms(self.terms, self.term_index)), np.float64).reshape(len(self))
-        return Transitions(self.obs, self.action, r, self.next_obs, self.terminated, self.truncated, self.episode, self.terms, dict(self.meta, reward=str(reward)))
+        return Transitions(
+            self.obs,
+            self.action,
+            r,
+            self.next_obs,
+            self.terminated,
+            self.truncated,
+            self.episode,
+            self.terms,
+            dict(self.meta, reward=str(reward)),
+        )
 
     @staticmethod
     def concat(parts: Sequence["Transitions"]) -> "Transitions":
         if not parts:
             raise CollectError("no transitions to concatenate")
-        shapes = {(p.obs.shape[1], p.action.shape[1], tuple(p.meta.get("terms", []))) for p in parts}
+        shapes = {
+            (p.obs.shape[1], p.action.shape[1], tuple(p.meta.get("terms", []))) for p in parts
+        }
         if len(shapes) > 1:
-            raise CollectError("transitions files have different observation, action or term layouts")
+            raise CollectError(
+                "transitions files have different observation, action or term layouts"
+            )
         cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
         return Transitions(
-            cat("obs"), cat("action"), cat("reward"), cat("next_obs"), cat("terminated"),
-            cat("truncated"), cat("episode"), cat("terms"), dict(parts[0].meta, sources=[p.meta for p in parts]),
+            cat("obs"),
+            cat("action"),
+            cat("reward"),
+            cat("next_obs"),
+            cat("terminated"),
+            cat("truncated"),
+            cat("episode"),
+            cat("terms"),
+            dict(parts[0].meta, sources=[p.meta for p in parts]),
         )
 
 
@@ -235,10 +289,19 @@ def load_transitions(path: Union[str, Path]) -> Transitions:
         return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(-1, width)
 
     term_cols = [f"term.{n}" for n in meta.get("terms", [])]
-    terms = np.stack([table.column(c).to_numpy() for c in term_cols], axis=1) if term_cols else np.zeros((table.num_rows, 0))
+    terms = (
+        np.stack([table.column(c).to_numpy() for c in term_cols], axis=1)
+        if term_cols
+        else np.zeros((table.num_rows, 0))
+    )
     return Transitions(
-        obs=matrix("obs"), action=matrix("action"), reward=table.column("reward").to_numpy(),
-        next_obs=matrix("next_obs"), terminated=table.column("terminated").to_numpy(zero_copy_only=False),
+        obs=matrix("obs"),
+        action=matrix("action"),
+        reward=table.column("reward").to_numpy(),
+        next_obs=matrix("next_obs"),
+        terminated=table.column("terminated").to_numpy(zero_copy_only=False),
         truncated=table.column("truncated").to_numpy(zero_copy_only=False),
-        episode=table.column("episode").to_numpy(), terms=terms, meta=meta,
+        episode=table.column("episode").to_numpy(),
+        terms=terms,
+        meta=meta,
     )

@@ -121,7 +121,10 @@ def _load_compare(path: Path) -> Dataset:
         [r["scheduler"] for r in runs], [r["cc"] for r in runs], [r.get("params", "") for r in runs]
     )
     variant_of_run = {r["run_id"]: label for r, label in zip(runs, labels)}
-    tables = {name: _add_variant(_read_table(path / f"{name}.parquet"), variant_of_run) for name in _TABLES}
+    tables = {
+        name: _add_variant(_read_table(path / f"{name}.parquet"), variant_of_run)
+        for name in _TABLES
+    }
     return Dataset(
         path=path,
         kind="compare",
@@ -139,12 +142,27 @@ def _load_run(path: Path) -> Dataset:
     frames = {name: _read_table(path / f"{name}.parquet") for name in _TABLES}
     flows = frames["flows"]
     try:  # the resolved scenario tells which flows are multipath
-        scenario: Dict[str, Any] = tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8"))
+        scenario: Dict[str, Any] = tomllib.loads(
+            (path / "scenario.toml").read_text(encoding="utf-8")
+        )
     except (OSError, ValueError):
-        scenario = {"flows": [{"name": n, "paths": []} for n, k in zip(flows["name"], flows["subflows"]) if k > 1]}
-    scheduler, cc = run_labels(scenario, list(flows["name"]), list(flows["scheduler"]), list(flows["cc"]))
+        scenario = {
+            "flows": [
+                {"name": n, "paths": []} for n, k in zip(flows["name"], flows["subflows"]) if k > 1
+            ]
+        }
+    scheduler, cc = run_labels(
+        scenario, list(flows["name"]), list(flows["scheduler"]), list(flows["cc"])
+    )
     seed = int(summary.get("seed", 0))
-    keys = {"run_id": path.name, "scheduler": scheduler, "cc": cc, "params": "", "seed": seed, "variant": scheduler}
+    keys = {
+        "run_id": path.name,
+        "scheduler": scheduler,
+        "cc": cc,
+        "params": "",
+        "seed": seed,
+        "variant": scheduler,
+    }
     tables = {}
     for name, frame in frames.items():
         if name == "flows":

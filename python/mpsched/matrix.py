@@ -64,7 +64,17 @@ _CHECK_DURATION_S = 0.001
 
 # Fields holding integers (as the core's ranges.rs INTEGER_FIELDS): swept values are rounded.
 _INTEGER_FIELDS = frozenset(
-    ("queue_bytes", "size_bytes", "rcv_buf_bytes", "chunk_bytes", "mss", "init_cwnd", "repeat", "max_flows", "bytes")
+    (
+        "queue_bytes",
+        "size_bytes",
+        "rcv_buf_bytes",
+        "chunk_bytes",
+        "mss",
+        "init_cwnd",
+        "repeat",
+        "max_flows",
+        "bytes",
+    )
 )
 _RANGE_KEYS = frozenset(("range", "steps", "log", "dist", "group"))
 # Most runs one scenario's sweeps may expand to (before schedulers, ccs and seeds).
@@ -141,9 +151,7 @@ def parse_seeds(text: str) -> List[int]:
         item = item.strip()
         m = _SEED_ITEM.fullmatch(item)
         if not m:
-            raise MatrixError(
-                f"--seeds: expected seeds like '7', '1-10' or '1,3,5', got {text!r}"
-            )
+            raise MatrixError(f"--seeds: expected seeds like '7', '1-10' or '1,3,5', got {text!r}")
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
@@ -198,7 +206,9 @@ def _check_policy(name: str, option: str) -> None:
 
     prefix = name.split(":", 1)[0]
     if prefix not in POLICY_SCHEDULERS or policy_checkpoint(name) is None:
-        raise MatrixError(f"{option}: {name!r}: expected NAME or a trained policy {'/'.join(POLICY_SCHEDULERS)}:CHECKPOINT")
+        raise MatrixError(
+            f"{option}: {name!r}: expected NAME or a trained policy {'/'.join(POLICY_SCHEDULERS)}:CHECKPOINT"
+        )
     try:
         checkpoint_digest(name)
     except CheckpointError as e:
@@ -305,7 +315,9 @@ def _parse_sweep(table: Mapping[str, Any], field: str, source: Path) -> Optional
         return None
     unknown = sorted(set(table) - _RANGE_KEYS)
     if unknown:
-        raise bad(f"unknown key `{unknown[0]}` in a range, expected `range`, `steps`, `log`, `dist` or `group`")
+        raise bad(
+            f"unknown key `{unknown[0]}` in a range, expected `range`, `steps`, `log`, `dist` or `group`"
+        )
     group = table.get("group")
     if group is not None and not (isinstance(group, str) and _GROUP.fullmatch(group)):
         raise bad(f"group: expected a name (letters, digits, '.', '_', '-'), got {group!r}")
@@ -313,7 +325,10 @@ def _parse_sweep(table: Mapping[str, Any], field: str, source: Path) -> Optional
     if not (
         isinstance(bounds, list)
         and len(bounds) == 2
-        and all(isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bounds)
+        and all(
+            isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b)
+            for b in bounds
+        )
     ):
         raise bad(f"expected `range = [lo, hi]` with two numbers, got {bounds!r}")
     lo, hi = float(bounds[0]), float(bounds[1])
@@ -326,7 +341,9 @@ def _parse_sweep(table: Mapping[str, Any], field: str, source: Path) -> Optional
     if not isinstance(log, bool):
         raise bad(f"log: expected true or false, got {log!r}")
     if "dist" in table:
-        raise bad("`dist` is for random values (a range without `steps`); a sweep takes `log = true`")
+        raise bad(
+            "`dist` is for random values (a range without `steps`); a sweep takes `log = true`"
+        )
     if log and lo <= 0:
         raise bad(f"log spacing needs lo > 0, got [{bounds[0]}, {bounds[1]}]")
     if steps > MAX_SWEEP_POINTS:
@@ -336,7 +353,11 @@ def _parse_sweep(table: Mapping[str, Any], field: str, source: Path) -> Optional
     values = []
     for i in range(steps):
         f = i / (steps - 1)
-        values.append(math.exp(math.log(lo) + f * (math.log(hi) - math.log(lo))) if log else lo + f * (hi - lo))
+        values.append(
+            math.exp(math.log(lo) + f * (math.log(hi) - math.log(lo)))
+            if log
+            else lo + f * (hi - lo)
+        )
     return values
 
 
@@ -351,7 +372,9 @@ def find_sweeps(scenario: Mapping[str, Any], source: Path) -> List[Sweep]:
                 values = _parse_sweep(node, field, source)
                 if values is not None:
                     if field == "sim.seed":
-                        raise MatrixError(f"{source}: sim.seed: the seed cannot be a range (use --seeds)")
+                        raise MatrixError(
+                            f"{source}: sim.seed: the seed cannot be a range (use --seeds)"
+                        )
                     key = where[-1] if where else ""
                     typed = tuple(int(round(v)) if key in _INTEGER_FIELDS else v for v in values)
                     found.append(Sweep(where, field, ".".join(label), typed, node.get("group")))
@@ -361,7 +384,11 @@ def find_sweeps(scenario: Mapping[str, Any], source: Path) -> List[Sweep]:
         elif isinstance(node, list):
             for i, v in enumerate(node):
                 name = v.get("name") if isinstance(v, dict) else None
-                walk(v, where + (i,), (name,) if isinstance(name, str) else label[:-1] + (f"{label[-1]}[{i}]",))
+                walk(
+                    v,
+                    where + (i,),
+                    (name,) if isinstance(name, str) else label[:-1] + (f"{label[-1]}[{i}]",),
+                )
 
     walk(scenario, (), ())
     total = 1
@@ -374,7 +401,9 @@ def find_sweeps(scenario: Mapping[str, Any], source: Path) -> List[Sweep]:
                     f"{axis[0].field} (same group {sw.group!r}), got {len(sw.values)}"
                 )
     if total > MAX_SWEEP_POINTS:
-        raise MatrixError(f"{source}: the sweeps expand to {total:,} runs per seed, more than {MAX_SWEEP_POINTS:,}")
+        raise MatrixError(
+            f"{source}: the sweeps expand to {total:,} runs per seed, more than {MAX_SWEEP_POINTS:,}"
+        )
     return found
 
 
@@ -404,7 +433,8 @@ def _sweep_points(sweeps: Sequence[Sweep]) -> List[Tuple[str, str, List[Tuple[Sw
     for combo in itertools.product(*(range(len(axis[0].values)) for axis in axes)):
         pairs = [(sw, sw.values[i]) for axis, i in zip(axes, combo) for sw in axis]
         parts = [
-            f"{axis[0].group or axis[0].label}={_format_value(axis[0].values[i])}" for axis, i in zip(axes, combo)
+            f"{axis[0].group or axis[0].label}={_format_value(axis[0].values[i])}"
+            for axis, i in zip(axes, combo)
         ]
         points.append((", ".join(parts), "_".join(_UNSAFE.sub("-", p) for p in parts), pairs))
     return points
@@ -490,7 +520,9 @@ def _trace_digests(scenario: Mapping[str, Any], base_dir: Path) -> Dict[str, Opt
     return digests
 
 
-def scenario_hash(scenario: Mapping[str, Any], seed: int, traces: Mapping[str, Optional[str]]) -> str:
+def scenario_hash(
+    scenario: Mapping[str, Any], seed: int, traces: Mapping[str, Optional[str]]
+) -> str:
     """SHA-256 of a run's inputs: the scenario (trace paths as written), the seed, the traces."""
     doc = {"scenario": scenario, "seed": seed, "traces": traces}
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -525,7 +557,7 @@ def _check_variant(scenario: Dict[str, Any], source: Path) -> Tuple[str, str]:
     except _core.ScenarioError as e:
         message = str(e)
         if message.startswith("<dict>"):
-            message = f"{source}{message[len('<dict>'):]}"
+            message = f"{source}{message[len('<dict>') :]}"
         raise MatrixError(message) from None
     return run_labels(
         scenario,
@@ -578,7 +610,9 @@ def build_matrix(
                 resolved = resolve_trace_paths(variant, base_dir)
                 sched_label, cc_label = _check_variant(resolved, scenario_path)
                 for seed in seeds:
-                    parts = [p for p in (_run_label(scheduler, labels), cc, id_part) if p] + [f"seed{seed}"]
+                    parts = [p for p in (_run_label(scheduler, labels), cc, id_part) if p] + [
+                        f"seed{seed}"
+                    ]
                     runs.append(
                         RunSpec(
                             run_id="_".join(parts),

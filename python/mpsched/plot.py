@@ -81,7 +81,9 @@ def parse_formats(text: str) -> List[str]:
     formats = list(dict.fromkeys(f.strip().lower() for f in text.split(",")))
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
-        raise ValueError(f"--format: expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}")
+        raise ValueError(
+            f"--format: expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}"
+        )
     return formats
 
 
@@ -110,7 +112,9 @@ def _per_flow(ts: "pd.DataFrame") -> "pd.DataFrame":
     return ts[ts["subflow"] == 0]
 
 
-def _mean_band(ax: Any, frame: "pd.DataFrame", value: Callable[["pd.DataFrame"], Any], label: str, color: Any) -> None:
+def _mean_band(
+    ax: Any, frame: "pd.DataFrame", value: Callable[["pd.DataFrame"], Any], label: str, color: Any
+) -> None:
     """Plot the mean of ``value`` over runs at each sample time, with the min-max range as a band.
 
     (A per-sample 95 % CI from a few seeds is mostly width — Student's t is 12.7 for two —
@@ -121,10 +125,14 @@ def _mean_band(ax: Any, frame: "pd.DataFrame", value: Callable[["pd.DataFrame"],
     t = g.index.to_numpy(dtype=float)
     ax.plot(t, g["mean"].to_numpy(), color=color, label=label)
     if g["count"].max() > 1:
-        ax.fill_between(t, g["min"].to_numpy(), g["max"].to_numpy(), color=color, alpha=0.12, linewidth=0)
+        ax.fill_between(
+            t, g["min"].to_numpy(), g["max"].to_numpy(), color=color, alpha=0.12, linewidth=0
+        )
 
 
-def _flow_timeline(ds: Dataset, value: Callable[["pd.DataFrame"], Any], ylabel: str, title: str) -> Figure:
+def _flow_timeline(
+    ds: Dataset, value: Callable[["pd.DataFrame"], Any], ylabel: str, title: str
+) -> Figure:
     """A flow-level quantity over time: lines per flow (one variant) or a panel per flow."""
     rows = _per_flow(ds.timeseries)
     flows = list(dict.fromkeys(ds.flows["name"]))
@@ -141,7 +149,13 @@ def _flow_timeline(ds: Dataset, value: Callable[["pd.DataFrame"], Any], ylabel: 
         for ax, flow in zip(panels, flows):
             of_flow = rows[rows["flow"] == flow]
             for i, variant in enumerate(ds.variants):
-                _mean_band(ax, of_flow[of_flow["variant"] == variant], value, variant, _COLORS[i % len(_COLORS)])
+                _mean_band(
+                    ax,
+                    of_flow[of_flow["variant"] == variant],
+                    value,
+                    variant,
+                    _COLORS[i % len(_COLORS)],
+                )
             ax.set_title(f"flow {flow}")
         fig.suptitle(f"{ds.scenario}: {title}{_seeds_note(ds)}")
     for ax in panels:
@@ -157,11 +171,15 @@ def _subflow_labels(subflows: "pd.DataFrame") -> Dict[Tuple[str, int], str]:
     counts = subflows.groupby("flow")["subflow"].count()
     labels = {}
     for flow, sub, path in zip(subflows["flow"], subflows["subflow"], subflows["path"]):
-        labels[(flow, int(sub))] = f"{flow} sf{sub} ({path})" if counts[flow] > 1 else f"{flow} ({path})"
+        labels[(flow, int(sub))] = (
+            f"{flow} sf{sub} ({path})" if counts[flow] > 1 else f"{flow} ({path})"
+        )
     return labels
 
 
-def _subflow_lines(ax: Any, ds: Dataset, run_id: str, column: str, scale: float, positive: bool = False) -> None:
+def _subflow_lines(
+    ax: Any, ds: Dataset, run_id: str, column: str, scale: float, positive: bool = False
+) -> None:
     """One line per subflow of one run: ``column`` × ``scale`` over time."""
     ts = ds.timeseries[ds.timeseries["run_id"] == run_id]
     labels = _subflow_labels(ds.subflows[ds.subflows["run_id"] == run_id])
@@ -170,7 +188,9 @@ def _subflow_lines(ax: Any, ds: Dataset, run_id: str, column: str, scale: float,
         if positive:  # e.g. no RTT sample yet: a gap, not a drop to zero
             y = np.where(y > 0, y, np.nan)
         label = labels.get((flow, int(sub)), f"{flow} sf{sub}")
-        ax.plot(group["time_s"].to_numpy(dtype=float), y, color=_COLORS[i % len(_COLORS)], label=label)
+        ax.plot(
+            group["time_s"].to_numpy(dtype=float), y, color=_COLORS[i % len(_COLORS)], label=label
+        )
 
 
 def _run_title(ds: Dataset, variant: str, run_id: str) -> str:
@@ -183,7 +203,9 @@ def _run_title(ds: Dataset, variant: str, run_id: str) -> str:
 
 def goodput_flows(ds: Dataset) -> Figure:
     """Application goodput over time per flow."""
-    return _flow_timeline(ds, lambda f: f["flow_goodput_mbps"], "goodput (Mbit/s)", "goodput per flow")
+    return _flow_timeline(
+        ds, lambda f: f["flow_goodput_mbps"], "goodput (Mbit/s)", "goodput per flow"
+    )
 
 
 def goodput_subflows(ds: Dataset) -> Figure:
@@ -244,7 +266,13 @@ def fct_cdf(ds: Dataset) -> Figure:
         unfinished = len(group) - len(fct)
         note = f" ({unfinished} of {len(group)} unfinished)" if unfinished else ""
         x = np.concatenate([[0.0], fct])
-        ax.step(x, np.concatenate([[0.0], y]), where="post", color=_COLORS[i % len(_COLORS)], label=label + note)
+        ax.step(
+            x,
+            np.concatenate([[0.0], y]),
+            where="post",
+            color=_COLORS[i % len(_COLORS)],
+            label=label + note,
+        )
     ax.set_xlabel("flow completion time (s)")
     ax.set_ylabel("fraction of flows")
     ax.set_ylim(0, 1.02)
@@ -254,7 +282,9 @@ def fct_cdf(ds: Dataset) -> Figure:
     return fig
 
 
-def _variant_bars(ax: Any, ds: Dataset, frame: Any, column: str, ylabel: str, fmt: str = "{:.2f}") -> None:
+def _variant_bars(
+    ax: Any, ds: Dataset, frame: Any, column: str, ylabel: str, fmt: str = "{:.2f}"
+) -> None:
     """Mean of ``column`` per variant with its 95 % CI across the runs in ``frame``."""
     means, errs = [], []
     for variant in ds.variants:
@@ -275,7 +305,9 @@ def goodput_bars(ds: Dataset) -> Figure:
     """Mean goodput per variant with 95 % confidence intervals across seeds, a panel per flow."""
     flows = list(dict.fromkeys(ds.flows["name"]))
     if len(flows) > _MAX_FLOW_PANELS:
-        totals = ds.flows.groupby(["variant", "run_id"], sort=False)["goodput_mbps"].sum().reset_index()
+        totals = (
+            ds.flows.groupby(["variant", "run_id"], sort=False)["goodput_mbps"].sum().reset_index()
+        )
         panels = [("all flows (sum)", totals)]
     else:
         panels = [(f"flow {f}", ds.flows[ds.flows["name"] == f]) for f in flows]
@@ -295,8 +327,16 @@ def has_energy(ds: Dataset) -> bool:
 def energy_bars(ds: Dataset) -> Figure:
     """Device energy per run (all flows) and energy per delivered megabyte, per variant, with
     95 % confidence intervals across seeds (MPTCP-RL's power model)."""
-    per_run = ds.flows.groupby(["variant", "run_id"], sort=False)[["energy_j", "bytes_delivered"]].sum().reset_index()
-    per_run["j_per_mb"] = np.where(per_run["bytes_delivered"] > 0, per_run["energy_j"] / (per_run["bytes_delivered"] / 1e6), np.nan)
+    per_run = (
+        ds.flows.groupby(["variant", "run_id"], sort=False)[["energy_j", "bytes_delivered"]]
+        .sum()
+        .reset_index()
+    )
+    per_run["j_per_mb"] = np.where(
+        per_run["bytes_delivered"] > 0,
+        per_run["energy_j"] / (per_run["bytes_delivered"] / 1e6),
+        np.nan,
+    )
     fig, axes = _figure(2, height=2.8)
     _variant_bars(axes[0, 0], ds, per_run, "energy_j", "energy (J)", "{:.1f}")
     axes[0, 0].set_title("device energy per run, all flows")
@@ -312,7 +352,11 @@ def figure_specs(ds: Dataset) -> List[PlotSpec]:
         PlotSpec("goodput_flows", "Goodput per flow over time", goodput_flows),
     ]
     if ds.kind == "compare":
-        specs.append(PlotSpec("goodput_bars", "Mean goodput per variant (95 % CI across seeds)", goodput_bars))
+        specs.append(
+            PlotSpec(
+                "goodput_bars", "Mean goodput per variant (95 % CI across seeds)", goodput_bars
+            )
+        )
     specs += [
         PlotSpec("goodput_subflows", "Goodput per subflow over time", goodput_subflows),
         PlotSpec("cwnd_rtt", "Congestion window and smoothed RTT per subflow", cwnd_rtt),
@@ -321,7 +365,9 @@ def figure_specs(ds: Dataset) -> List[PlotSpec]:
     if ds.flows["size_bytes"].notna().any():
         specs.append(PlotSpec("fct_cdf", "Flow completion times (CDF)", fct_cdf))
     if has_energy(ds):
-        specs.append(PlotSpec("energy", "Device energy per run and per delivered megabyte", energy_bars))
+        specs.append(
+            PlotSpec("energy", "Device energy per run and per delivered megabyte", energy_bars)
+        )
     return specs
 
 
@@ -348,14 +394,19 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
         return buf.getvalue()
     buf.seek(0)
     with Image.open(buf) as image:
-        palette = image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        palette = image.convert("RGB").quantize(
+            256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+        )
     out = io.BytesIO()
     palette.save(out, format="PNG", optimize=True)
     return out.getvalue()
 
 
 def render(
-    ds: Dataset, out_dir: Path, formats: Sequence[str] = FORMATS, on_file: Optional[Callable[[Path], None]] = None
+    ds: Dataset,
+    out_dir: Path,
+    formats: Sequence[str] = FORMATS,
+    on_file: Optional[Callable[[Path], None]] = None,
 ) -> List[Path]:
     """Draw every figure of ``ds`` into ``out_dir`` in each format; return the files written.
 

@@ -74,7 +74,11 @@ def _policy_flows(scenario: Mapping[str, Any]) -> list:
     flows = scenario.get("flows")
     if not isinstance(flows, list):
         return []
-    return [i for i, f in enumerate(flows) if isinstance(f, dict) and policy_checkpoint(f.get("scheduler")) is not None]
+    return [
+        i
+        for i, f in enumerate(flows)
+        if isinstance(f, dict) and policy_checkpoint(f.get("scheduler")) is not None
+    ]
 
 
 def maybe_run(scenario: Any, seed: Optional[int]) -> Optional[Any]:
@@ -96,7 +100,9 @@ def maybe_run(scenario: Any, seed: Optional[int]) -> Optional[Any]:
             return None  # the core reports the syntax error with its own message
         if not _policy_flows(sc):
             return None
-        return run_with_policy(resolve_trace_paths(sc, path.parent), os.fspath(path), path.parent, seed)
+        return run_with_policy(
+            resolve_trace_paths(sc, path.parent), os.fspath(path), path.parent, seed
+        )
     return None
 
 
@@ -108,7 +114,9 @@ def run_with_policy(sc: Dict[str, Any], source: str, base: Path, seed: Optional[
 
     idx = _policy_flows(sc)
     if len(idx) > 1:
-        raise _core.ScenarioError(f"{source}: flows[{idx[1]}].scheduler: only one flow per scenario can use a trained policy")
+        raise _core.ScenarioError(
+            f"{source}: flows[{idx[1]}].scheduler: only one flow per scenario can use a trained policy"
+        )
     f = idx[0]
     flow = sc["flows"][f]
     name = flow["scheduler"]
@@ -124,12 +132,22 @@ def run_with_policy(sc: Dict[str, Any], source: str, base: Path, seed: Optional[
     trained_paths = desc.get("obs", {}).get("max_paths", 4)
     max_paths = max(n_paths, trained_paths if isinstance(trained_paths, int) else 4)
     if max_paths > 8:
-        raise _core.ScenarioError(f"{source}: flows[{f}].paths: a trained policy handles at most 8 paths, got {n_paths}")
+        raise _core.ScenarioError(
+            f"{source}: flows[{f}].paths: a trained policy handles at most 8 paths, got {n_paths}"
+        )
     if seed is None:
         own = sc.get("sim", {}).get("seed", 1) if isinstance(sc.get("sim"), dict) else 1
         seed = own if isinstance(own, int) and not isinstance(own, bool) and own >= 0 else 1
     try:
-        prepared = prepare(sc, action="mode", flow=f, interval="min-rtt", max_paths=max_paths, history=int(desc["net"]["history"]), initial_mode="redundant")
+        prepared = prepare(
+            sc,
+            action="mode",
+            flow=f,
+            interval="min-rtt",
+            max_paths=max_paths,
+            history=int(desc["net"]["history"]),
+            initial_mode="redundant",
+        )
     except EnvConfigError as e:
         raise _core.ScenarioError(f"{source}: {e}") from None
     spec = json.loads(prepared.spec_json)

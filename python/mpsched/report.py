@@ -18,7 +18,14 @@ from .matrix import format_seeds
 from .plot import figure_specs, render
 from .stats import SummaryRow, summarize
 
-__all__ = ["summary_table", "text_columns", "markdown_report", "html_report", "write_report", "PLOTS_DIR"]
+__all__ = [
+    "summary_table",
+    "text_columns",
+    "markdown_report",
+    "html_report",
+    "write_report",
+    "PLOTS_DIR",
+]
 
 PLOTS_DIR = "plots"
 MISSING = "—"
@@ -49,7 +56,9 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
     many_flows = len({r.flow for r in rows}) > 1
     sized = any(r.sized for r in rows)
     swept = any(r.params for r in rows)
-    headers = ["scheduler", "cc"] + (["parameters"] if swept else []) + (["flow"] if many_flows else [])
+    headers = (
+        ["scheduler", "cc"] + (["parameters"] if swept else []) + (["flow"] if many_flows else [])
+    )
     headers += ["runs", "goodput (Mbit/s)"]
     if sized:
         headers += ["FCT (s)", "completed"]
@@ -100,7 +109,9 @@ def markdown_report(ds: Dataset, figures: Sequence[Tuple[str, str]]) -> str:
     lines = [f"# {_title(ds)}", "", _description(ds), "", "## Summary", ""]
     lines.append("| " + " | ".join(headers) + " |")
     text_cols = text_columns(headers)  # then numbers, right-aligned
-    lines.append("|" + "|".join(" --- " if i < text_cols else " ---: " for i in range(len(headers))) + "|")
+    lines.append(
+        "|" + "|".join(" --- " if i < text_cols else " ---: " for i in range(len(headers))) + "|"
+    )
     for row in cells:
         lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
     lines += ["", NOTES, "", "## Figures", ""]
@@ -157,7 +168,10 @@ def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
     out += ["</table>", f'<p class="notes">{e(NOTES)}</p>', "<h2>Figures</h2>"]
     for caption, png in figures:
         data = base64.b64encode(png).decode("ascii")
-        out += [f"<h3>{e(caption)}</h3>", f'<img alt="{e(caption)}" src="data:image/png;base64,{data}">']
+        out += [
+            f"<h3>{e(caption)}</h3>",
+            f'<img alt="{e(caption)}" src="data:image/png;base64,{data}">',
+        ]
     out += ["</body>", "</html>", ""]
     return "\n".join(out)
 

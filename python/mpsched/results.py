@@ -232,5 +232,7 @@ def _check_replaceable(out_dir: Path) -> None:
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise FileExistsError(
-            errno.EEXIST, f"exists and holds files that are not mpsched results ({shown})", str(out_dir)
+            errno.EEXIST,
+            f"exists and holds files that are not mpsched results ({shown})",
+            str(out_dir),
         )

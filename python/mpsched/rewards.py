@@ -42,10 +42,16 @@ class Terms:
             # A single env's row gives plain numpy scalars (cheap arithmetic); a batch a column.
             return self._data[i] if self._data.ndim == 1 else self._data[..., i]
         except KeyError:
-            raise KeyError(f"unknown reward term {name!r}; known: {', '.join(self._index)}") from None
+            raise KeyError(
+                f"unknown reward term {name!r}; known: {', '.join(self._index)}"
+            ) from None
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Terms) and self._index == other._index and np.array_equal(self._data, other._data)
+        return (
+            isinstance(other, Terms)
+            and self._index == other._index
+            and np.array_equal(self._data, other._data)
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -86,7 +92,9 @@ def edar(t: Terms, alpha: float = 1.0, beta: float = 0.5) -> Any:
     g = t["goodput_mbps"]
     y = t["recv_tput_mbps"]
     v_w = np.minimum(np.maximum(_safe_div(y - g, y), 0.0), 1.0)
-    v_o = _safe_div(t["ooo_bytes"], t["buffer_bytes"]) + _safe_div(t["buffer_full_s"], t["interval_s"])
+    v_o = _safe_div(t["ooo_bytes"], t["buffer_bytes"]) + _safe_div(
+        t["buffer_full_s"], t["interval_s"]
+    )
     return g - alpha * v_w - beta * v_o
 
 
@@ -159,5 +167,7 @@ def get_reward(reward: Union[str, RewardFn], kwargs: Mapping[str, Any] | None = 
     try:
         fn = REWARDS[reward]
     except KeyError:
-        raise ValueError(f"reward: expected one of {', '.join(REWARDS)} or a callable, got {reward!r}") from None
+        raise ValueError(
+            f"reward: expected one of {', '.join(REWARDS)} or a callable, got {reward!r}"
+        ) from None
     return (lambda t: fn(t, **kwargs)) if kwargs else fn

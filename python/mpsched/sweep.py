@@ -256,11 +256,15 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise BackendError("--backend ray: ray is not installed (pip install 'ray[default]')") from None
+        raise BackendError(
+            "--backend ray: ray is not installed (pip install 'ray[default]')"
+        ) from None
     return ray
 
 
-def _run_ray(specs: Sequence[RunSpec], jobs: Optional[int]) -> Iterator[Tuple[RunSpec, Dict[str, bytes]]]:
+def _run_ray(
+    specs: Sequence[RunSpec], jobs: Optional[int]
+) -> Iterator[Tuple[RunSpec, Dict[str, bytes]]]:
     """Yield (spec, files) as Ray tasks finish. Connects to ``RAY_ADDRESS`` if set, else starts Ray."""
     ray = _import_ray()
     started = not ray.is_initialized()
@@ -376,7 +380,13 @@ def run_sweep(
         combine_runs(out_dir, matrix)
         write_file_atomic(out_dir / MANIFEST, _json_bytes(_manifest(matrix, complete=True)))
     known = {s.run_id for s in matrix.runs}
-    foreign = sorted(
-        p.name for p in runs_dir.iterdir() if p.is_dir() and p.name not in known and not p.name.startswith(".")
-    ) if runs_dir.is_dir() else []
+    foreign = (
+        sorted(
+            p.name
+            for p in runs_dir.iterdir()
+            if p.is_dir() and p.name not in known and not p.name.startswith(".")
+        )
+        if runs_dir.is_dir()
+        else []
+    )
     return SweepResult(out_dir, len(matrix.runs), reused, len(todo), foreign)

@@ -25,23 +25,74 @@ train_app = typer.Typer(
 def edar_command(
     scenario: Annotated[
         Optional[List[Path]],
-        typer.Option("--scenario", help="Training scenario (repeatable; episodes cycle through them). Default: scenarios/edar-handoff.toml.", show_default=False),
+        typer.Option(
+            "--scenario",
+            help="Training scenario (repeatable; episodes cycle through them). Default: scenarios/edar-handoff.toml.",
+            show_default=False,
+        ),
     ] = None,
     offline_data: Annotated[
         Optional[List[Path]],
-        typer.Option("--offline-data", help="Transitions file(s) (Parquet, as `mpsched collect` writes) for offline learning; default: collect them.", show_default=False),
+        typer.Option(
+            "--offline-data",
+            help="Transitions file(s) (Parquet, as `mpsched collect` writes) for offline learning; default: collect them.",
+            show_default=False,
+        ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output directory (replaced).")] = Path("out/edar"),
-    steps: Annotated[int, typer.Option("--steps", min=0, help="Online-learning environment steps (EdAR-o); 0: EdAR-p only.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", "-s", min=0, max=2**31 - 1, help="Seed of the network, exploration and episodes.")] = 1,
-    offline_episodes: Annotated[int, typer.Option("--offline-episodes", min=1, help="Flows to collect when no --offline-data is given.")] = 8,
-    offline_iterations: Annotated[int, typer.Option("--offline-iterations", min=1, help="Offline minibatch updates (M of Algorithm 1).")] = 2000,
-    online_iterations: Annotated[int, typer.Option("--online-iterations", min=1, help="Updates after each online flow (M of Algorithm 2).")] = 200,
-    duration_s: Annotated[Optional[float], typer.Option("--duration", min=0.1, help="Override the scenarios' duration (s).", show_default=False)] = None,
-    max_paths: Annotated[int, typer.Option("--max-paths", min=1, max=8, help="Subflow slots of the observation.")] = 4,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="DIR", help="Output directory (replaced).")
+    ] = Path("out/edar"),
+    steps: Annotated[
+        int,
+        typer.Option(
+            "--steps", min=0, help="Online-learning environment steps (EdAR-o); 0: EdAR-p only."
+        ),
+    ] = 2000,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            "-s",
+            min=0,
+            max=2**31 - 1,
+            help="Seed of the network, exploration and episodes.",
+        ),
+    ] = 1,
+    offline_episodes: Annotated[
+        int,
+        typer.Option(
+            "--offline-episodes", min=1, help="Flows to collect when no --offline-data is given."
+        ),
+    ] = 8,
+    offline_iterations: Annotated[
+        int,
+        typer.Option(
+            "--offline-iterations", min=1, help="Offline minibatch updates (M of Algorithm 1)."
+        ),
+    ] = 2000,
+    online_iterations: Annotated[
+        int,
+        typer.Option(
+            "--online-iterations", min=1, help="Updates after each online flow (M of Algorithm 2)."
+        ),
+    ] = 200,
+    duration_s: Annotated[
+        Optional[float],
+        typer.Option(
+            "--duration", min=0.1, help="Override the scenarios' duration (s).", show_default=False
+        ),
+    ] = None,
+    max_paths: Annotated[
+        int, typer.Option("--max-paths", min=1, max=8, help="Subflow slots of the observation.")
+    ] = 4,
     init: Annotated[
         Optional[Path],
-        typer.Option("--init", metavar="CHECKPOINT", help="Start from this checkpoint (e.g. an edar-p.json) and learn online only (EdAR-o on a new network).", show_default=False),
+        typer.Option(
+            "--init",
+            metavar="CHECKPOINT",
+            help="Start from this checkpoint (e.g. an edar-p.json) and learn online only (EdAR-o on a new network).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Train EdAR (edar.txt): offline learning from always-normal / always-redundant
@@ -61,9 +112,15 @@ def edar_command(
 
     args = Args(
         scenario=[str(s) for s in scenario] if scenario else ["scenarios/edar-handoff.toml"],
-        seed=seed, out=str(out), offline_data=[str(p) for p in offline_data or []],
-        offline_episodes=offline_episodes, offline_iterations=offline_iterations, steps=steps,
-        online_iterations=online_iterations, duration_s=duration_s, max_paths=max_paths,
+        seed=seed,
+        out=str(out),
+        offline_data=[str(p) for p in offline_data or []],
+        offline_episodes=offline_episodes,
+        offline_iterations=offline_iterations,
+        steps=steps,
+        online_iterations=online_iterations,
+        duration_s=duration_s,
+        max_paths=max_paths,
         init=str(init) if init is not None else None,
     )
     for s in args.scenario:

@@ -13,7 +13,15 @@ from mpsched.results import table_from_columns
 
 REPO = Path(__file__).resolve().parents[2]
 
-FLOW_COLUMNS = ["name", "bytes_delivered", "goodput_mbps", "fct_s", "retransmits", "losses", "completed"]
+FLOW_COLUMNS = [
+    "name",
+    "bytes_delivered",
+    "goodput_mbps",
+    "fct_s",
+    "retransmits",
+    "losses",
+    "completed",
+]
 LINK_COLUMNS = [
     "name",
     "packets_sent",
@@ -157,7 +165,9 @@ def test_bad_arguments_are_rejected(fast_dict, tmp_path):
 EXAMPLES = ("demo.toml", "single-newreno.toml", "edar-handoff.toml")
 
 
-@pytest.mark.parametrize("path", [REPO / "scenarios" / name for name in EXAMPLES], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [REPO / "scenarios" / name for name in EXAMPLES], ids=lambda p: p.name
+)
 def test_shipped_scenarios_run(path: Path):
     res = mpsched.run(path)
     assert res.summary["flows"], "a shipped scenario should have flows"

@@ -13,7 +13,7 @@ import mpsched
 from mpsched import _core
 from mpsched.results import OUTPUT_FILES
 
-SIM = '[sim]\nduration_s = 1.0\n'
+SIM = "[sim]\nduration_s = 1.0\n"
 PATH = '[[paths]]\nname = "p"\nrate_mbps = 10.0\ndelay_ms = 5.0\n'
 FLOW = '[[flows]]\nname = "f"\npath = "p"\n'
 
@@ -85,8 +85,14 @@ def test_missing_scenario_file_exits_2(cli, tmp_path):
         ["frobnicate"],
         ["bench", "--repeats", "0"],
     ],
-    ids=["seed-not-int", "seed-negative", "seed-too-big", "missing-argument", "unknown-command",
-         "repeats-zero"],
+    ids=[
+        "seed-not-int",
+        "seed-negative",
+        "seed-too-big",
+        "missing-argument",
+        "unknown-command",
+        "repeats-zero",
+    ],
 )
 def test_bad_command_line_exits_2_with_one_error_line(cli, fast_toml, tmp_path, args):
     args = [str(fast_toml) if a == "x.toml" else a for a in args]
@@ -107,8 +113,16 @@ def test_bench_json_runs_one_named_benchmark(cli):
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert [r["name"] for r in rows] == [name]
-    for key in ("sim_seconds", "wall_seconds", "events", "packets", "events_per_s",
-                "packets_per_s", "realtime_factor", "ns_per_event"):
+    for key in (
+        "sim_seconds",
+        "wall_seconds",
+        "events",
+        "packets",
+        "events_per_s",
+        "packets_per_s",
+        "realtime_factor",
+        "ns_per_event",
+    ):
         assert key in rows[0], key
 
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_envs import LOSSY
 
 from mpsched.collect import CollectError, collect, load_transitions, write_transitions
-
-from test_envs import LOSSY
 
 
 @pytest.fixture(scope="module")
 def redundant_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("collect") / "t.parquet"
-    table = collect(LOSSY, "always-redundant", 2, seed=4, interval=100.0, history=2, max_paths=2, duration_s=2.0)
+    table = collect(
+        LOSSY, "always-redundant", 2, seed=4, interval=100.0, history=2, max_paths=2, duration_s=2.0
+    )
     write_transitions(table, path)
     return path
 
@@ -38,8 +39,12 @@ def test_transitions_round_trip_as_a_replay_buffer(redundant_file):
 
 
 def test_collect_is_deterministic(tmp_path):
-    a = collect(LOSSY, "random", 1, seed=9, action="select", interval=100.0, max_paths=2, duration_s=1.0)
-    b = collect(LOSSY, "random", 1, seed=9, action="select", interval=100.0, max_paths=2, duration_s=1.0)
+    a = collect(
+        LOSSY, "random", 1, seed=9, action="select", interval=100.0, max_paths=2, duration_s=1.0
+    )
+    b = collect(
+        LOSSY, "random", 1, seed=9, action="select", interval=100.0, max_paths=2, duration_s=1.0
+    )
     assert a.equals(b)
 
 
@@ -55,9 +60,26 @@ def test_cli_collect(cli, tmp_path):
 
     scen = tmp_path / "lossy.json"
     scen.write_text(json.dumps(LOSSY))
-    proc = cli("collect", str(scen), "--policy", "minrtt", "--episodes", "1", "--duration", "1", "--interval", "100", "--out", str(tmp_path / "o.parquet"))
+    proc = cli(
+        "collect",
+        str(scen),
+        "--policy",
+        "minrtt",
+        "--episodes",
+        "1",
+        "--duration",
+        "1",
+        "--interval",
+        "100",
+        "--out",
+        str(tmp_path / "o.parquet"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert len(load_transitions(tmp_path / "o.parquet")) == 10
     proc = cli("collect", str(scen), "--policy", "always-redundant", "--action", "weights")
-    assert proc.returncode == 2 and proc.stderr.strip() == "error: --policy always-redundant: needs --action mode, got weights"
+    assert (
+        proc.returncode == 2
+        and proc.stderr.strip()
+        == "error: --policy always-redundant: needs --action mode, got weights"
+    )
     assert not (tmp_path / "out").exists()

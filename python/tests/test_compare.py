@@ -106,7 +106,10 @@ def test_bad_names(text):
 def test_matrix_order_ids_and_overrides(mini_toml):
     m = build_matrix(mini_toml, [1, 2], ["blest", "ecf"], ["olia"])
     assert [r.run_id for r in m.runs] == [
-        "blest_olia_seed1", "blest_olia_seed2", "ecf_olia_seed1", "ecf_olia_seed2",
+        "blest_olia_seed1",
+        "blest_olia_seed2",
+        "ecf_olia_seed1",
+        "ecf_olia_seed2",
     ]
     first = m.runs[0]
     assert (first.scheduler, first.cc, first.seed) == ("blest", "olia", 1)
@@ -141,7 +144,7 @@ def test_trace_paths_are_resolved_and_hashed_by_content(tmp_path, monkeypatch):
     (src / "traces").mkdir(parents=True)
     (src / "traces" / "link.trace").write_text("".join(f"{ms}\n" for ms in range(1, 101)))
     (src / "s.toml").write_text(
-        '[sim]\nduration_s = 1\n'
+        "[sim]\nduration_s = 1\n"
         '[[paths]]\nname = "a"\ntrace = "traces/link.trace"\nrate_mbps = 10\ndelay_ms = 10\n'
         '[[paths]]\nname = "b"\nrate_mbps = 10\ndelay_ms = 20\n'
         '[[flows]]\nname = "mp"\npaths = ["a", "b"]\n'
@@ -153,9 +156,17 @@ def test_trace_paths_are_resolved_and_hashed_by_content(tmp_path, monkeypatch):
 
     # Moving the directory keeps the hash; changing the trace's bytes changes it.
     shutil.copytree(src, tmp_path / "moved")
-    assert build_matrix(Path("moved/s.toml"), [1], ["minrtt"]).runs[0].scenario_hash == m.runs[0].scenario_hash
-    (tmp_path / "moved" / "traces" / "link.trace").write_text("".join(f"{ms}\n" for ms in range(2, 102)))
-    assert build_matrix(Path("moved/s.toml"), [1], ["minrtt"]).runs[0].scenario_hash != m.runs[0].scenario_hash
+    assert (
+        build_matrix(Path("moved/s.toml"), [1], ["minrtt"]).runs[0].scenario_hash
+        == m.runs[0].scenario_hash
+    )
+    (tmp_path / "moved" / "traces" / "link.trace").write_text(
+        "".join(f"{ms}\n" for ms in range(2, 102))
+    )
+    assert (
+        build_matrix(Path("moved/s.toml"), [1], ["minrtt"]).runs[0].scenario_hash
+        != m.runs[0].scenario_hash
+    )
 
 
 # --- the sweep and its dataset --------------------------------------------------------------
@@ -184,7 +195,10 @@ def test_small_matrix_writes_one_dataset_with_the_right_rows(mini_toml, tmp_path
 
     # Each run's rows are those of a direct run with the same settings.
     direct = mpsched.run(m.runs[3].scenario, seed=2)
-    assert flows.column("goodput_mbps").to_pylist()[6:8] == direct.flows.column("goodput_mbps").to_pylist()
+    assert (
+        flows.column("goodput_mbps").to_pylist()[6:8]
+        == direct.flows.column("goodput_mbps").to_pylist()
+    )
     for name in ("subflows", "timeseries", "links"):
         table = pq.read_table(out / f"{name}.parquet")
         assert table.column_names[: len(RUN_KEYS)] == list(RUN_KEYS)
@@ -263,7 +277,9 @@ def test_fewer_seeds_later_leaves_the_other_runs_out(mini_toml, tmp_path):
     run_sweep(build_matrix(mini_toml, [1, 2], ["minrtt"]), out, jobs=1)
     result = run_sweep(build_matrix(mini_toml, [1], ["minrtt"]), out, jobs=1)
     assert (result.ran, result.reused, result.foreign_runs) == (0, 1, ["minrtt_seed2"])
-    assert set(pq.read_table(out / "flows.parquet").column("run_id").to_pylist()) == {"minrtt_seed1"}
+    assert set(pq.read_table(out / "flows.parquet").column("run_id").to_pylist()) == {
+        "minrtt_seed1"
+    }
 
 
 def test_output_dir_must_be_new_or_a_compare_dir(mini_toml, tmp_path):
@@ -348,8 +364,20 @@ def test_ray_backend_without_ray_writes_nothing(mini_toml, tmp_path, monkeypatch
 
 
 def test_cli_compare_writes_the_dataset_and_a_summary(cli, mini_toml, tmp_path):
-    proc = cli("compare", str(mini_toml), "--scheduler", "minrtt,blest", "--cc", "lia,olia",
-               "--seeds", "1-2", "--jobs", "2", "--out", "cmp")
+    proc = cli(
+        "compare",
+        str(mini_toml),
+        "--scheduler",
+        "minrtt,blest",
+        "--cc",
+        "lia,olia",
+        "--seeds",
+        "1-2",
+        "--jobs",
+        "2",
+        "--out",
+        "cmp",
+    )
     assert proc.returncode == 0, proc.stderr
     flows = pq.read_table(tmp_path / "cmp" / "flows.parquet")
     assert flows.num_rows == 2 * 2 * 2 * 2
@@ -357,8 +385,18 @@ def test_cli_compare_writes_the_dataset_and_a_summary(cli, mini_toml, tmp_path):
     for word in ("minrtt", "blest", "olia", "goodput", "8 runs (8 new, 0 reused)"):
         assert word in proc.stdout
 
-    again = cli("compare", str(mini_toml), "--scheduler", "minrtt,blest", "--cc", "lia,olia",
-                "--seeds", "1-2", "--out", "cmp")
+    again = cli(
+        "compare",
+        str(mini_toml),
+        "--scheduler",
+        "minrtt,blest",
+        "--cc",
+        "lia,olia",
+        "--seeds",
+        "1-2",
+        "--out",
+        "cmp",
+    )
     assert again.returncode == 0, again.stderr
     assert "8 runs (0 new, 8 reused)" in again.stdout
 
@@ -370,7 +408,16 @@ def test_cli_compare_default_out_dir(cli, mini_toml, tmp_path):
 
 
 def test_cli_compare_killed_and_restarted_completes_identically(cli, mini_toml, tmp_path):
-    args = ["compare", str(mini_toml), "--scheduler", "minrtt,blest,ecf,redundant", "--seeds", "1-4", "--jobs", "1"]
+    args = [
+        "compare",
+        str(mini_toml),
+        "--scheduler",
+        "minrtt,blest,ecf,redundant",
+        "--seeds",
+        "1-4",
+        "--jobs",
+        "1",
+    ]
     assert cli(*args, "--out", "whole").returncode == 0
 
     cmd = [sys.executable, "-m", "mpsched", *args, "--out", "killed"]
@@ -419,7 +466,9 @@ def test_cli_compare_missing_scenario_and_bad_out_dir(cli, mini_toml, tmp_path):
     (tmp_path / "taken" / "mine.txt").write_text("x")
     line = assert_one_error_line(cli("compare", str(mini_toml), "--out", "taken"))
     assert "taken" in line and "not a `mpsched compare` output directory" in line
-    line = assert_one_error_line(cli("compare", str(tmp_path / "taken" / "mine.txt"), "--out", "cmp"))
+    line = assert_one_error_line(
+        cli("compare", str(tmp_path / "taken" / "mine.txt"), "--out", "cmp")
+    )
     assert "mine.txt" in line
     assert not (tmp_path / "cmp").exists()
 

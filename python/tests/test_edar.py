@@ -21,7 +21,6 @@ from mpsched.agents.edar import (  # noqa: E402
     EdarPolicy,
     Learner,
     build_qnetwork,
-    checkpoint_meta,
     make_env,
     read_transitions,
     split_obs,
@@ -82,7 +81,11 @@ def test_network_shapes_two_and_three_subflows() -> None:
         sub, conn, mask = split_obs(obs4, ObsLayout(4, 6))
         assert mask[-1, 2:].sum() == 0
         full = q(torch.from_numpy(sub), torch.from_numpy(conn), torch.from_numpy(mask))
-        cut = q(torch.from_numpy(sub[:, :2].copy()), torch.from_numpy(conn), torch.from_numpy(mask[:, :2].copy()))
+        cut = q(
+            torch.from_numpy(sub[:, :2].copy()),
+            torch.from_numpy(conn),
+            torch.from_numpy(mask[:, :2].copy()),
+        )
         assert torch.allclose(full, cut, atol=1e-6)
 
 
@@ -97,7 +100,9 @@ def test_state_is_the_papers_features() -> None:
     np.testing.assert_array_equal(sub[:, 1, 0, :], raw[:, :, 1, SUBFLOW_FEATURES.index("srtt")])
     np.testing.assert_array_equal(sub[:, 0, 4, :], raw[:, :, 0, SUBFLOW_FEATURES.index("loss")])
     # M_t = (a_{t-1}, b_t, I_t) of the newest frame; a_{t-1} alternates as the actions did.
-    np.testing.assert_array_equal(conn[:, 0], layout.connection(obs)[:, -1, CONN_FEATURES.index("prev_mode")])
+    np.testing.assert_array_equal(
+        conn[:, 0], layout.connection(obs)[:, -1, CONN_FEATURES.index("prev_mode")]
+    )
     assert set(conn[1:, 0].tolist()) == {0.0, 1.0}
     assert (mask[-1] == 1).all()
 
@@ -106,8 +111,16 @@ def test_state_is_the_papers_features() -> None:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("edar") / "run"
     args = Args(
-        out=str(out), scenario=[HANDOFF], duration_s=2.0, offline_episodes=2, offline_iterations=40,
-        steps=60, online_iterations=20, batch_size=16, max_paths=2, seed=7,
+        out=str(out),
+        scenario=[HANDOFF],
+        duration_s=2.0,
+        offline_episodes=2,
+        offline_iterations=40,
+        steps=60,
+        online_iterations=20,
+        batch_size=16,
+        max_paths=2,
+        seed=7,
     )
     written = train(args, log=lambda m: None)
     assert set(written) == {"offline", "edar-p", "edar-o"}
@@ -125,7 +138,11 @@ def test_training_writes_tensorboard_and_checkpoints(trained: Path) -> None:
     assert {"charts/episodic_return", "charts/SPS", "losses/td_loss", "losses/q_values"} <= tags
     assert len(acc.Scalars("charts/episodic_return")) >= 3  # 2 offline flows + online flows
     meta = json.loads((trained / "edar-o.json").read_text())
-    assert meta["variant"] == "edar-o" and meta["train"]["gamma"] == 0.6 and meta["train"]["tau"] == 0.01
+    assert (
+        meta["variant"] == "edar-o"
+        and meta["train"]["gamma"] == 0.6
+        and meta["train"]["tau"] == 0.01
+    )
     assert meta["train"]["online_steps"] == 60
     # The offline data reads back for the same layout, with both behaviour policies' actions.
     rep = read_transitions(trained / "offline.parquet", ObsLayout(2, 6))
@@ -143,14 +160,29 @@ def test_checkpoint_round_trip_gives_identical_q_values(trained: Path) -> None:
     assert not np.array_equal(q1, EdarPolicy.load(trained / "edar-p").q_values(obs, layout))
     # Re-saving the loaded weights gives the same file bytes (deterministic writer).
     tensors = {k: v.numpy() for k, v in p1.qnet.state_dict().items()}
-    save_checkpoint(trained / "copy", tensors, {k: v for k, v in p1.desc.items() if k not in ("sha256", "tensors", "weights", "format")})
-    assert (trained / "copy.safetensors").read_bytes() == (trained / "edar-o.safetensors").read_bytes()
+    save_checkpoint(
+        trained / "copy",
+        tensors,
+        {k: v for k, v in p1.desc.items() if k not in ("sha256", "tensors", "weights", "format")},
+    )
+    assert (trained / "copy.safetensors").read_bytes() == (
+        trained / "edar-o.safetensors"
+    ).read_bytes()
 
 
 def test_training_is_deterministic(tmp_path: Path) -> None:
     def run(name: str) -> bytes:
-        args = Args(out=str(tmp_path / name), scenario=[HANDOFF], duration_s=1.0, offline_episodes=2,
-                    offline_iterations=10, steps=0, batch_size=8, max_paths=2, seed=3)
+        args = Args(
+            out=str(tmp_path / name),
+            scenario=[HANDOFF],
+            duration_s=1.0,
+            offline_episodes=2,
+            offline_iterations=10,
+            steps=0,
+            batch_size=8,
+            max_paths=2,
+            seed=3,
+        )
         train(args, log=lambda m: None)
         return (tmp_path / name / "edar-p.safetensors").read_bytes()
 
@@ -175,7 +207,9 @@ def test_checkpoint_validation_errors(trained: Path, tmp_path: Path) -> None:
 
     # A wrong shape in the description (network declared bigger than the weights).
     ck.write_text(json.dumps(dict(meta, net=dict(meta["net"], lstm2_units=61))))
-    err(r"ck\.safetensors: tensor 'lstm2\.weight_ih': expected shape \[244, 120\], got \[240, 120\]")
+    err(
+        r"ck\.safetensors: tensor 'lstm2\.weight_ih': expected shape \[244, 120\], got \[240, 120\]"
+    )
     # Missing metadata.
     ck.write_text(json.dumps({k: v for k, v in meta.items() if k != "net"}))
     err(r"ck\.json: missing field 'net\.lstm1_units'")
@@ -200,7 +234,10 @@ def test_checkpoint_validation_errors(trained: Path, tmp_path: Path) -> None:
 
 
 def test_rust_and_python_inference_agree(trained: Path) -> None:
-    for max_paths, obs in ((2, _observations(2, n=60)), (3, _three_path_obs(_observations(2, n=60)))):
+    for max_paths, obs in (
+        (2, _observations(2, n=60)),
+        (3, _three_path_obs(_observations(2, n=60))),
+    ):
         layout = ObsLayout(max_paths, 6)
         py = EdarPolicy.load(trained / "edar-o.json")
         rs = _core.EdarNet(str(trained / "edar-o.json"))
@@ -236,7 +273,14 @@ def test_run_with_edar_scheduler(trained: Path) -> None:
 def test_cli_run_scheduler_edar_and_bad_checkpoint(trained: Path, tmp_path: Path, cli) -> None:
     sc = tmp_path / "short.toml"
     sc.write_text(Path(HANDOFF).read_text().replace("duration_s = 100", "duration_s = 2"))
-    res = cli("run", str(sc), "--scheduler", f"edar:{trained / 'edar-o.json'}", "--out", str(tmp_path / "o"))
+    res = cli(
+        "run",
+        str(sc),
+        "--scheduler",
+        f"edar:{trained / 'edar-o.json'}",
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert res.returncode == 0, res.stderr
     assert "µs per decision" in res.stdout
     assert (tmp_path / "o" / "summary.json").is_file()
@@ -253,20 +297,38 @@ def test_online_learning_from_a_checkpoint(trained: Path, tmp_path: Path) -> Non
     weights (no offline phase); the result differs from the start and records where it began."""
     out = tmp_path / "o"
     args = Args(
-        out=str(out), scenario=[HANDOFF], duration_s=2.0, steps=40, online_iterations=10, batch_size=16,
-        max_paths=2, seed=3, init=str(trained / "edar-p.json"),
+        out=str(out),
+        scenario=[HANDOFF],
+        duration_s=2.0,
+        steps=40,
+        online_iterations=10,
+        batch_size=16,
+        max_paths=2,
+        seed=3,
+        init=str(trained / "edar-p.json"),
     )
     written = train(args, log=lambda m: None)
     assert set(written) == {"edar-o"} and not (out / "edar-p.json").exists()
     meta = json.loads((out / "edar-o.json").read_text())
-    assert meta["train"]["init"] == str(trained / "edar-p.json") and meta["train"]["online_steps"] == 40
+    assert (
+        meta["train"]["init"] == str(trained / "edar-p.json")
+        and meta["train"]["online_steps"] == 40
+    )
     obs = _observations(2, n=10)
     layout = ObsLayout(2, 6)
     q0 = EdarPolicy.load(trained / "edar-p.json").q_values(obs, layout)
     q1 = EdarPolicy.load(out / "edar-o.json").q_values(obs, layout)
     assert not np.allclose(q0, q1)
     with pytest.raises(CheckpointError):
-        train(Args(out=str(tmp_path / "bad"), scenario=[HANDOFF], steps=10, init=str(tmp_path / "none.json")), log=lambda m: None)
+        train(
+            Args(
+                out=str(tmp_path / "bad"),
+                scenario=[HANDOFF],
+                steps=10,
+                init=str(tmp_path / "none.json"),
+            ),
+            log=lambda m: None,
+        )
     assert not (tmp_path / "bad").exists()
 
 
@@ -281,7 +343,9 @@ def test_compare_with_trained_policies(trained: Path, tmp_path: Path) -> None:
     other.mkdir()
     for ext in (".json", ".safetensors"):
         shutil.copy(trained / f"edar-p{ext}", other / f"edar-o{ext}")
-    names = parse_names(f"edar,edar:{trained / 'edar-o.json'},edar:{other / 'edar-o.json'},minrtt", "--scheduler")
+    names = parse_names(
+        f"edar,edar:{trained / 'edar-o.json'},edar:{other / 'edar-o.json'},minrtt", "--scheduler"
+    )
     m = build_matrix(sc, [1], names, None)
     ids = [r.run_id for r in m.runs]
     assert ids[0] == "edar_seed1" and ids[1] == "edar-edar-o_seed1" and ids[3] == "minrtt_seed1"
@@ -298,7 +362,11 @@ def test_compare_with_trained_policies(trained: Path, tmp_path: Path) -> None:
         parse_names("edar:x", "--cc")
     # A scenario file naming a missing checkpoint: one line naming the file and the field.
     bad = tmp_path / "bad.toml"
-    bad.write_text(sc.read_text().replace('scheduler = "minrtt"', f'scheduler = "edar:{tmp_path / "gone.json"}"'))
+    bad.write_text(
+        sc.read_text().replace(
+            'scheduler = "minrtt"', f'scheduler = "edar:{tmp_path / "gone.json"}"'
+        )
+    )
     with pytest.raises(MatrixError, match=r"bad.toml: flows\[0\].scheduler: .*gone.json"):
         build_matrix(bad, [1], None, None)
 
@@ -310,15 +378,25 @@ def test_reproduce_edar_small(trained: Path, tmp_path: Path, cli) -> None:
 
     scen = tmp_path / "scenarios"
     scen.mkdir()
-    (scen / "edar-handoff.toml").write_text(Path(HANDOFF).read_text().replace("duration_s = 100", "duration_s = 30"))
+    (scen / "edar-handoff.toml").write_text(
+        Path(HANDOFF).read_text().replace("duration_s = 100", "duration_s = 30")
+    )
     s4 = (REPO / "scenarios" / "edar-setting-4.toml").read_text()
     s4 = s4.replace("size_bytes = { range = [10000000, 100000000] }", "size_bytes = 1000000")
     assert "size_bytes = 1000000" in s4
     (scen / "edar-setting-4.toml").write_text(s4)
     out = tmp_path / "rep"
-    summary = reproduce_edar(out, [101], checkpoint_p=trained / "edar-p.json", checkpoint_o=trained / "edar-o.json",
-                             groups=["handoff", "settings"], baselines=["minrtt-norp", "minrtt"], adapt_steps=30,
-                             scenario_dir=scen, cases=["edar-handoff", "edar-setting-4"])
+    summary = reproduce_edar(
+        out,
+        [101],
+        checkpoint_p=trained / "edar-p.json",
+        checkpoint_o=trained / "edar-o.json",
+        groups=["handoff", "settings"],
+        baselines=["minrtt-norp", "minrtt"],
+        adapt_steps=30,
+        scenario_dir=scen,
+        cases=["edar-handoff", "edar-setting-4"],
+    )
     assert set(summary["handoff"]) == {"minrtt-norp", "minrtt", "edar-p", "edar-o"}
     h = summary["handoff"]["edar-o"]
     assert h["stable_mbps"] > 0 and h["handoff_mbps"] > 0 and len(h["timeline"]) >= 29
@@ -327,14 +405,24 @@ def test_reproduce_edar_small(trained: Path, tmp_path: Path, cli) -> None:
     adapted = Path(summary["checkpoints"]["adapted"]["edar-setting-4"])
     assert adapted.is_file() and json.loads(adapted.read_text())["train"]["online_steps"] == 30
     checks = {c["check"]: c for c in summary["acceptance"]}
-    assert "EdAR-o: handoff goodput ≥ 1.5× minRTT (ns-3)" in checks and "edar-setting-4: EdAR-o goodput ≥ EdAR-p" in checks
+    assert (
+        "EdAR-o: handoff goodput ≥ 1.5× minRTT (ns-3)" in checks
+        and "edar-setting-4: EdAR-o goodput ≥ EdAR-p" in checks
+    )
     table = (out / "edar-table.md").read_text()
     assert "2.4 Mbit/s (Fig. 9a)" in table and "| EdAR-o |" in table and "## Acceptance" in table
     for fig in ("handoff-goodput.png", "handoff-periods.png", "settings.png"):
         assert (out / "figures" / fig).stat().st_size > 1000
     res = cli("reproduce", "edar", "--only", "nope", "--out", str(tmp_path / "x"))
     assert res.returncode == 2 and "--only: unknown 'nope'" in res.stderr
-    res = cli("reproduce", "edar", "--edar-p", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x"))
+    res = cli(
+        "reproduce",
+        "edar",
+        "--edar-p",
+        str(tmp_path / "missing.json"),
+        "--out",
+        str(tmp_path / "x"),
+    )
     assert res.returncode == 2 and res.stderr.startswith("error: --edar-p:")
     assert not (tmp_path / "x").exists()
 
@@ -346,7 +434,8 @@ def test_shipped_edar_meets_the_handoff_acceptance() -> None:
     in stable periods. Measured when shipped: 1.88x and 1.05x (BENCHMARKS.md)."""
     import mpsched
     from mpsched.matrix import load_scenario
-    from mpsched.reproduce.edar import HANDOFF as HANDOFF_PERIODS, STABLE
+    from mpsched.reproduce.edar import HANDOFF as HANDOFF_PERIODS
+    from mpsched.reproduce.edar import STABLE
 
     sc = load_scenario(Path(HANDOFF))
 
@@ -369,7 +458,18 @@ def test_shipped_edar_meets_the_handoff_acceptance() -> None:
 def test_cli_train_rejects_bad_offline_data(tmp_path: Path, cli) -> None:
     bad = tmp_path / "data.parquet"
     bad.write_bytes(b"not parquet")
-    res = cli("train", "edar", "--scenario", HANDOFF, "--offline-data", str(bad), "--out", str(tmp_path / "t"), "--steps", "0")
+    res = cli(
+        "train",
+        "edar",
+        "--scenario",
+        HANDOFF,
+        "--offline-data",
+        str(bad),
+        "--out",
+        str(tmp_path / "t"),
+        "--steps",
+        "0",
+    )
     assert res.returncode == 2
     assert res.stderr.startswith("error: ") and "not a Parquet transitions file" in res.stderr
     assert not (tmp_path / "t").exists()
@@ -384,7 +484,17 @@ def test_learner_update_reduces_td_error_on_fixed_batch() -> None:
     from mpsched.agents.edar import Replay
 
     n = len(obs) - 1
-    rep = Replay(obs[:-1], np.arange(n) % 2, np.full(n, 5.0), obs[1:], np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, np.int32), np.zeros((n, 0)), [])
+    rep = Replay(
+        obs[:-1],
+        np.arange(n) % 2,
+        np.full(n, 5.0),
+        obs[1:],
+        np.zeros(n, bool),
+        np.zeros(n, bool),
+        np.zeros(n, np.int32),
+        np.zeros((n, 0)),
+        [],
+    )
     learner = Learner(args, layout)
     rng = np.random.default_rng(0)
     first = learner.update(rep, rng)[0]

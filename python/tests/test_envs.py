@@ -24,7 +24,12 @@ LOSSY = {
     "sim": {"duration_s": 5.0, "seed": 1},
     "paths": [
         {"name": "good", "rate_mbps": 10.0, "delay_ms": 10.0},
-        {"name": "lossy", "rate_mbps": 10.0, "delay_ms": 10.0, "loss": {"model": "bernoulli", "p": 0.05}},
+        {
+            "name": "lossy",
+            "rate_mbps": 10.0,
+            "delay_ms": 10.0,
+            "loss": {"model": "bernoulli", "p": 0.05},
+        },
     ],
     "flows": [{"name": "mp", "paths": ["good", "lossy"], "cc": "cubic"}],
 }
@@ -63,7 +68,14 @@ def run_actions(env, seed, actions):
 
 @pytest.mark.parametrize("action", ["mode", "weights", "select"])
 def test_scheduler_env_passes_check_env(action):
-    env = gym.make("mpsched/Scheduler-v0", scenario=LOSSY, action=action, interval=50.0, history=3, duration_s=2.0)
+    env = gym.make(
+        "mpsched/Scheduler-v0",
+        scenario=LOSSY,
+        action=action,
+        interval=50.0,
+        history=3,
+        duration_s=2.0,
+    )
     check_env(env.unwrapped, skip_render_check=True)
 
 
@@ -73,12 +85,16 @@ def test_congestion_control_env_passes_check_env():
 
 
 def test_same_seed_same_trajectory_under_fixed_actions():
-    env = SchedulerEnv(LOSSY, action="weights", reward="edar", interval=50.0, history=2, max_paths=2)
+    env = SchedulerEnv(
+        LOSSY, action="weights", reward="edar", interval=50.0, history=2, max_paths=2
+    )
     acts = [np.array([1.0, 0.2 * (i % 5)], np.float32) for i in range(60)]
     o1, r1 = run_actions(env, 11, acts)
     o2, r2 = run_actions(env, 11, acts)
     assert np.array_equal(o1, o2) and np.array_equal(r1, r2)
-    o3, _ = run_actions(SchedulerEnv(LOSSY, action="weights", interval=50.0, history=2, max_paths=2), 12, acts)
+    o3, _ = run_actions(
+        SchedulerEnv(LOSSY, action="weights", interval=50.0, history=2, max_paths=2), 12, acts
+    )
     # Another seed draws other losses on the lossy path: the trajectories differ.
     assert not np.array_equal(o1[: len(o3)], o3[: len(o1)])
 
@@ -87,7 +103,10 @@ def test_min_rtt_interval_and_observed_values_match_the_paths():
     # Paths of 10 ms and 40 ms one-way: EdAR's TI is the smaller smoothed RTT (~20 ms + queueing).
     sc = {
         "sim": {"duration_s": 10.0},
-        "paths": [{"name": "a", "rate_mbps": 10.0, "delay_ms": 10.0}, {"name": "b", "rate_mbps": 10.0, "delay_ms": 40.0}],
+        "paths": [
+            {"name": "a", "rate_mbps": 10.0, "delay_ms": 10.0},
+            {"name": "b", "rate_mbps": 10.0, "delay_ms": 40.0},
+        ],
         "flows": [{"name": "mp", "paths": ["a", "b"], "cc": "reno"}],
     }
     env = SchedulerEnv(sc, action="mode", interval="min-rtt", max_paths=3)
@@ -162,7 +181,7 @@ def test_episode_ends_terminated_when_the_flow_completes():
     sc = {**LOSSY, "flows": [{"name": "mp", "paths": ["good", "lossy"], "size_bytes": 500_000}]}
     env = SchedulerEnv(sc, action="mode", interval=50.0)
     env.reset(seed=1)
-    for n in range(1000):
+    for _ in range(1000):
         _, _, te, tr, info = env.step(0)
         if te or tr:
             break
@@ -181,7 +200,9 @@ def test_episode_ends_terminated_when_the_flow_completes():
 
 
 def test_congestion_control_env_sets_windows_and_sees_the_host():
-    env = gym.make("mpsched/CongestionControl-v0", scenario=HOST, interval=100.0, max_flows=4).unwrapped
+    env = gym.make(
+        "mpsched/CongestionControl-v0", scenario=HOST, interval=100.0, max_flows=4
+    ).unwrapped
     obs, _ = env.reset(seed=1)
     lay = env.layout
     cwnd = SUBFLOW_FEATURES.index("cwnd")
@@ -195,7 +216,9 @@ def test_congestion_control_env_sets_windows_and_sees_the_host():
     assert flows[0, -1] == 1 and flows[1, -1] == 0  # the target flag
     # DRL-CC's reward: Σ log(goodput) over the two active flows.
     t = info["terms"]
-    expect = math.log(max(t["flow_goodput_mbps_0"], 0.01)) + math.log(max(t["flow_goodput_mbps_1"], 0.01))
+    expect = math.log(max(t["flow_goodput_mbps_0"], 0.01)) + math.log(
+        max(t["flow_goodput_mbps_1"], 0.01)
+    )
     assert math.isclose(r, expect, rel_tol=1e-12)
 
 
@@ -224,7 +247,7 @@ def test_vector_env_matches_single_envs_and_threads_do_not_change_results():
         assert np.array_equal(o, traj[k + 1, 2]) and r == rews[k, 2]
     # 5 s episodes of 100 ms: step 50 ends each episode, step 51 resets it with reward 0.
     assert ends[49].all() and not ends[50].any() and (rews[50] == 0).all()
-    assert np.array_equal(traj[51, :, : 10], traj[51, :, : 10])  # the reset observation is in place
+    assert np.array_equal(traj[51, :, :10], traj[51, :, :10])  # the reset observation is in place
 
 
 def test_vector_env_reports_a_redrawn_invalid_scenario():
@@ -259,7 +282,9 @@ def test_vector_env_is_a_gymnasium_vector_env():
     v = SchedulerVectorEnv(LOSSY, num_envs=3, action="weights", reward="pdaa3c", interval=100.0)
     assert isinstance(v, gym.vector.VectorEnv)
     obs, info = v.reset(seed=0)
-    assert obs.shape == (3, v.single_observation_space.shape[0]) and v.observation_space.contains(obs)
+    assert obs.shape == (3, v.single_observation_space.shape[0]) and v.observation_space.contains(
+        obs
+    )
     obs, r, te, tr, info = v.step(v.action_space.sample())
     assert r.shape == (3,) and te.dtype == bool and info["action_mask"].shape == (3, 4)
 
@@ -306,7 +331,14 @@ def test_ppo_learns_to_avoid_the_lossy_path(ppo_seed):
     torch.set_num_threads(1)
 
     def make():
-        return gym.make("mpsched/Scheduler-v0", scenario=LOSSY, action="select", reward="goodput", interval=100.0, max_paths=2)
+        return gym.make(
+            "mpsched/Scheduler-v0",
+            scenario=LOSSY,
+            action="select",
+            reward="goodput",
+            interval=100.0,
+            max_paths=2,
+        )
 
     def score(policy):
         env = make()
@@ -321,7 +353,16 @@ def test_ppo_learns_to_avoid_the_lossy_path(ppo_seed):
         return total / 3
 
     round_robin = score(lambda o: np.array([1, 1]))
-    model = PPO("MlpPolicy", make(), n_steps=256, batch_size=64, n_epochs=4, learning_rate=3e-3, seed=ppo_seed, verbose=0)
+    model = PPO(
+        "MlpPolicy",
+        make(),
+        n_steps=256,
+        batch_size=64,
+        n_epochs=4,
+        learning_rate=3e-3,
+        seed=ppo_seed,
+        verbose=0,
+    )
     model.learn(3000)
     learned = score(lambda o: model.predict(o, deterministic=True)[0])
     assert learned > 1.3 * round_robin, (learned, round_robin)

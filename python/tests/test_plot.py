@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import MINI_TOML
 
 import mpsched
 from mpsched.dataset import ResultsError, load_results
@@ -17,9 +18,14 @@ from mpsched.report import write_report
 from mpsched.stats import mean_ci, t_quantile_975
 from mpsched.sweep import MANIFEST, run_sweep
 
-from conftest import MINI_TOML
-
-COMPARE_FIGURES = ["cwnd_rtt", "goodput_bars", "goodput_flows", "goodput_subflows", "hol", "fct_cdf"]
+COMPARE_FIGURES = [
+    "cwnd_rtt",
+    "goodput_bars",
+    "goodput_flows",
+    "goodput_subflows",
+    "hol",
+    "fct_cdf",
+]
 RUN_FIGURES = ["cwnd_rtt", "goodput_flows", "goodput_subflows", "hol", "fct_cdf"]
 
 
@@ -74,16 +80,24 @@ def test_plot_a_run_directory(run_dir, mini_toml):
 def test_plot_default_format_and_directory(cli, run_dir):
     proc = cli("plot", str(run_dir))
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in (run_dir / "plots").iterdir()) == sorted(f"{n}.png" for n in RUN_FIGURES)
+    assert sorted(p.name for p in (run_dir / "plots").iterdir()) == sorted(
+        f"{n}.png" for n in RUN_FIGURES
+    )
 
 
 def test_report_has_the_summary_table_and_the_figures(cli, compare_dir):
     proc = cli("report", str(compare_dir))
     assert proc.returncode == 0, proc.stderr
     text = (compare_dir / "report.md").read_text()
-    header = "| scheduler | cc | flow | runs | goodput (Mbit/s) | FCT (s) | completed | retransmits |"
+    header = (
+        "| scheduler | cc | flow | runs | goodput (Mbit/s) | FCT (s) | completed | retransmits |"
+    )
     assert header in text
-    rows = [line for line in text.splitlines() if line.startswith("| minrtt") or line.startswith("| redundant")]
+    rows = [
+        line
+        for line in text.splitlines()
+        if line.startswith("| minrtt") or line.startswith("| redundant")
+    ]
     assert len(rows) == 2  # the multipath flow of each variant
     assert any(line.startswith("| — | cubic | tcp | 2 |") for line in text.splitlines())
     assert " ± " in rows[0]
@@ -104,11 +118,17 @@ def test_html_report_is_self_contained_and_deterministic(compare_dir):
 
 
 def test_summary_values_match_the_runs(compare_dir):
-    flows = json.loads((compare_dir / "runs" / "minrtt_seed1" / "summary.json").read_text())["flows"]
-    flows2 = json.loads((compare_dir / "runs" / "minrtt_seed2" / "summary.json").read_text())["flows"]
+    flows = json.loads((compare_dir / "runs" / "minrtt_seed1" / "summary.json").read_text())[
+        "flows"
+    ]
+    flows2 = json.loads((compare_dir / "runs" / "minrtt_seed2" / "summary.json").read_text())[
+        "flows"
+    ]
     ds = load_results(compare_dir)
     sel = ds.flows[(ds.flows["variant"] == "minrtt") & (ds.flows["name"] == "mp")]
-    assert sorted(sel["goodput_mbps"]) == sorted([flows[0]["goodput_mbps"], flows2[0]["goodput_mbps"]])
+    assert sorted(sel["goodput_mbps"]) == sorted(
+        [flows[0]["goodput_mbps"], flows2[0]["goodput_mbps"]]
+    )
 
 
 @pytest.mark.parametrize("command", ["plot", "report"])
@@ -168,7 +188,9 @@ def test_energy_figure_when_the_scenario_accounts_energy(tmp_path):
     per-run energy equals the sum of the flows' energy_j."""
     scenario = tmp_path / "energy.toml"
     scenario.write_text(
-        MINI_TOML.replace('name = "a"\n', 'name = "a"\ninterface = "wifi"\n').replace('name = "b"\n', 'name = "b"\ninterface = "lte"\n')
+        MINI_TOML.replace('name = "a"\n', 'name = "a"\ninterface = "wifi"\n').replace(
+            'name = "b"\n', 'name = "b"\ninterface = "lte"\n'
+        )
     )
     out = tmp_path / "cmp"
     run_sweep(build_matrix(scenario, [1, 2], ["minrtt", "redundant"]), out, jobs=1)

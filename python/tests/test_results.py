@@ -128,7 +128,7 @@ def test_resolved_scenario_with_relative_trace_reruns_from_elsewhere(tmp_path):
     src.mkdir()
     (src / "link.trace").write_text("".join(f"{ms}\n" for ms in range(1, 101)))
     (src / "s.toml").write_text(
-        '[sim]\nduration_s = 2\n'
+        "[sim]\nduration_s = 2\n"
         '[[links]]\nname = "down"\ntrace = "link.trace"\ndelay_ms = 10\n'
         '[[links]]\nname = "up"\nrate_mbps = 10\ndelay_ms = 10\n'
         '[[paths]]\nname = "p"\nforward = ["down"]\nreverse = ["up"]\n'

@@ -10,12 +10,30 @@ import pytest
 from mpsched.rewards import REWARDS, Terms, drl_cc, edar, get_reward, goodput, mptcp_rl, pdaa3c
 
 NAMES = [
-    "interval_s", "goodput_mbps", "recv_tput_mbps", "send_tput_mbps", "ooo_bytes", "buffer_bytes",
-    "buffer_full_s", "redundant_mbps", "energy_j", "power_w", "delay_ms", "jitter_ms",
-    "capacity_mbps", "done", "subflows",
-    "sub_tput_mbps_0", "sub_tput_mbps_1", "sub_tput_mbps_2",
-    "flow_goodput_mbps_0", "flow_goodput_mbps_1", "flow_goodput_mbps_2",
-    "flow_active_0", "flow_active_1", "flow_active_2",
+    "interval_s",
+    "goodput_mbps",
+    "recv_tput_mbps",
+    "send_tput_mbps",
+    "ooo_bytes",
+    "buffer_bytes",
+    "buffer_full_s",
+    "redundant_mbps",
+    "energy_j",
+    "power_w",
+    "delay_ms",
+    "jitter_ms",
+    "capacity_mbps",
+    "done",
+    "subflows",
+    "sub_tput_mbps_0",
+    "sub_tput_mbps_1",
+    "sub_tput_mbps_2",
+    "flow_goodput_mbps_0",
+    "flow_goodput_mbps_1",
+    "flow_goodput_mbps_2",
+    "flow_active_0",
+    "flow_active_1",
+    "flow_active_2",
 ]
 INDEX = {n: i for i, n in enumerate(NAMES)}
 
@@ -30,10 +48,23 @@ def terms(**values: float) -> Terms:
 # One 50 ms interval: 12 Mbit/s delivered, 16 Mbit/s received over the subflows (4 of them
 # copies), 32 KiB out of order on average in a 128 KiB buffer, full for 10 ms.
 EXAMPLE = dict(
-    interval_s=0.05, goodput_mbps=12.0, recv_tput_mbps=16.0, ooo_bytes=32768.0,
-    buffer_bytes=131072.0, buffer_full_s=0.01, power_w=1.5, delay_ms=80.0, jitter_ms=5.0,
-    capacity_mbps=20.0, subflows=2, sub_tput_mbps_0=10.0, sub_tput_mbps_1=6.0,
-    flow_goodput_mbps_0=12.0, flow_goodput_mbps_1=3.0, flow_active_0=1, flow_active_1=1,
+    interval_s=0.05,
+    goodput_mbps=12.0,
+    recv_tput_mbps=16.0,
+    ooo_bytes=32768.0,
+    buffer_bytes=131072.0,
+    buffer_full_s=0.01,
+    power_w=1.5,
+    delay_ms=80.0,
+    jitter_ms=5.0,
+    capacity_mbps=20.0,
+    subflows=2,
+    sub_tput_mbps_0=10.0,
+    sub_tput_mbps_1=6.0,
+    flow_goodput_mbps_0=12.0,
+    flow_goodput_mbps_1=3.0,
+    flow_active_0=1,
+    flow_active_1=1,
 )
 
 
@@ -43,7 +74,9 @@ def test_edar_reward_by_hand():
     assert edar(terms(**EXAMPLE)) == pytest.approx(11.525)
     assert edar(terms(**EXAMPLE), alpha=2, beta=0) == pytest.approx(11.5)
     # Nothing received: no waste term (0/0), just the HoL terms.
-    assert edar(terms(interval_s=0.05, buffer_bytes=1000.0, ooo_bytes=500.0)) == pytest.approx(-0.25)
+    assert edar(terms(interval_s=0.05, buffer_bytes=1000.0, ooo_bytes=500.0)) == pytest.approx(
+        -0.25
+    )
 
 
 def test_mptcp_rl_reward_by_hand():

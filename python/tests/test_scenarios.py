@@ -14,7 +14,14 @@ import pytest
 
 import mpsched
 from mpsched import _core
-from mpsched.matrix import MatrixError, build_matrix, expand_sweeps, find_sweeps, load_scenario, resolve_trace_paths
+from mpsched.matrix import (
+    MatrixError,
+    build_matrix,
+    expand_sweeps,
+    find_sweeps,
+    load_scenario,
+    resolve_trace_paths,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,7 +36,12 @@ SMOKE_S = 2.0
 def test_library_is_there():
     names = {p.stem for p in FILES}
     expected = {f"edar-setting-{i}" for i in range(1, 6)} | {
-        "edar-handoff", "edar-fct-delay", "edar-fct-loss", "mptcp-rl-long", "pdaa3c", "drl-cc-scenario-1"
+        "edar-handoff",
+        "edar-fct-delay",
+        "edar-fct-loss",
+        "mptcp-rl-long",
+        "pdaa3c",
+        "drl-cc-scenario-1",
     }
     assert expected <= names, sorted(expected - names)
 
@@ -60,7 +72,11 @@ def test_random_ranges_resolve_per_seed():
     def drawn(seed):
         resolved = tomllib.loads(mpsched.run(scenario, seed=seed).resolved_toml)
         links = {link["name"]: link for link in resolved["links"]}
-        return links["path2.fwd"]["rate_mbps"], links["path2.fwd"]["delay_ms"], resolved["flows"][0]["size_bytes"]
+        return (
+            links["path2.fwd"]["rate_mbps"],
+            links["path2.fwd"]["delay_ms"],
+            resolved["flows"][0]["size_bytes"],
+        )
 
     values = [drawn(seed) for seed in (1, 2, 3)]
     assert drawn(1) == values[0]
@@ -95,15 +111,19 @@ def test_sweeps_expand_in_compare(tmp_path: Path):
     assert delays == [20.0, 40.0, 60.0, 80.0, 100.0]
     assert len({r.scenario_hash for r in m.runs}) == 10
     # The loss sweep is log-spaced from 0.01 % to 3 %.
-    loss = find_sweeps(load_scenario(SCENARIOS / "edar-fct-loss.toml"), SCENARIOS / "edar-fct-loss.toml")
+    loss = find_sweeps(
+        load_scenario(SCENARIOS / "edar-fct-loss.toml"), SCENARIOS / "edar-fct-loss.toml"
+    )
     assert len(loss) == 1 and loss[0].label == "path2.loss.p"
     assert loss[0].values[0] == pytest.approx(1e-4) and loss[0].values[-1] == pytest.approx(0.03)
     ratios = [b / a for a, b in zip(loss[0].values, loss[0].values[1:])]
-    assert ratios == pytest.approx([300 ** 0.2] * 5)
+    assert ratios == pytest.approx([300**0.2] * 5)
     # Grouped sweeps move together: DRL-CC's two links take the same bandwidth (4 points, not 16).
     drl = expand_sweeps(load_scenario(SCENARIOS / "drl-cc-scenario-2.toml"), SCENARIOS / "x.toml")
     assert [label for label, _ in drl] == [f"bandwidth={b}" for b in (2, 4, 8, 16)]
-    assert [(s["paths"][0]["rate_mbps"], s["paths"][1]["rate_mbps"]) for _, s in drl][1] == pytest.approx((4, 4))
+    assert [(s["paths"][0]["rate_mbps"], s["paths"][1]["rate_mbps"]) for _, s in drl][
+        1
+    ] == pytest.approx((4, 4))
     # Integer fields are rounded: MPTCP-RL's flow counts 5, 10, ..., 30.
     short = find_sweeps(load_scenario(SCENARIOS / "mptcp-rl-short.toml"), SCENARIOS / "x.toml")
     assert short[0].label == "short.max_flows" and short[0].values == (5, 10, 15, 20, 25, 30)
@@ -119,10 +139,22 @@ BASE = {
 @pytest.mark.parametrize(
     "table, message",
     [
-        ({"range": [20, 10], "steps": 3}, "paths[0].delay_ms: expected lo <= hi in `range = [lo, hi]`, got [20, 10]"),
-        ({"range": [10, 20], "steps": 0}, "paths[0].delay_ms: steps: expected an integer >= 1, got 0"),
-        ({"range": ["a", 20], "steps": 2}, "paths[0].delay_ms: expected `range = [lo, hi]` with two numbers"),
-        ({"range": [0, 20], "steps": 2, "log": True}, "paths[0].delay_ms: log spacing needs lo > 0"),
+        (
+            {"range": [20, 10], "steps": 3},
+            "paths[0].delay_ms: expected lo <= hi in `range = [lo, hi]`, got [20, 10]",
+        ),
+        (
+            {"range": [10, 20], "steps": 0},
+            "paths[0].delay_ms: steps: expected an integer >= 1, got 0",
+        ),
+        (
+            {"range": ["a", 20], "steps": 2},
+            "paths[0].delay_ms: expected `range = [lo, hi]` with two numbers",
+        ),
+        (
+            {"range": [0, 20], "steps": 2, "log": True},
+            "paths[0].delay_ms: log spacing needs lo > 0",
+        ),
     ],
 )
 def test_malformed_sweeps_are_one_line_errors(tmp_path: Path, table, message):
@@ -136,21 +168,38 @@ def test_malformed_sweeps_are_one_line_errors(tmp_path: Path, table, message):
 
 
 def test_run_refuses_a_sweep_and_random_errors_come_from_the_core():
-    with pytest.raises(_core.ScenarioError, match=r"^<dict>: paths\[0\]\.delay_ms: a sweep \(`steps = 3`\) .* use `mpsched compare`"):
+    with pytest.raises(
+        _core.ScenarioError,
+        match=r"^<dict>: paths\[0\]\.delay_ms: a sweep \(`steps = 3`\) .* use `mpsched compare`",
+    ):
         mpsched.run(BASE)
     bad = {**BASE, "paths": [{**BASE["paths"][0], "delay_ms": {"range": [20, 10]}}]}
     with pytest.raises(_core.ScenarioError, match=r"expected lo <= hi"):
         mpsched.run(bad)
     ok = {**BASE, "paths": [{**BASE["paths"][0], "delay_ms": {"range": [10, 20]}}]}
     a = tomllib.loads(mpsched.run(ok, seed=4).resolved_toml)["links"][0]["delay_ms"]
-    assert 10 <= a <= 20 and a == tomllib.loads(mpsched.run(ok, seed=4).resolved_toml)["links"][0]["delay_ms"]
+    assert (
+        10 <= a <= 20
+        and a == tomllib.loads(mpsched.run(ok, seed=4).resolved_toml)["links"][0]["delay_ms"]
+    )
 
 
 def test_trace_synth_cli(cli, tmp_path: Path):
     """`mpsched trace synth` writes a mahimahi trace: parseable by the core, its mean rate near
     --mean-mbps (20 s is ~10 dwell periods of the rate process: a loose ±35 %), the same bytes
     for the same seed, other bytes for another seed."""
-    proc = cli("trace", "synth", "--mean-mbps", "12", "--duration-s", "20", "--seed", "1", "--out", "a.trace")
+    proc = cli(
+        "trace",
+        "synth",
+        "--mean-mbps",
+        "12",
+        "--duration-s",
+        "20",
+        "--seed",
+        "1",
+        "--out",
+        "a.trace",
+    )
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "a.trace").read_text()
     times = [int(line) for line in text.split()]
@@ -170,7 +219,10 @@ def test_trace_synth_cli(cli, tmp_path: Path):
     scenario = resolve_trace_paths(scenario, tmp_path)
     assert mpsched.run(scenario).flows.column("bytes_delivered").to_pylist()[0] > 0
     bad = cli("trace", "synth", "--mean-mbps", "-1", "--out", "d.trace")
-    assert bad.returncode == 2 and bad.stderr.strip() == "error: --mean-mbps: expected a positive number, got -1"
+    assert (
+        bad.returncode == 2
+        and bad.stderr.strip() == "error: --mean-mbps: expected a positive number, got -1"
+    )
     assert not (tmp_path / "d.trace").exists()
 
 
@@ -179,7 +231,9 @@ def test_run_cli_refuses_a_sweep(cli, tmp_path: Path):
     path.write_text(__import__("json").dumps(BASE))
     proc = cli("run", str(path))
     assert proc.returncode == 2
-    assert proc.stderr.strip().startswith(f"error: {path}: paths[0].delay_ms: a sweep (`steps = 3`)")
+    assert proc.stderr.strip().startswith(
+        f"error: {path}: paths[0].delay_ms: a sweep (`steps = 3`)"
+    )
     assert "use `mpsched compare`" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
@@ -192,7 +246,11 @@ def test_swept_compare_groups_by_parameter(tmp_path: Path):
     from mpsched.sweep import run_sweep
 
     path = tmp_path / "sweep.json"
-    sweep = {**BASE, "sim": {"duration_s": 3}, "flows": [{"name": "f", "path": "p", "size_bytes": 100_000}]}
+    sweep = {
+        **BASE,
+        "sim": {"duration_s": 3},
+        "flows": [{"name": "f", "path": "p", "size_bytes": 100_000}],
+    }
     path.write_text(__import__("json").dumps(sweep))
     m = build_matrix(path, seeds=[1, 2])
     run_sweep(m, tmp_path / "out", jobs=1)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import mpsched
 import pytest
+
+import mpsched
 from mpsched.simulation import Simulation
 
 
@@ -30,7 +31,10 @@ def test_default_answers_reproduce_the_builtin_run():
     paused = sim.results()
     inline = mpsched.run(scenario("minrtt-norp"), seed=3)
     assert paused.timeseries.equals(inline.timeseries)
-    assert paused.summary["flows"][0]["bytes_delivered"] == inline.summary["flows"][0]["bytes_delivered"]
+    assert (
+        paused.summary["flows"][0]["bytes_delivered"]
+        == inline.summary["flows"][0]["bytes_delivered"]
+    )
 
 
 def test_interval_decisions_and_state():

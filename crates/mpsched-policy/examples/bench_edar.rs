@@ -61,7 +61,11 @@ fn main() {
         t0.elapsed().as_secs_f64() * 1e6
     };
     // [repeat][chunk] total µs of the chunk.
-    let (mut t_old, mut t_new, mut t_port) = (vec![vec![0.0; chunks.len()]; repeats], vec![vec![0.0; chunks.len()]; repeats], vec![vec![0.0; chunks.len()]; repeats]);
+    let (mut t_old, mut t_new, mut t_port) = (
+        vec![vec![0.0; chunks.len()]; repeats],
+        vec![vec![0.0; chunks.len()]; repeats],
+        vec![vec![0.0; chunks.len()]; repeats],
+    );
     for r in 0..repeats {
         for (c, chunk) in chunks.iter().enumerate() {
             t_old[r][c] = time(chunk, &mut |o, q| {
@@ -79,7 +83,9 @@ fn main() {
     // Mean per decision of each whole repeat, then the median over repeats.
     let per_repeat = |t: &[Vec<f64>]| median(&mut t.iter().map(|r| r.iter().sum::<f64>() / n).collect::<Vec<_>>());
     // Each chunk at its fastest over the repeats (what an unloaded machine would show).
-    let best = |t: &[Vec<f64>]| (0..chunks.len()).map(|c| t.iter().map(|r| r[c]).fold(f64::INFINITY, f64::min)).sum::<f64>() / n;
+    let best = |t: &[Vec<f64>]| {
+        (0..chunks.len()).map(|c| t.iter().map(|r| r[c]).fold(f64::INFINITY, f64::min)).sum::<f64>() / n
+    };
     let (m_old, b_old) = (per_repeat(&t_old), best(&t_old));
     println!("us per decision           median of {repeats} repeats   best chunks   reference/this");
     println!("reference (pre-issue-7)   {m_old:19.2} {b_old:13.2}");
@@ -87,7 +93,10 @@ fn main() {
         let (m, b) = (per_repeat(t), best(t));
         println!("{name:25} {m:19.2} {b:13.2}   {:.2} (median), {:.2} (best)", m_old / m, b_old / b);
     }
-    if let Some(m) = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_owned)) {
+    if let Some(m) = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_owned))
+    {
         println!("{}", m.split_once(':').map_or(m.as_str(), |(_, v)| v.trim()));
     }
     if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {

@@ -35,7 +35,12 @@ impl DecisionStats {
 /// controlled flow.
 pub fn run_edar(spec: EnvSpec, seed: u64, net: &mut EdarNet) -> Result<(RunOutput, DecisionStats), ScenarioError> {
     if spec.history != net.history {
-        return Err(ScenarioError(format!("{}: the checkpoint expects {} intervals of history, the env spec has {}", net.path.display(), net.history, spec.history)));
+        return Err(ScenarioError(format!(
+            "{}: the checkpoint expects {} intervals of history, the env spec has {}",
+            net.path.display(),
+            net.history,
+            spec.history
+        )));
     }
     let mut env = Env::new(spec, seed)?;
     let p = env.spec.max_paths;

@@ -191,12 +191,12 @@ pub struct EdarNet {
     u2: usize,
     n_core: [usize; 2],
     avx2_fma: bool,
-    l1_w_ih: Vec<f32>, // [F, r1], g-gate rows doubled (see `cell`)
-    l1_b: Vec<f32>,    // [F, r1], likewise
+    l1_w_ih: Vec<f32>,         // [F, r1], g-gate rows doubled (see `cell`)
+    l1_b: Vec<f32>,            // [F, r1], likewise
     l1_w_hh: Vec<Blocked<B1>>, // per series, [4U1, U1]
-    l2_w_ih: Blocked<B2>, // [4U2, F·2·U1]
-    l2_w_hh: Blocked<B2>, // [4U2, U2]
-    l2_b: Vec<f32>,    // b_ih + b_hh, padded
+    l2_w_ih: Blocked<B2>,      // [4U2, F·2·U1]
+    l2_w_hh: Blocked<B2>,      // [4U2, U2]
+    l2_b: Vec<f32>,            // b_ih + b_hh, padded
     core_w: [Blocked<BC>; 2],
     core_b: [Vec<f32>; 2],
     out_w: Blocked<BO>,
@@ -205,13 +205,13 @@ pub struct EdarNet {
     conn_idx: [usize; 3],
     // Scratch.
     // LSTM1 state of up to two subflows' six series: series s = slot·F + feature.
-    g1: Vec<f32>,  // [2F, r1] gates
-    h1: Vec<f32>,  // [2F, U1]
-    c1: Vec<f32>,  // [2F, U1]
-    o1: Vec<f32>,  // [2F, U1] output gates
-    t1: Vec<f32>,  // [2F, U1] for tanh(c)
-    z: Vec<f32>,   // [2, F·2·U1]: LSTM2 inputs (F × (h_{t-1}, h_t) of LSTM1) of two subflows
-    g2: Vec<f32>,  // [2, 4U2 padded]: LSTM2 gates of two subflows
+    g1: Vec<f32>, // [2F, r1] gates
+    h1: Vec<f32>, // [2F, U1]
+    c1: Vec<f32>, // [2F, U1]
+    o1: Vec<f32>, // [2F, U1] output gates
+    t1: Vec<f32>, // [2F, U1] for tanh(c)
+    z: Vec<f32>,  // [2, F·2·U1]: LSTM2 inputs (F × (h_{t-1}, h_t) of LSTM1) of two subflows
+    g2: Vec<f32>, // [2, 4U2 padded]: LSTM2 gates of two subflows
     c2: Vec<f32>,
     h2: Vec<f32>,
     t2: Vec<f32>,
@@ -249,7 +249,10 @@ pub fn checkpoint_paths(path: &Path) -> (PathBuf, PathBuf) {
     match path.extension().and_then(|e| e.to_str()) {
         Some("json") => (path.to_path_buf(), path.with_extension("safetensors")),
         Some("safetensors") => (path.with_extension("json"), path.to_path_buf()),
-        _ => (PathBuf::from(format!("{}.json", path.display())), PathBuf::from(format!("{}.safetensors", path.display()))),
+        _ => (
+            PathBuf::from(format!("{}.json", path.display())),
+            PathBuf::from(format!("{}.safetensors", path.display())),
+        ),
     }
 }
 
@@ -257,11 +260,16 @@ impl EdarNet {
     /// Loads a checkpoint (`NAME.json` + `NAME.safetensors`) and checks every shape.
     pub fn load(path: &Path) -> Result<EdarNet, PolicyError> {
         let (js, st) = checkpoint_paths(path);
-        let text = std::fs::read_to_string(&js).map_err(|e| PolicyError(format!("{}: cannot read checkpoint description: {e}", js.display())))?;
-        let desc: serde_json::Value = serde_json::from_str(&text).map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))?;
+        let text = std::fs::read_to_string(&js)
+            .map_err(|e| PolicyError(format!("{}: cannot read checkpoint description: {e}", js.display())))?;
+        let desc: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))?;
         let fmt = field(&desc, "format", &js)?.as_str().unwrap_or("");
         if fmt != "mpsched-policy/1" {
-            return Err(PolicyError(format!("{}: field \"format\": expected \"mpsched-policy/1\", got {fmt:?}", js.display())));
+            return Err(PolicyError(format!(
+                "{}: field \"format\": expected \"mpsched-policy/1\", got {fmt:?}",
+                js.display()
+            )));
         }
         let alg = field(&desc, "algorithm", &js)?.as_str().unwrap_or("");
         if alg != "edar" {
@@ -281,14 +289,22 @@ impl EdarNet {
             .as_array()
             .and_then(|a| a.iter().map(|x| x.as_u64().map(|v| v as usize)).collect::<Option<Vec<_>>>())
             .filter(|v| v.len() == 2 && v.iter().all(|&x| x > 0))
-            .ok_or_else(|| PolicyError(format!("{}: field \"net.core_units\": expected two positive integers", js.display())))?;
+            .ok_or_else(|| {
+                PolicyError(format!("{}: field \"net.core_units\": expected two positive integers", js.display()))
+            })?;
         let subs = names(&desc, "net.subflow_inputs", &js)?;
         let conns = names(&desc, "net.conn_inputs", &js)?;
         if subs != SUBFLOW_INPUTS {
-            return Err(PolicyError(format!("{}: field \"net.subflow_inputs\": expected {SUBFLOW_INPUTS:?}, got {subs:?}", js.display())));
+            return Err(PolicyError(format!(
+                "{}: field \"net.subflow_inputs\": expected {SUBFLOW_INPUTS:?}, got {subs:?}",
+                js.display()
+            )));
         }
         if conns != CONN_INPUTS {
-            return Err(PolicyError(format!("{}: field \"net.conn_inputs\": expected {CONN_INPUTS:?}, got {conns:?}", js.display())));
+            return Err(PolicyError(format!(
+                "{}: field \"net.conn_inputs\": expected {CONN_INPUTS:?}, got {conns:?}",
+                js.display()
+            )));
         }
         let mut sub_idx = [0; NF];
         for (k, n) in SUBFLOW_INPUTS.iter().enumerate() {
@@ -302,9 +318,14 @@ impl EdarNet {
 
         let mut t = safetensors::read(&st)?;
         let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, PolicyError> {
-            let Tensor { shape: got, data } = t.remove(name).ok_or_else(|| PolicyError(format!("{}: missing tensor {name:?} (expected shape {shape:?})", st.display())))?;
+            let Tensor { shape: got, data } = t.remove(name).ok_or_else(|| {
+                PolicyError(format!("{}: missing tensor {name:?} (expected shape {shape:?})", st.display()))
+            })?;
             if got != shape {
-                return Err(PolicyError(format!("{}: tensor {name:?}: expected shape {shape:?}, got {got:?}", st.display())));
+                return Err(PolicyError(format!(
+                    "{}: tensor {name:?}: expected shape {shape:?}, got {got:?}",
+                    st.display()
+                )));
             }
             if data.iter().any(|x| !x.is_finite()) {
                 return Err(PolicyError(format!("{}: tensor {name:?}: contains NaN or infinity", st.display())));
@@ -341,7 +362,9 @@ impl EdarNet {
             }
             out
         };
-        let l1_w_hh = (0..NF).map(|j| Blocked::new(&l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1], 4 * u1, u1, gate_scale(u1))).collect();
+        let l1_w_hh = (0..NF)
+            .map(|j| Blocked::new(&l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1], 4 * u1, u1, gate_scale(u1)))
+            .collect();
         let mut l2_b = vec![0.0; round_up(4 * u2, B2)];
         for r in 0..4 * u2 {
             l2_b[r] = (b_ih[r] + b_hh[r]) * gate_scale(u2)(r);
@@ -491,7 +514,13 @@ impl EdarNet {
     fn lstm1<const FMA: bool>(&mut self, obs: &[f32], frame: usize, bases: &[usize]) {
         let (hist, u1, r1) = (self.history, self.u1, self.r1);
         let ns = bases.len() * NF; // series
-        let (g1, h1, c1, o1, t1) = (&mut self.g1[..ns * r1], &mut self.h1[..ns * u1], &mut self.c1[..ns * u1], &mut self.o1[..ns * u1], &mut self.t1[..ns * u1]);
+        let (g1, h1, c1, o1, t1) = (
+            &mut self.g1[..ns * r1],
+            &mut self.h1[..ns * u1],
+            &mut self.c1[..ns * u1],
+            &mut self.o1[..ns * u1],
+            &mut self.t1[..ns * u1],
+        );
         h1.fill(0.0);
         c1.fill(0.0);
         for t in 0..hist {
@@ -510,7 +539,8 @@ impl EdarNet {
             sigmoid_slice::<FMA>(g1);
             for s in 0..ns {
                 let a = &g1[s * r1..(s + 1) * r1];
-                let (c, o, tc) = (&mut c1[s * u1..(s + 1) * u1], &mut o1[s * u1..(s + 1) * u1], &mut t1[s * u1..(s + 1) * u1]);
+                let (c, o, tc) =
+                    (&mut c1[s * u1..(s + 1) * u1], &mut o1[s * u1..(s + 1) * u1], &mut t1[s * u1..(s + 1) * u1]);
                 for u in 0..u1 {
                     c[u] = madd::<FMA>(a[u1 + u], c[u], a[u] * madd::<FMA>(2.0, a[2 * u1 + u], -1.0));
                     o[u] = a[3 * u1 + u];

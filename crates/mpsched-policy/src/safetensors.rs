@@ -16,7 +16,8 @@ pub struct Tensor {
 
 /// Reads every tensor of a safetensors file.
 pub fn read(path: &Path) -> Result<BTreeMap<String, Tensor>, PolicyError> {
-    let bytes = std::fs::read(path).map_err(|e| PolicyError(format!("{}: cannot read weights: {e}", path.display())))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| PolicyError(format!("{}: cannot read weights: {e}", path.display())))?;
     parse(&bytes).map_err(|m| PolicyError(format!("{}: {m}", path.display())))
 }
 
@@ -32,7 +33,8 @@ pub fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Tensor>, String> {
     if n == 0 || n > bytes.len() - 8 || bytes[8] != b'{' {
         return Err("not a safetensors file (bad header)".into());
     }
-    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).map_err(|e| format!("not a safetensors file (header: {e})"))?;
+    let header: serde_json::Value =
+        serde_json::from_slice(&bytes[8..8 + n]).map_err(|e| format!("not a safetensors file (header: {e})"))?;
     let obj = header.as_object().ok_or("not a safetensors file (header is not an object)")?;
     let data = &bytes[8 + n..];
     let mut out = BTreeMap::new();
@@ -52,7 +54,10 @@ pub fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Tensor>, String> {
             .map(|d| d.as_u64().map(|d| d as usize))
             .collect::<Option<_>>()
             .ok_or(format!("tensor {name:?}: bad shape"))?;
-        let offs = info.get("data_offsets").and_then(|o| o.as_array()).ok_or(format!("tensor {name:?}: missing data_offsets"))?;
+        let offs = info
+            .get("data_offsets")
+            .and_then(|o| o.as_array())
+            .ok_or(format!("tensor {name:?}: missing data_offsets"))?;
         let (Some(a), Some(b)) = (offs.first().and_then(|x| x.as_u64()), offs.get(1).and_then(|x| x.as_u64())) else {
             return Err(format!("tensor {name:?}: bad data_offsets"));
         };
@@ -82,7 +87,10 @@ mod tests {
 
     #[test]
     fn reads_f32_tensors() {
-        let b = file(r#"{"__metadata__":{"format":"x"},"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}}"#, &[1.0, 2.0, 3.0, 4.0, -5.5]);
+        let b = file(
+            r#"{"__metadata__":{"format":"x"},"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}}"#,
+            &[1.0, 2.0, 3.0, 4.0, -5.5],
+        );
         let t = parse(&b).unwrap();
         assert_eq!(t["a"].shape, vec![2, 2]);
         assert_eq!(t["a"].data, vec![1.0, 2.0, 3.0, 4.0]);

@@ -93,7 +93,10 @@ fn write_safetensors(path: &Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) {
         assert_eq!(shape.iter().product::<usize>(), v.len());
         let begin = data.len();
         data.extend(v.iter().flat_map(|x| x.to_le_bytes()));
-        header.insert(name.clone(), serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [begin, data.len()]}));
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [begin, data.len()]}),
+        );
     }
     let h = serde_json::Value::Object(header).to_string().into_bytes();
     let mut bytes = (h.len() as u64).to_le_bytes().to_vec();
@@ -150,7 +153,9 @@ fn random_checkpoint(dir: &Path, u1: usize, u2: usize, core: [usize; 2], history
 fn odd_sizes_agree_with_the_reference() {
     let dir = std::env::temp_dir().join(format!("mpsched-edar-fast-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (u1, u2, core, history, seed) in [(3, 5, [7, 9], 3, 1), (10, 60, [128, 32], 6, 2), (7, 33, [20, 41], 2, 3), (1, 1, [1, 1], 4, 4)] {
+    for (u1, u2, core, history, seed) in
+        [(3, 5, [7, 9], 3, 1), (10, 60, [128, 32], 6, 2), (7, 33, [20, 41], 2, 3), (1, 1, [1, 1], 4, 4)]
+    {
         let ck = random_checkpoint(&dir, u1, u2, core, history, seed);
         for max_paths in [2, 3] {
             let mut obs = handoff_observations(history, max_paths, Some(25.0), |o| u8::from(o[0] > 0.3));

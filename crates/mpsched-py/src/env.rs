@@ -176,7 +176,8 @@ impl PyVecEnv {
         let tr = truncated.as_slice_mut()?;
         check_len("truncated", tr.len(), n)?;
         let venv = &mut self.venv;
-        py.detach(move || venv.step(act, VecOut { obs: o, terms: tm, terminated: te, truncated: tr })).map_err(scenario_err)
+        py.detach(move || venv.step(act, VecOut { obs: o, terms: tm, terminated: te, truncated: tr }))
+            .map_err(scenario_err)
     }
 
     #[getter]

@@ -33,7 +33,13 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
 /// Runs a scenario given as TOML (or JSON) text; returns summary, resolved scenario and tables.
 #[pyfunction]
 #[pyo3(signature = (text, source, fmt = "toml", seed = None))]
-fn run_scenario<'py>(py: Python<'py>, text: &str, source: &str, fmt: &str, seed: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+fn run_scenario<'py>(
+    py: Python<'py>,
+    text: &str,
+    source: &str,
+    fmt: &str,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
     let format = parse_format(fmt, source)?;
     let (text, source) = (text.to_owned(), source.to_owned());
     let out = py
@@ -61,7 +67,9 @@ fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput) -> PyResul
     d.set_item("links", table_to_dict(py, &out.links)?)?;
     // Arrow type of every column, so an all-null column keeps its type.
     let schemas = PyDict::new(py);
-    for (name, t) in [("flows", &out.flows), ("subflows", &out.subflows), ("timeseries", &out.timeseries), ("links", &out.links)] {
+    for (name, t) in
+        [("flows", &out.flows), ("subflows", &out.subflows), ("timeseries", &out.timeseries), ("links", &out.links)]
+    {
         let sd = PyDict::new(py);
         for (col, c) in &t.columns {
             sd.set_item(col, c.type_name())?;
@@ -93,7 +101,8 @@ impl PySim {
     #[pyo3(signature = (text, source, fmt = "toml", seed = None))]
     fn new(text: &str, source: &str, fmt: &str, seed: Option<u64>) -> PyResult<Self> {
         let format = parse_format(fmt, source)?;
-        let sc = mpsched_sim::parse_text(text, source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let sc =
+            mpsched_sim::parse_text(text, source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         Ok(PySim { sim: mpsched_sim::Sim::new(sc) })
     }
 
@@ -219,11 +228,12 @@ fn bench_names() -> Vec<&'static str> {
 /// Descriptions of the built-in benchmark scenarios, by name.
 #[pyfunction]
 fn bench_description(name: &str) -> PyResult<&'static str> {
-    mpsched_sim::bench::BENCHES
-        .iter()
-        .find(|b| b.0 == name)
-        .map(|b| b.1)
-        .ok_or_else(|| ScenarioError::new_err(format!("bench: name: unknown benchmark {name:?}, expected one of {:?}", mpsched_sim::bench::names())))
+    mpsched_sim::bench::BENCHES.iter().find(|b| b.0 == name).map(|b| b.1).ok_or_else(|| {
+        ScenarioError::new_err(format!(
+            "bench: name: unknown benchmark {name:?}, expected one of {:?}",
+            mpsched_sim::bench::names()
+        ))
+    })
 }
 
 /// Times one benchmark scenario (fastest of `repeats` runs).
@@ -233,7 +243,10 @@ fn bench_description(name: &str) -> PyResult<&'static str> {
 fn run_bench<'py>(py: Python<'py>, name: &str, repeats: u32) -> PyResult<Bound<'py, PyDict>> {
     let n = name.to_owned();
     let r = py.detach(move || mpsched_sim::bench::run_bench(&n, repeats)).ok_or_else(|| {
-        ScenarioError::new_err(format!("bench: name: unknown benchmark {name:?}, expected one of {:?}", mpsched_sim::bench::names()))
+        ScenarioError::new_err(format!(
+            "bench: name: unknown benchmark {name:?}, expected one of {:?}",
+            mpsched_sim::bench::names()
+        ))
     })?;
     let d = PyDict::new(py);
     d.set_item("name", &r.name)?;

@@ -26,13 +26,21 @@ impl PyEdarNet {
     }
 
     /// Q-values `[B, 2]` and the connection-start flags `[B]` of flat observations `[B, D]`.
-    fn q_values<'py>(&mut self, py: Python<'py>, obs: PyReadonlyArray2<'py, f32>, max_paths: usize) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<bool>>)> {
+    fn q_values<'py>(
+        &mut self,
+        py: Python<'py>,
+        obs: PyReadonlyArray2<'py, f32>,
+        max_paths: usize,
+    ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<bool>>)> {
         let a = obs.as_array();
         let (b, d) = (a.shape()[0], a.shape()[1]);
         let frame = max_paths * mpsched_sim::env::SUBFLOW_FEATURES.len() + mpsched_sim::env::CONN_FEATURES.len();
         let want = self.net.history * frame + max_paths;
         if d != want {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("obs: expected {want} values per row (history {}, max_paths {max_paths}), got {d}", self.net.history)));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "obs: expected {want} values per row (history {}, max_paths {max_paths}), got {d}",
+                self.net.history
+            )));
         }
         let mut q = vec![[0.0f32; 2]; b];
         let mut start = vec![false; b];
@@ -59,10 +67,16 @@ impl PyEdarNet {
 /// Runs the env spec's scenario with the EdAR checkpoint deciding for the controlled flow;
 /// returns (results dict as `run_scenario`, decision stats dict).
 #[pyfunction]
-pub fn run_edar<'py>(py: Python<'py>, spec_json: &str, seed: u64, checkpoint: &str) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+pub fn run_edar<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    seed: u64,
+    checkpoint: &str,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let spec = EnvSpec::from_json(spec_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let mut net = EdarNet::load(std::path::Path::new(checkpoint)).map_err(|e| ScenarioError::new_err(e.0))?;
-    let (out, stats) = py.detach(move || drive(spec, seed, &mut net)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let (out, stats) =
+        py.detach(move || drive(spec, seed, &mut net)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let d = crate::output_to_dict(py, &out)?;
     let s = PyDict::new(py);
     s.set_item("decisions", stats.decisions)?;

@@ -10,7 +10,10 @@ fn main() {
         let d = mpsched_sim::bench::decision_overhead(5);
         println!(
             "decisions      {} per-packet pauses, built-in {:.4} s, paused {:.4} s, overhead {:.0} ns per decision",
-            d.decisions, d.wall_builtin, d.wall_paused, d.ns_per_decision()
+            d.decisions,
+            d.wall_builtin,
+            d.wall_paused,
+            d.ns_per_decision()
         );
     }
     for n in names {

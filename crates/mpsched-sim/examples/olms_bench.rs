@@ -28,7 +28,14 @@ fn isolated(name: &str, slots: u32) -> f64 {
     s.seed(1);
     let subs = [subflow(20, 30_000), subflow(30, 30_000), subflow(50, 60_000), subflow(60, 60_000)];
     let conn = ConnInfo::default();
-    let v = SchedView { subflows: &subs, conn: &conn, seg_len: 1448, reinjection: false, unsent: 1 << 20, send_window: 1 << 30 };
+    let v = SchedView {
+        subflows: &subs,
+        conn: &conn,
+        seg_len: 1448,
+        reinjection: false,
+        unsent: 1 << 20,
+        send_window: 1 << 30,
+    };
     let mut best = f64::MAX;
     for _ in 0..3 {
         let t0 = std::time::Instant::now();
@@ -70,5 +77,9 @@ fn main() {
     println!("simulation {path}, best of 3:");
     println!("  minrtt  {:.3} s wall, {sm} segments", wm);
     println!("  olms    {:.3} s wall, {so} segments", wo);
-    println!("  olms extra per segment: {:.2} us ({:.2}x minrtt wall)", (wo - wm).max(0.0) * 1e6 / so.max(1) as f64, wo / wm);
+    println!(
+        "  olms extra per segment: {:.2} us ({:.2}x minrtt wall)",
+        (wo - wm).max(0.0) * 1e6 / so.max(1) as f64,
+        wo / wm
+    );
 }

@@ -140,8 +140,11 @@ impl DecisionOverhead {
 /// `repeats` each, interleaved so both see the same machine load.
 pub fn decision_overhead(repeats: u32) -> DecisionOverhead {
     let text = BENCHES.iter().find(|b| b.0 == "edar-handoff").unwrap().2;
-    let builtin = Scenario::from_toml(&text.replace("scheduler = \"minrtt\"", "scheduler = \"minrtt-norp\""), "bench").unwrap();
-    let paused = Scenario::from_toml(&text.replace("scheduler = \"minrtt\"", "scheduler = \"external-packet\""), "bench").unwrap();
+    let builtin =
+        Scenario::from_toml(&text.replace("scheduler = \"minrtt\"", "scheduler = \"minrtt-norp\""), "bench").unwrap();
+    let paused =
+        Scenario::from_toml(&text.replace("scheduler = \"minrtt\"", "scheduler = \"external-packet\""), "bench")
+            .unwrap();
     let (mut best_b, mut best_p, mut decisions) = (f64::MAX, f64::MAX, 0);
     for _ in 0..repeats.max(1) {
         let mut sim = Sim::new(builtin.clone());

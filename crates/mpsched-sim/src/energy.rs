@@ -53,7 +53,16 @@ impl EnergyParams {
             ("3g", true) => (0.5821, 659.4, 8.9124, 784.5, 4.1),
             (_, true) => (0.2601, 1210.7, 11.576, 1060.0, 20.1),
         };
-        Some(EnergyParams { alpha_up: au, alpha_down: ad, beta: b, promotion_s: ps, promotion_mw: pm, tail_s: ts, tail_mw: tm, idle_mw: idle })
+        Some(EnergyParams {
+            alpha_up: au,
+            alpha_down: ad,
+            beta: b,
+            promotion_s: ps,
+            promotion_mw: pm,
+            tail_s: ts,
+            tail_mw: tm,
+            idle_mw: idle,
+        })
     }
 
     /// Power (mW) while transferring at `up` / `down` Mbit/s.
@@ -86,7 +95,8 @@ impl InterfaceEnergy {
         let dt = dt_ns as f64 / 1e9;
         if up_bytes + down_bytes > 0 {
             let mut e = 0.0;
-            let tail_over = self.last_active.is_none_or(|t| (end_ns - dt_ns).saturating_sub(t) as f64 / 1e9 >= p.tail_s);
+            let tail_over =
+                self.last_active.is_none_or(|t| (end_ns - dt_ns).saturating_sub(t) as f64 / 1e9 >= p.tail_s);
             if tail_over && p.promotion_s > 0.0 {
                 let pe = p.promotion_mw * p.promotion_s / 1e3;
                 self.promotion_j += pe;

@@ -151,9 +151,16 @@ impl EnvSpec {
         }
         match spec.initial_mode {
             Some(m) if spec.action != ActionKind::Mode => {
-                return Err(ScenarioError(format!("env spec: initial_mode: only with action \"mode\", got {m} with {:?}", spec.action)))
+                return Err(ScenarioError(format!(
+                    "env spec: initial_mode: only with action \"mode\", got {m} with {:?}",
+                    spec.action
+                )))
             }
-            Some(m) if m > 1 => return Err(ScenarioError(format!("env spec: initial_mode: expected 0 (normal) or 1 (redundant), got {m}"))),
+            Some(m) if m > 1 => {
+                return Err(ScenarioError(format!(
+                    "env spec: initial_mode: expected 0 (normal) or 1 (redundant), got {m}"
+                )))
+            }
             _ => {}
         }
         Ok(spec)
@@ -299,7 +306,12 @@ impl Env {
     fn build(spec: &EnvSpec, seed: u64) -> Result<Sim, ScenarioError> {
         let sc = parse_text(&spec.scenario, &spec.source, spec.format(), Some(seed))?;
         if spec.flow >= sc.flows.len() {
-            return Err(ScenarioError(format!("{}: env flow: expected a flow index below {}, got {}", spec.source, sc.flows.len(), spec.flow)));
+            return Err(ScenarioError(format!(
+                "{}: env flow: expected a flow index below {}, got {}",
+                spec.source,
+                sc.flows.len(),
+                spec.flow
+            )));
         }
         Ok(Sim::new(sc))
     }
@@ -324,7 +336,8 @@ impl Env {
             .paths
             .iter()
             .map(|&p| {
-                let rate = sc.paths[p as usize].fwd.iter().map(|&l| sc.links[l as usize].rate_bps).filter(|&r| r > 0).min();
+                let rate =
+                    sc.paths[p as usize].fwd.iter().map(|&l| sc.links[l as usize].rate_bps).filter(|&r| r > 0).min();
                 rate.unwrap_or(0) as f64 / MBPS
             })
             .sum();
@@ -741,7 +754,15 @@ impl VecEnv {
         let spec = &self.envs[0].spec;
         let (d, a, t) = (spec.obs_len(), spec.action_len(), spec.terms_len());
         let chunk = n.div_ceil(self.threads);
-        let work = |envs: &mut [Env], seeds: &[u64], eps: &mut [u64], resets: &mut [bool], acts: &[f32], obs: &mut [f32], terms: &mut [f64], te: &mut [bool], tr: &mut [bool]| {
+        let work = |envs: &mut [Env],
+                    seeds: &[u64],
+                    eps: &mut [u64],
+                    resets: &mut [bool],
+                    acts: &[f32],
+                    obs: &mut [f32],
+                    terms: &mut [f64],
+                    te: &mut [bool],
+                    tr: &mut [bool]| {
             let mut failed = Ok(());
             for k in 0..envs.len() {
                 let env = &mut envs[k];
@@ -767,7 +788,17 @@ impl VecEnv {
             failed
         };
         if self.threads == 1 || n == 1 {
-            return work(&mut self.envs, &self.seeds, &mut self.episodes, &mut self.needs_reset, actions, out.obs, out.terms, out.terminated, out.truncated);
+            return work(
+                &mut self.envs,
+                &self.seeds,
+                &mut self.episodes,
+                &mut self.needs_reset,
+                actions,
+                out.obs,
+                out.terms,
+                out.terminated,
+                out.truncated,
+            );
         }
         std::thread::scope(|scope| {
             let mut handles = Vec::new();

@@ -56,7 +56,14 @@ pub struct HandoffSpec {
 }
 
 /// Start and duration (s) of each handoff in `[start, stop)`.
-pub fn handoff_times(rng: &mut Rng, rate_per_min: f64, dur: (f64, f64), start: f64, stop: f64, max: usize) -> Vec<(f64, f64)> {
+pub fn handoff_times(
+    rng: &mut Rng,
+    rate_per_min: f64,
+    dur: (f64, f64),
+    start: f64,
+    stop: f64,
+    max: usize,
+) -> Vec<(f64, f64)> {
     let mean_gap = 60.0 / rate_per_min;
     let mut out = Vec::new();
     let mut t = start;

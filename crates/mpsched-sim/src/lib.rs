@@ -19,8 +19,8 @@ pub mod table;
 pub mod tracegen;
 pub mod workload;
 
-pub use scenario::{Scenario, ScenarioError};
 pub use mpsched_transport::Decision;
+pub use scenario::{Scenario, ScenarioError};
 pub use sim::{RunOutput, RunStats, Sim, Stop};
 pub use table::{Column, Table};
 

@@ -15,10 +15,17 @@ pub type PktId = u32;
 #[derive(Clone, Debug, PartialEq)]
 pub enum LossModel {
     None,
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Two-state Markov chain: the packet is lost with the current state's probability, then the
     /// state moves (good→bad with `p_gb`, bad→good with `p_bg`).
-    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
 }
 
 impl LossModel {
@@ -176,7 +183,14 @@ impl Link {
             in_service: None,
             ring: VecDeque::new(),
             last_arrival: 0,
-            trace: trace.map(|trace| TraceCursor { trace, lap: 0, idx: 0, head_sent: 0, event_pending: false, opportunities: 0 }),
+            trace: trace.map(|trace| TraceCursor {
+                trace,
+                lap: 0,
+                idx: 0,
+                head_sent: 0,
+                event_pending: false,
+                opportunities: 0,
+            }),
             changes,
             stats: LinkStats::default(),
             cap_bits: 0.0,

@@ -115,4 +115,3 @@ pub fn flow_config(sc: &Scenario, flow: usize) -> Option<OlmsConfig> {
     let (base, params) = name.split_once(':').unwrap_or((name.as_str(), ""));
     is_olms(base).then(|| OlmsConfig::parse(base, params).ok()).flatten()
 }
-

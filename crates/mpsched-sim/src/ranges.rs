@@ -16,8 +16,18 @@ use serde_json::{Map, Number, Value};
 use crate::rng::Rng;
 
 /// Fields that hold integers: a random value drawn for them is rounded.
-pub const INTEGER_FIELDS: &[&str] =
-    &["queue_bytes", "size_bytes", "rcv_buf_bytes", "chunk_bytes", "mss", "init_cwnd", "repeat", "max_flows", "bytes", "seed"];
+pub const INTEGER_FIELDS: &[&str] = &[
+    "queue_bytes",
+    "size_bytes",
+    "rcv_buf_bytes",
+    "chunk_bytes",
+    "mss",
+    "init_cwnd",
+    "repeat",
+    "max_flows",
+    "bytes",
+    "seed",
+];
 
 /// How a random value is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,16 +248,24 @@ mod tests {
     fn malformed_ranges_say_what_is_expected() {
         let e = range(json!({"range": [5, 2]})).unwrap_err();
         assert_eq!(e, "expected lo <= hi in `range = [lo, hi]`, got [5, 2]");
-        assert!(range(json!({"range": [1, 2], "steps": 0})).unwrap_err().starts_with("steps: expected an integer >= 1"));
+        assert!(range(json!({"range": [1, 2], "steps": 0}))
+            .unwrap_err()
+            .starts_with("steps: expected an integer >= 1"));
         assert!(range(json!({"range": [1, 2], "steps": 2.5})).unwrap_err().starts_with("steps:"));
-        assert!(range(json!({"range": ["a", 2]})).unwrap_err().starts_with("expected `range = [lo, hi]` with two numbers"));
+        assert!(range(json!({"range": ["a", 2]}))
+            .unwrap_err()
+            .starts_with("expected `range = [lo, hi]` with two numbers"));
         assert!(range(json!({"range": [1, 2, 3]})).unwrap_err().starts_with("expected `range = [lo, hi]`"));
         assert!(range(json!({"range": 4})).is_err());
         assert!(range(json!({"range": [1, 2], "stepz": 2})).unwrap_err().starts_with("unknown key `stepz`"));
-        assert!(range(json!({"range": [0, 2], "dist": "loguniform"})).unwrap_err().starts_with("log spacing needs lo > 0"));
+        assert!(range(json!({"range": [0, 2], "dist": "loguniform"}))
+            .unwrap_err()
+            .starts_with("log spacing needs lo > 0"));
         assert!(range(json!({"range": [1, 2], "dist": "normal"})).unwrap_err().starts_with("dist:"));
         assert!(range(json!({"range": [1, 2], "log": true})).unwrap_err().starts_with("`log` is for sweeps"));
-        assert!(range(json!({"range": [1, 2], "steps": 2, "dist": "uniform"})).unwrap_err().starts_with("`dist` is for random"));
+        assert!(range(json!({"range": [1, 2], "steps": 2, "dist": "uniform"}))
+            .unwrap_err()
+            .starts_with("`dist` is for random"));
     }
 
     fn tree() -> Value {
@@ -317,6 +335,9 @@ mod tests {
         let mut t = tree();
         t["paths"][0]["delay_ms"] = json!({"range": [30, 20]});
         let (field, what) = resolve(&mut t, 1).unwrap_err();
-        assert_eq!((field.as_str(), what.as_str()), ("paths[0].delay_ms", "expected lo <= hi in `range = [lo, hi]`, got [30, 20]"));
+        assert_eq!(
+            (field.as_str(), what.as_str()),
+            ("paths[0].delay_ms", "expected lo <= hi in `range = [lo, hi]`, got [30, 20]")
+        );
     }
 }

@@ -11,9 +11,9 @@ use mpsched_transport::sched::AnySched;
 use mpsched_transport::{Duration, SubflowConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::link::{LinkChange, LossModel, Trace};
 use crate::energy::EnergyParams;
 use crate::handoff::{handoff_times, HandoffSpec};
+use crate::link::{LinkChange, LossModel, Trace};
 use crate::rng::{stream_seed, Rng};
 use crate::tracegen::{SynthParams, SynthSpec};
 use crate::workload::{arrivals, SizeDist};
@@ -80,7 +80,8 @@ impl<'de> Deserialize<'de> for TraceSpec {
                     }
                     out = Some(m.next_value::<SynthSpec>()?);
                 }
-                out.map(|synthetic| TraceSpec::Synthetic { synthetic }).ok_or_else(|| serde::de::Error::custom("expected `synthetic = { ... }`"))
+                out.map(|synthetic| TraceSpec::Synthetic { synthetic })
+                    .ok_or_else(|| serde::de::Error::custom("expected `synthetic = { ... }`"))
             }
         }
         d.deserialize_any(V)
@@ -152,7 +153,9 @@ pub struct SimSection {
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum LossSpec {
     None,
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     GilbertElliott {
         p_gb: f64,
         p_bg: f64,
@@ -401,12 +404,15 @@ impl Scenario {
             let seed = match (seed, tree.pointer("/sim/seed")) {
                 (Some(s), _) => s,
                 (None, Some(v)) if ranges::is_range(v) => {
-                    return Err(ScenarioError(format!("{source}: sim.seed: the seed cannot be a range (use `mpsched compare --seeds`)")))
+                    return Err(ScenarioError(format!(
+                        "{source}: sim.seed: the seed cannot be a range (use `mpsched compare --seeds`)"
+                    )))
                 }
                 (None, Some(v)) => v.as_u64().unwrap_or(1),
                 (None, None) => 1,
             };
-            ranges::resolve(&mut tree, seed).map_err(|(field, what)| ScenarioError(format!("{source}: {field}: {what}")))?;
+            ranges::resolve(&mut tree, seed)
+                .map_err(|(field, what)| ScenarioError(format!("{source}: {field}: {what}")))?;
             serde_json::from_value(tree).map_err(json_err)?
         } else {
             // Without ranges, deserialize the text itself: errors keep their line numbers.
@@ -521,13 +527,19 @@ impl Resolver<'_> {
     fn link(&mut self, f: &str, spec: &LinkSpec) -> Result<LinkDef, ScenarioError> {
         let trace = match &spec.trace {
             Some(TraceSpec::File(t)) => Some(self.trace(&format!("{f}.trace"), t)?),
-            Some(TraceSpec::Synthetic { synthetic }) => Some(self.synthetic(&format!("{f}.trace"), &spec.name, synthetic)?),
+            Some(TraceSpec::Synthetic { synthetic }) => {
+                Some(self.synthetic(&format!("{f}.trace"), &spec.name, synthetic)?)
+            }
             None => None,
         };
         let rate_bps = match (spec.rate_mbps, &trace) {
             (Some(r), _) => (self.positive(&format!("{f}.rate_mbps"), r)? * 1e6).round() as u64,
             (None, Some(_)) => 0,
-            (None, None) => return Err(self.err(&format!("{f}.rate_mbps"), "missing: expected a positive rate in Mbit/s (or a trace)")),
+            (None, None) => {
+                return Err(
+                    self.err(&format!("{f}.rate_mbps"), "missing: expected a positive rate in Mbit/s (or a trace)")
+                )
+            }
         };
         let delay_ns = ms_to_ns(self.non_negative(&format!("{f}.delay_ms"), spec.delay_ms.unwrap_or(0.0))?);
         let loss = match &spec.loss {
@@ -540,7 +552,8 @@ impl Resolver<'_> {
             let g = format!("{f}.schedule[{j}]");
             let at = self.non_negative(&format!("{g}.at_s"), c.at_s)?;
             if at < last {
-                return Err(self.err(&format!("{g}.at_s"), format!("expected times in increasing order, got {at} after {last}")));
+                return Err(self
+                    .err(&format!("{g}.at_s"), format!("expected times in increasing order, got {at} after {last}")));
             }
             last = at;
             changes.push(LinkChange {
@@ -560,7 +573,15 @@ impl Resolver<'_> {
                 outage: c.outage,
             });
         }
-        Ok(LinkDef { name: spec.name.clone(), rate_bps, delay_ns, queue_bytes: spec.queue_bytes.unwrap_or(0), loss, trace, changes })
+        Ok(LinkDef {
+            name: spec.name.clone(),
+            rate_bps,
+            delay_ns,
+            queue_bytes: spec.queue_bytes.unwrap_or(0),
+            loss,
+            trace,
+            changes,
+        })
     }
 
     fn resolve(mut self, mut file: ScenarioFile) -> Result<Scenario, ScenarioError> {
@@ -568,7 +589,10 @@ impl Resolver<'_> {
             if self.source.starts_with('<') {
                 return "scenario".into();
             }
-            Path::new(self.source).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scenario".into())
+            Path::new(self.source)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into())
         });
         let duration = self.positive("sim.duration_s", file.sim.duration_s)?;
         let sample_ms = self.positive("sim.sample_interval_ms", file.sim.sample_interval_ms.unwrap_or(100.0))?;
@@ -594,8 +618,13 @@ impl Resolver<'_> {
         // Expand path shortcuts into explicit link pairs.
         for (i, p) in file.paths.iter_mut().enumerate() {
             let f = format!("paths[{i}]");
-            let shortcut = p.rate_mbps.is_some() || p.delay_ms.is_some() || p.trace.is_some() || p.trace_reverse.is_some()
-                || p.loss.is_some() || p.queue_bytes.is_some() || p.schedule.is_some();
+            let shortcut = p.rate_mbps.is_some()
+                || p.delay_ms.is_some()
+                || p.trace.is_some()
+                || p.trace_reverse.is_some()
+                || p.loss.is_some()
+                || p.queue_bytes.is_some()
+                || p.schedule.is_some();
             if p.interface.is_some() && p.energy.is_some() {
                 return Err(self.err(&f, "give either `interface` or `energy`, not both"));
             }
@@ -661,17 +690,36 @@ impl Resolver<'_> {
                 }
                 names
                     .iter()
-                    .map(|n| link_ix.get(n).copied().ok_or_else(|| self.err(&format!("{f}.{dir}"), format!("unknown link {n:?}"))))
+                    .map(|n| {
+                        link_ix
+                            .get(n)
+                            .copied()
+                            .ok_or_else(|| self.err(&format!("{f}.{dir}"), format!("unknown link {n:?}")))
+                    })
                     .collect()
             };
             let fwd = lookup("forward", p.forward.as_deref().unwrap_or(&[]))?;
             let rev = lookup("reverse", p.reverse.as_deref().unwrap_or(&[]))?;
             let energy = match (&p.interface, &p.energy) {
-                (Some(n), _) => Some(EnergyParams::builtin(&n.to_ascii_lowercase(), energy_states).ok_or_else(|| {
-                    self.err(&format!("{f}.interface"), format!("expected \"wifi\", \"4g\", \"lte\" or \"3g\", got {n:?}"))
-                })?),
+                (Some(n), _) => {
+                    Some(EnergyParams::builtin(&n.to_ascii_lowercase(), energy_states).ok_or_else(|| {
+                        self.err(
+                            &format!("{f}.interface"),
+                            format!("expected \"wifi\", \"4g\", \"lte\" or \"3g\", got {n:?}"),
+                        )
+                    })?)
+                }
                 (None, Some(e)) => {
-                    let vals = [e.alpha_up, e.alpha_down, e.beta, e.promotion_s, e.promotion_mw, e.tail_s, e.tail_mw, e.idle_mw];
+                    let vals = [
+                        e.alpha_up,
+                        e.alpha_down,
+                        e.beta,
+                        e.promotion_s,
+                        e.promotion_mw,
+                        e.tail_s,
+                        e.tail_mw,
+                        e.idle_mw,
+                    ];
                     if vals.iter().any(|v| !v.is_finite() || *v < 0.0) {
                         return Err(self.err(&format!("{f}.energy"), "expected non-negative numbers"));
                     }
@@ -742,14 +790,22 @@ impl Resolver<'_> {
             let names: Vec<String> = match (&fl.path, &fl.paths) {
                 (Some(p), None) => vec![p.clone()],
                 (None, Some(ps)) if !ps.is_empty() && ps.len() <= 8 => ps.clone(),
-                (None, Some(ps)) => return Err(self.err(&format!("{f}.paths"), format!("expected 1 to 8 path names, got {}", ps.len()))),
-                (Some(_), Some(_)) => return Err(self.err(&f, "give either `path` (single-path TCP) or `paths` (multipath), not both")),
-                (None, None) => return Err(self.err(&format!("{f}.path"), "missing: expected `path = \"name\"` or `paths = [\"a\", \"b\"]`")),
+                (None, Some(ps)) => {
+                    return Err(self.err(&format!("{f}.paths"), format!("expected 1 to 8 path names, got {}", ps.len())))
+                }
+                (Some(_), Some(_)) => {
+                    return Err(self.err(&f, "give either `path` (single-path TCP) or `paths` (multipath), not both"))
+                }
+                (None, None) => {
+                    return Err(self
+                        .err(&format!("{f}.path"), "missing: expected `path = \"name\"` or `paths = [\"a\", \"b\"]`"))
+                }
             };
             let mut paths_of_flow = Vec::with_capacity(names.len());
             for n in &names {
                 let field = if fl.paths.is_some() { "paths" } else { "path" };
-                let id = *path_ix.get(n).ok_or_else(|| self.err(&format!("{f}.{field}"), format!("unknown path {n:?}")))?;
+                let id =
+                    *path_ix.get(n).ok_or_else(|| self.err(&format!("{f}.{field}"), format!("unknown path {n:?}")))?;
                 if paths_of_flow.contains(&id) {
                     return Err(self.err(&format!("{f}.paths"), format!("path {n:?} listed twice")));
                 }
@@ -757,48 +813,72 @@ impl Resolver<'_> {
             }
             let mut backup = vec![false; names.len()];
             for b in fl.backup.iter().flatten() {
-                let k = names.iter().position(|n| n == b).ok_or_else(|| self.err(&format!("{f}.backup"), format!("{b:?} is not one of this flow's paths {names:?}")))?;
+                let k = names.iter().position(|n| n == b).ok_or_else(|| {
+                    self.err(&format!("{f}.backup"), format!("{b:?} is not one of this flow's paths {names:?}"))
+                })?;
                 backup[k] = true;
             }
             let scheduler = fl.scheduler.clone().unwrap_or_else(|| "minrtt".into()).to_ascii_lowercase();
             if AnySched::by_name(&scheduler).is_none() {
-                return Err(self.err(&format!("{f}.scheduler"), format!("unknown scheduler {scheduler:?}, expected one of {:?}", AnySched::NAMES)));
+                return Err(self.err(
+                    &format!("{f}.scheduler"),
+                    format!("unknown scheduler {scheduler:?}, expected one of {:?}", AnySched::NAMES),
+                ));
             }
-            let sched_run = crate::olms::scheduler_with_options(&scheduler, fl.olms.as_ref()).map_err(|e| self.err(&format!("{f}.olms"), e))?;
+            let sched_run = crate::olms::scheduler_with_options(&scheduler, fl.olms.as_ref())
+                .map_err(|e| self.err(&format!("{f}.olms"), e))?;
             let cc = fl.cc.clone().unwrap_or_else(|| profile.default_cc().into()).to_ascii_lowercase();
             if AnyCc::by_name(&cc).is_none() {
-                return Err(self.err(&format!("{f}.cc"), format!("unknown congestion control {cc:?}, expected one of {:?}", AnyCc::NAMES)));
+                return Err(self.err(
+                    &format!("{f}.cc"),
+                    format!("unknown congestion control {cc:?}, expected one of {:?}", AnyCc::NAMES),
+                ));
             }
             let start = self.non_negative(&format!("{f}.start_s"), fl.start_s.unwrap_or(0.0))?;
             if fl.size_bytes == Some(0) {
-                return Err(self.err(&format!("{f}.size_bytes"), "expected a positive size (omit it for an unlimited flow)"));
+                return Err(
+                    self.err(&format!("{f}.size_bytes"), "expected a positive size (omit it for an unlimited flow)")
+                );
             }
             let decision = match (fl.decision_interval_ms, fl.decision_every_min_rtt.unwrap_or(false)) {
                 (Some(_), true) => {
-                    return Err(self.err(&f, "give either decision_interval_ms or decision_every_min_rtt = true, not both"))
+                    return Err(
+                        self.err(&f, "give either decision_interval_ms or decision_every_min_rtt = true, not both")
+                    )
                 }
-                (Some(ms), false) => DecisionInterval::Fixed(ms_to_ns(self.positive(&format!("{f}.decision_interval_ms"), ms)?).max(1)),
+                (Some(ms), false) => {
+                    DecisionInterval::Fixed(ms_to_ns(self.positive(&format!("{f}.decision_interval_ms"), ms)?).max(1))
+                }
                 (None, true) => DecisionInterval::MinRtt,
                 (None, false) => DecisionInterval::None,
             };
             let app = match (fl.app_rate_mbps, fl.chunk_bytes, fl.chunk_period_ms) {
                 (None, None, None) => App::Greedy,
-                (Some(r), None, None) => App::Cbr { rate_bps: (self.positive(&format!("{f}.app_rate_mbps"), r)? * 1e6).round() as u64 },
+                (Some(r), None, None) => {
+                    App::Cbr { rate_bps: (self.positive(&format!("{f}.app_rate_mbps"), r)? * 1e6).round() as u64 }
+                }
                 (None, Some(b), Some(p)) if b > 0 => {
                     App::Chunks { bytes: b, period_ns: ms_to_ns(self.positive(&format!("{f}.chunk_period_ms"), p)?) }
                 }
                 (None, Some(_), Some(_)) => return Err(self.err(&format!("{f}.chunk_bytes"), "expected > 0")),
                 (None, _, _) => return Err(self.err(&f, "chunked source: give both chunk_bytes and chunk_period_ms")),
-                (Some(_), _, _) => return Err(self.err(&f, "give either app_rate_mbps (constant rate) or chunk_bytes/chunk_period_ms, not both")),
+                (Some(_), _, _) => {
+                    return Err(self
+                        .err(&f, "give either app_rate_mbps (constant rate) or chunk_bytes/chunk_period_ms, not both"))
+                }
             };
             let repeat = fl.repeat.unwrap_or(1);
             if repeat == 0 {
                 return Err(self.err(&format!("{f}.repeat"), "expected at least 1"));
             }
             if repeat > 1 && (fl.size_bytes.is_none() || app != App::Greedy) {
-                return Err(self.err(&format!("{f}.repeat"), "repeated downloads need size_bytes and no app_rate_mbps/chunk source"));
+                return Err(self.err(
+                    &format!("{f}.repeat"),
+                    "repeated downloads need size_bytes and no app_rate_mbps/chunk source",
+                ));
             }
-            let repeat_gap_ns = (self.non_negative(&format!("{f}.repeat_gap_s"), fl.repeat_gap_s.unwrap_or(0.0))? * 1e9).round() as u64;
+            let repeat_gap_ns =
+                (self.non_negative(&format!("{f}.repeat_gap_s"), fl.repeat_gap_s.unwrap_or(0.0))? * 1e9).round() as u64;
             let mut sub = defaults.clone();
             if let Some(m) = fl.mss {
                 if !(64..=65_000).contains(&m) {
@@ -826,7 +906,10 @@ impl Resolver<'_> {
             }
             let rcv_buf = fl.rcv_buf_bytes.unwrap_or(DEFAULT_RCV_BUF);
             if rcv_buf < 2 * sub.mss as u64 {
-                return Err(self.err(&format!("{f}.rcv_buf_bytes"), format!("expected at least two segments ({} bytes), got {rcv_buf}", 2 * sub.mss)));
+                return Err(self.err(
+                    &format!("{f}.rcv_buf_bytes"),
+                    format!("expected at least two segments ({} bytes), got {rcv_buf}", 2 * sub.mss),
+                ));
             }
             // Write the defaults back for the resolved copy.
             fl.cc = Some(cc.clone());
@@ -862,13 +945,20 @@ impl Resolver<'_> {
         for (i, e) in file.events.iter().enumerate() {
             let f = format!("events[{i}]");
             let at = self.non_negative(&format!("{f}.at_s"), e.at_s)?;
-            let path = *path_ix.get(&e.path).ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", e.path)))?;
+            let path = *path_ix
+                .get(&e.path)
+                .ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", e.path)))?;
             let kind = match e.state.as_str() {
                 "down" => PathEventKind::Down,
                 "up" => PathEventKind::Up,
                 "backup" => PathEventKind::Backup,
                 "active" => PathEventKind::Active,
-                other => return Err(self.err(&format!("{f}.state"), format!("expected \"down\", \"up\", \"backup\" or \"active\", got {other:?}"))),
+                other => {
+                    return Err(self.err(
+                        &format!("{f}.state"),
+                        format!("expected \"down\", \"up\", \"backup\" or \"active\", got {other:?}"),
+                    ))
+                }
             };
             events.push(PathEvent { at_ns: (at * 1e9).round() as u64, path, kind });
         }
@@ -896,18 +986,28 @@ impl Resolver<'_> {
         let mut per_path: BTreeMap<String, usize> = BTreeMap::new();
         for (i, h) in std::mem::take(&mut file.handoffs).into_iter().enumerate() {
             let f = format!("handoffs[{i}]");
-            let path = file.paths.iter().find(|p| p.name == h.path).ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", h.path)))?;
+            let path = file
+                .paths
+                .iter()
+                .find(|p| p.name == h.path)
+                .ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", h.path)))?;
             let (fwd, rev) = (path.forward.clone().unwrap_or_default(), path.reverse.clone().unwrap_or_default());
             let rate = self.positive(&format!("{f}.rate_per_min"), h.rate_per_min)?;
             let (lo, hi) = h.duration_s.bounds();
             if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
-                return Err(self.err(&format!("{f}.duration_s"), format!("expected a positive number or [lo, hi] with 0 < lo <= hi, got [{lo}, {hi}]")));
+                return Err(self.err(
+                    &format!("{f}.duration_s"),
+                    format!("expected a positive number or [lo, hi] with 0 < lo <= hi, got [{lo}, {hi}]"),
+                ));
             }
             let start = self.non_negative(&format!("{f}.start_s"), h.start_s.unwrap_or(0.0))?;
             let stop = self.non_negative(&format!("{f}.stop_s"), h.stop_s.unwrap_or(duration))?;
             let outage = self.non_negative(&format!("{f}.outage_s"), h.outage_s.unwrap_or(0.0))?;
             if outage > lo {
-                return Err(self.err(&format!("{f}.outage_s"), format!("expected at most the shortest handoff ({lo} s), got {outage}")));
+                return Err(self.err(
+                    &format!("{f}.outage_s"),
+                    format!("expected at most the shortest handoff ({lo} s), got {outage}"),
+                ));
             }
             if let Some(r) = h.rate_mbps {
                 self.positive(&format!("{f}.rate_mbps"), r)?;
@@ -919,7 +1019,10 @@ impl Resolver<'_> {
                 self.loss(&format!("{f}.loss"), l)?;
             }
             if h.rate_mbps.is_none() && h.delay_ms.is_none() && h.loss.is_none() && outage == 0.0 {
-                return Err(self.err(&f, "expected at least one of rate_mbps, delay_ms, loss or outage_s (what a handoff changes)"));
+                return Err(self.err(
+                    &f,
+                    "expected at least one of rate_mbps, delay_ms, loss or outage_s (what a handoff changes)",
+                ));
             }
             let k = per_path.entry(h.path.clone()).or_insert(0);
             let mut rng = Rng::stream(seed, &format!("handoff/{}/{k}", h.path));
@@ -937,10 +1040,28 @@ impl Resolver<'_> {
                 let base_loss = loss.as_ref().map(|_| link.loss.clone().unwrap_or(LossSpec::None));
                 let mut added = Vec::new();
                 for &(t, d) in &times {
-                    added.push(ChangeSpec { at_s: ns(t), rate_mbps: h.rate_mbps, delay_ms: h.delay_ms, loss: loss.clone(), outage: None });
+                    added.push(ChangeSpec {
+                        at_s: ns(t),
+                        rate_mbps: h.rate_mbps,
+                        delay_ms: h.delay_ms,
+                        loss: loss.clone(),
+                        outage: None,
+                    });
                     if outage > 0.0 {
-                        added.push(ChangeSpec { at_s: ns(t + (d - outage) / 2.0), rate_mbps: None, delay_ms: None, loss: None, outage: Some(true) });
-                        added.push(ChangeSpec { at_s: ns(t + (d + outage) / 2.0), rate_mbps: None, delay_ms: None, loss: None, outage: Some(false) });
+                        added.push(ChangeSpec {
+                            at_s: ns(t + (d - outage) / 2.0),
+                            rate_mbps: None,
+                            delay_ms: None,
+                            loss: None,
+                            outage: Some(true),
+                        });
+                        added.push(ChangeSpec {
+                            at_s: ns(t + (d + outage) / 2.0),
+                            rate_mbps: None,
+                            delay_ms: None,
+                            loss: None,
+                            outage: Some(false),
+                        });
                     }
                     added.push(ChangeSpec {
                         at_s: ns(t + d),
@@ -972,9 +1093,28 @@ impl Resolver<'_> {
             let f = format!("workloads[{i}]");
             w.size.validate().map_err(|e| self.err(&format!("{f}.size"), e))?;
             let (rate, period) = match w.arrival.as_str() {
-                "poisson" => (Some(self.positive(&format!("{f}.rate_per_s"), w.rate_per_s.ok_or_else(|| self.err(&format!("{f}.rate_per_s"), "missing: expected arrivals per second"))?)?), None),
-                "periodic" => (None, Some(self.positive(&format!("{f}.period_s"), w.period_s.ok_or_else(|| self.err(&format!("{f}.period_s"), "missing: expected the period in seconds"))?)?)),
-                other => return Err(self.err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}"))),
+                "poisson" => (
+                    Some(self.positive(
+                        &format!("{f}.rate_per_s"),
+                        w.rate_per_s.ok_or_else(|| {
+                            self.err(&format!("{f}.rate_per_s"), "missing: expected arrivals per second")
+                        })?,
+                    )?),
+                    None,
+                ),
+                "periodic" => (
+                    None,
+                    Some(self.positive(
+                        &format!("{f}.period_s"),
+                        w.period_s.ok_or_else(|| {
+                            self.err(&format!("{f}.period_s"), "missing: expected the period in seconds")
+                        })?,
+                    )?),
+                ),
+                other => {
+                    return Err(self
+                        .err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}")))
+                }
             };
             let start = self.non_negative(&format!("{f}.start_s"), w.start_s.unwrap_or(0.0))?;
             let stop = w.stop_s.unwrap_or(duration);
@@ -1024,17 +1164,26 @@ pub fn parse_trace(text: &str, source: &str) -> Result<Trace, ScenarioError> {
     for (i, line) in text.lines().enumerate() {
         let l = line.trim();
         let t: u64 = l.parse().map_err(|_| {
-            ScenarioError(format!("{source}: line {}: expected a non-negative integer millisecond timestamp, got {l:?}", i + 1))
+            ScenarioError(format!(
+                "{source}: line {}: expected a non-negative integer millisecond timestamp, got {l:?}",
+                i + 1
+            ))
         })?;
         if t < prev {
-            return Err(ScenarioError(format!("{source}: line {}: timestamps must not decrease ({t} after {prev})", i + 1)));
+            return Err(ScenarioError(format!(
+                "{source}: line {}: timestamps must not decrease ({t} after {prev})",
+                i + 1
+            )));
         }
         prev = t;
         times.push(t);
     }
     match times.last() {
         None => Err(ScenarioError(format!("{source}: line 1: expected at least one timestamp, the file is empty"))),
-        Some(0) => Err(ScenarioError(format!("{source}: line {}: the last timestamp must be > 0 (it is the loop period)", times.len()))),
+        Some(0) => Err(ScenarioError(format!(
+            "{source}: line {}: the last timestamp must be > 0 (it is the loop period)",
+            times.len()
+        ))),
         Some(_) => Ok(Trace { times_ms: times }),
     }
 }

@@ -2,7 +2,9 @@
 
 use std::collections::VecDeque;
 
-use mpsched_transport::{ConnConfig, Connection, Decision, Event, Instant, PathState, Segment, Side, SlotStats, SubflowInfo};
+use mpsched_transport::{
+    ConnConfig, Connection, Decision, Event, Instant, PathState, Segment, Side, SlotStats, SubflowInfo,
+};
 
 use crate::energy::InterfaceEnergy;
 use crate::event::{EventQueue, Kind};
@@ -147,7 +149,17 @@ impl Sim {
             .enumerate()
             .map(|(i, l)| {
                 let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
-                Link::new(i as u32, l.name.clone(), l.rate_bps, l.delay_ns, l.queue_bytes, l.loss.clone(), l.trace.clone(), rng, l.changes.clone())
+                Link::new(
+                    i as u32,
+                    l.name.clone(),
+                    l.rate_bps,
+                    l.delay_ns,
+                    l.queue_bytes,
+                    l.loss.clone(),
+                    l.trace.clone(),
+                    rng,
+                    l.changes.clone(),
+                )
             })
             .collect::<Vec<_>>();
         let mut ev = EventQueue::default();
@@ -332,7 +344,9 @@ impl Sim {
             DecisionInterval::Fixed(ns) => ns,
             DecisionInterval::MinRtt => {
                 let conn = self.eps[2 * f].conn.as_ref();
-                let min = conn.and_then(|c| c.subflows().filter(|(_, s)| s.established && s.srtt.0 > 0).map(|(_, s)| s.srtt.0).min());
+                let min = conn.and_then(|c| {
+                    c.subflows().filter(|(_, s)| s.established && s.srtt.0 > 0).map(|(_, s)| s.srtt.0).min()
+                });
                 min.unwrap_or(100_000_000).max(1_000_000)
             }
         }
@@ -728,7 +742,8 @@ impl Sim {
             let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
             let snd = self.eps[2 * f].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
             let delivered = rt.acc.delivered + rcv.bytes_delivered;
-            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) = (rt.acc.retx, rt.acc.lost, rt.acc.rtos, rt.acc.frs, f64::INFINITY);
+            let (mut retx, mut lost, mut rtos, mut frs, mut srtt_ms) =
+                (rt.acc.retx, rt.acc.lost, rt.acc.rtos, rt.acc.frs, f64::INFINITY);
             let mut slots = rt.acc.slots;
             if let Some(c) = self.eps[2 * f].conn.as_ref() {
                 for (i, s) in c.subflows() {

@@ -92,8 +92,12 @@ impl Table {
             let nullable = vals.iter().any(|v| v.is_null());
             let kind = vals.iter().find(|v| !v.is_null());
             let col = match kind {
-                Some(serde_json::Value::String(_)) => Column::Str(vals.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect()),
-                Some(serde_json::Value::Bool(_)) => Column::Bool(vals.iter().map(|v| v.as_bool().unwrap_or(false)).collect()),
+                Some(serde_json::Value::String(_)) => {
+                    Column::Str(vals.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect())
+                }
+                Some(serde_json::Value::Bool(_)) => {
+                    Column::Bool(vals.iter().map(|v| v.as_bool().unwrap_or(false)).collect())
+                }
                 Some(serde_json::Value::Number(n)) if n.is_f64() => {
                     if nullable {
                         Column::OptF64(vals.iter().map(|v| v.as_f64()).collect())

@@ -92,7 +92,10 @@ impl SynthParams {
             return Err(("outage_per_min", format!("expected a number >= 0, got {}", self.outage_per_min)));
         }
         if self.duration_s < 0.001 {
-            return Err(("duration_s", format!("expected at least 0.001 s (one millisecond), got {}", self.duration_s)));
+            return Err((
+                "duration_s",
+                format!("expected at least 0.001 s (one millisecond), got {}", self.duration_s),
+            ));
         }
         let opportunities = self.mean_mbps * 1e6 * self.duration_s / (8.0 * TRACE_OPPORTUNITY_BYTES as f64);
         if opportunities > MAX_OPPORTUNITIES {
@@ -266,7 +269,15 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_the_field() {
-        let mut s = SynthSpec { mean_mbps: -1.0, duration_s: None, variability: None, dwell_s: None, outage_per_min: None, outage_s: None, seed: None };
+        let mut s = SynthSpec {
+            mean_mbps: -1.0,
+            duration_s: None,
+            variability: None,
+            dwell_s: None,
+            outage_per_min: None,
+            outage_s: None,
+            seed: None,
+        };
         assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "mean_mbps");
         s.mean_mbps = 10.0;
         s.variability = Some(-0.1);

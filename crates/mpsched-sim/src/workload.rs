@@ -69,7 +69,14 @@ fn standard_normal(rng: &mut Rng) -> f64 {
 
 /// Arrival times in seconds of a workload between `start` and `stop`: Poisson with
 /// `rate_per_s`, or every `period_s`. At most `max` arrivals.
-pub fn arrivals(rng: &mut Rng, poisson_rate: Option<f64>, period: Option<f64>, start: f64, stop: f64, max: usize) -> Vec<f64> {
+pub fn arrivals(
+    rng: &mut Rng,
+    poisson_rate: Option<f64>,
+    period: Option<f64>,
+    start: f64,
+    stop: f64,
+    max: usize,
+) -> Vec<f64> {
     let mut out = Vec::new();
     let mut t = start;
     loop {

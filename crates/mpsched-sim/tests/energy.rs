@@ -54,7 +54,8 @@ path = "lte"
 size_bytes = 1000000
 "#);
     let i = &interfaces(&out)[0];
-    let (promo, tail, active) = (i["promotion_j"].as_f64().unwrap(), i["tail_j"].as_f64().unwrap(), i["active_j"].as_f64().unwrap());
+    let (promo, tail, active) =
+        (i["promotion_j"].as_f64().unwrap(), i["tail_j"].as_f64().unwrap(), i["active_j"].as_f64().unwrap());
     assert!((promo - 0.3149).abs() < 1e-3, "promotion {promo}");
     assert!((tail - 12.27).abs() < 0.2, "tail {tail}");
     assert!(tail > 5.0 * active, "tail {tail} vs active {active}");

@@ -61,6 +61,7 @@ fn initial_mode_is_checked() {
         let text = format!(r#"{{"scenario": "", "source": "s", "flow": 0, {extra}}}"#);
         EnvSpec::from_json(&text).map(|_| ()).unwrap_err().0
     };
-    assert!(bad(r#""action": "mode", "initial_mode": 2"#).contains("initial_mode: expected 0 (normal) or 1 (redundant), got 2"));
+    assert!(bad(r#""action": "mode", "initial_mode": 2"#)
+        .contains("initial_mode: expected 0 (normal) or 1 (redundant), got 2"));
     assert!(bad(r#""action": "weights", "initial_mode": 1"#).contains("initial_mode: only with action \"mode\""));
 }

@@ -10,7 +10,9 @@ use mpsched_transport::sched::olms::App;
 const APP1: &str = include_str!("../../../scenarios/olms-app1.toml");
 
 fn app1(size: u64, scheduler: &str) -> Scenario {
-    let text = APP1.replace("size_bytes = 40_000_000", &format!("size_bytes = {size}")).replace("scheduler = \"olms\"", &format!("scheduler = \"{scheduler}\""));
+    let text = APP1
+        .replace("size_bytes = 40_000_000", &format!("size_bytes = {size}"))
+        .replace("scheduler = \"olms\"", &format!("scheduler = \"{scheduler}\""));
     Scenario::from_toml(&text, "olms-app1.toml").unwrap()
 }
 
@@ -77,7 +79,8 @@ fn deterministic() {
 /// rate, so OLMS's learned b̂₃ differs from the oracle's configured b₃ = 0.6.
 #[test]
 fn max_rtt_violation_share() {
-    let text = APP1.replace("size_bytes = 40_000_000", "size_bytes = 8_000_000").replace("l = 2", "l = 2\non_busy = \"wait\"");
+    let text =
+        APP1.replace("size_bytes = 40_000_000", "size_bytes = 8_000_000").replace("l = 2", "l = 2\non_busy = \"wait\"");
     let (segs, _) = segments(Scenario::from_toml(&text, "olms-app1.toml").unwrap());
     let total: u64 = segs.iter().sum();
     let share4 = segs[3] as f64 / total as f64;
@@ -111,7 +114,9 @@ fn selected_path_metrics_in_results() {
 
     // Application I, four paths, minRTT and OLMS: flow = slot-weighted subflows = intervals.
     for sched in ["minrtt", "olms"] {
-        let sc = APP1.replace("size_bytes = 40_000_000", "size_bytes = 3_000_000").replace("scheduler = \"olms\"", &format!("scheduler = \"{sched}\""));
+        let sc = APP1
+            .replace("size_bytes = 40_000_000", "size_bytes = 3_000_000")
+            .replace("scheduler = \"olms\"", &format!("scheduler = \"{sched}\""));
         let o = run(&sc, 1);
         let n = flow_i(&o, "slots") as f64;
         let sub_n = match o.subflows.column("slots") {
@@ -131,6 +136,9 @@ fn selected_path_metrics_in_results() {
         assert!(tb > 0.0 && (0..k.len()).all(|i| (k[i] == 0) == (r[i] == 0.0)));
         // Deterministic.
         let o2 = run(&sc, 1);
-        assert_eq!((o.summary_json.clone(), ts.f64s("slot_bw_mbps")), (o2.summary_json.clone(), o2.timeseries.f64s("slot_bw_mbps")));
+        assert_eq!(
+            (o.summary_json.clone(), ts.f64s("slot_bw_mbps")),
+            (o2.summary_json.clone(), o2.timeseries.f64s("slot_bw_mbps"))
+        );
     }
 }

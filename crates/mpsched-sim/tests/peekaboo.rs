@@ -44,7 +44,8 @@ fn peekaboo_beats_minrtt_norp_under_hol() {
     let (norp, norp_slow) = hol("minrtt-norp", 1);
     let (pk, pk_slow) = hol("peekaboo", 1);
     let (ecf, _) = hol("ecf", 1);
-    let msg = format!("minrtt-norp {norp:.2} Mbps ({norp_slow} B on slow), peekaboo {pk:.2} ({pk_slow} B), ecf {ecf:.2}");
+    let msg =
+        format!("minrtt-norp {norp:.2} Mbps ({norp_slow} B on slow), peekaboo {pk:.2} ({pk_slow} B), ecf {ecf:.2}");
     eprintln!("{msg}");
     assert!(pk >= 5.0 * norp, "{msg}");
     assert!(pk_slow * 10 < norp_slow, "{msg}");

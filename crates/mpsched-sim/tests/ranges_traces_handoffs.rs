@@ -86,7 +86,12 @@ fn malformed_ranges_and_sweeps_are_one_line_errors() {
         "s.toml: paths[0].delay_ms: expected lo <= hi in `range = [lo, hi]`, got [30, 20]"
     );
     let e = err(&BASE.replace("delay_ms = { range = [20, 30] }", "delay_ms = { range = [20, 100], steps = 5 }"));
-    assert!(e.starts_with("s.toml: paths[0].delay_ms: a sweep (`steps = 5`) stands for several runs: use `mpsched compare`"), "{e}");
+    assert!(
+        e.starts_with(
+            "s.toml: paths[0].delay_ms: a sweep (`steps = 5`) stands for several runs: use `mpsched compare`"
+        ),
+        "{e}"
+    );
     let e = err(&BASE.replace("[20, 30] }", "[20, 30], steps = 0 }"));
     assert!(e.starts_with("s.toml: paths[0].delay_ms: steps: expected an integer >= 1"), "{e}");
     let e = err(&BASE.replace("[20, 30]", "[\"a\", 30]"));
@@ -144,9 +149,14 @@ fn synthetic_traces_inline() {
     let out = run(sc);
     assert!(out.summary_json.contains("\"bulk\""));
     // Bad parameters name the field.
-    let e = parse_text(&SYNTH.replace("mean_mbps = 12, duration_s = 20, outage", "mean_mbps = -1, duration_s = 20, outage"), "s.toml", Format::Toml, None)
-        .unwrap_err()
-        .0;
+    let e = parse_text(
+        &SYNTH.replace("mean_mbps = 12, duration_s = 20, outage", "mean_mbps = -1, duration_s = 20, outage"),
+        "s.toml",
+        Format::Toml,
+        None,
+    )
+    .unwrap_err()
+    .0;
     assert_eq!(e, "s.toml: links[0].trace.synthetic.mean_mbps: expected a positive number, got -1");
 }
 
@@ -211,7 +221,9 @@ fn handoffs_expand_into_link_schedules() {
     // The resolved copy holds the schedule, not the process.
     let text = sc.resolved_toml();
     assert!(!text.contains("handoffs") && text.contains("outage = true"));
-    let e = parse_text(&HANDOFF.replace("path = \"p2\"\nrate", "path = \"p3\"\nrate"), "s.toml", Format::Toml, None).unwrap_err().0;
+    let e = parse_text(&HANDOFF.replace("path = \"p2\"\nrate", "path = \"p3\"\nrate"), "s.toml", Format::Toml, None)
+        .unwrap_err()
+        .0;
     assert_eq!(e, "s.toml: handoffs[0].path: unknown path \"p3\"");
     let e = parse_text(&HANDOFF.replace("outage_s = 4", "outage_s = 12"), "s.toml", Format::Toml, None).unwrap_err().0;
     assert_eq!(e, "s.toml: handoffs[0].outage_s: expected at most the shortest handoff (10 s), got 12");

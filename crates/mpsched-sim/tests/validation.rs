@@ -38,7 +38,8 @@ cc = "newreno"
 /// term min(W_max/RTT, ·) does not bind (6 MB buffer) and the link (100 Mbps) is far above B(p).
 fn padhye_pps(p: f64, rtt: f64, t0: f64) -> f64 {
     let b = 2.0;
-    1.0 / (rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (1f64).min(3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p))
+    1.0 / (rtt * (2.0 * b * p / 3.0).sqrt()
+        + t0 * (1f64).min(3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p))
 }
 
 fn padhye_case(p: f64, one_way_ms: f64, duration_s: f64) -> (f64, f64) {
@@ -73,10 +74,16 @@ min_rto_ms = 200
 #[test]
 fn padhye_throughput_under_random_loss() {
     let mut report = Vec::new();
-    for &(p, one_way, dur) in &[(0.001, 25.0, 300.0), (0.01, 25.0, 200.0), (0.001, 100.0, 600.0), (0.01, 100.0, 400.0)] {
+    for &(p, one_way, dur) in &[(0.001, 25.0, 300.0), (0.01, 25.0, 200.0), (0.001, 100.0, 600.0), (0.01, 100.0, 400.0)]
+    {
         let (g, m) = padhye_case(p, one_way, dur);
         let ratio = g / m;
-        report.push(format!("p={p} rtt={}ms: sim {:.3} Mbps, model {:.3} Mbps, ratio {ratio:.3}", 2.0 * one_way, g / 1e6, m / 1e6));
+        report.push(format!(
+            "p={p} rtt={}ms: sim {:.3} Mbps, model {:.3} Mbps, ratio {ratio:.3}",
+            2.0 * one_way,
+            g / 1e6,
+            m / 1e6
+        ));
         assert!((0.75..=1.25).contains(&ratio), "{}", report.join("\n"));
     }
     eprintln!("{}", report.join("\n"));
@@ -190,7 +197,8 @@ fn determinism_and_independent_streams() {
 #[test]
 fn outage_recovery_via_rto_backoff() {
     let scenario = |outage: bool| {
-        let sched = if outage { "schedule = [ { at_s = 3.0, outage = true }, { at_s = 5.0, outage = false } ]" } else { "" };
+        let sched =
+            if outage { "schedule = [ { at_s = 3.0, outage = true }, { at_s = 5.0, outage = false } ]" } else { "" };
         run(&format!(
             r#"
 [sim]

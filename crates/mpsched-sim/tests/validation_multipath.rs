@@ -134,7 +134,8 @@ fn hol_blocking_orderings() {
     let rp = hol_case(both, "minrtt");
     let blest = hol_case(both, "blest");
     let ecf = hol_case(both, "ecf");
-    let msg = format!("fast alone {fast_alone:.2}, minrtt-norp {norp:.2}, minrtt {rp:.2}, blest {blest:.2}, ecf {ecf:.2}");
+    let msg =
+        format!("fast alone {fast_alone:.2}, minrtt-norp {norp:.2}, minrtt {rp:.2}, blest {blest:.2}, ecf {ecf:.2}");
     assert!(norp < fast_alone, "{msg}");
     assert!(rp > norp, "opportunistic retransmission should help: {msg}");
     assert!(blest >= 0.9 * fast_alone, "{msg}");
@@ -223,7 +224,9 @@ size_bytes = 10000000
 /// Mean connection goodput per sample over (t0, t1] for the handoff scenario.
 fn handoff_run(scheduler: &str) -> Vec<(f64, f64)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/edar-handoff.toml");
-    let text = std::fs::read_to_string(&path).unwrap().replace("scheduler = \"minrtt\"", &format!("scheduler = \"{scheduler}\""));
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("scheduler = \"minrtt\"", &format!("scheduler = \"{scheduler}\""));
     let out = run(&text);
     let ts = &out.timeseries;
     let (t, sf, g) = (ts.f64s("time_s"), ts.i64s("subflow"), ts.f64s("flow_goodput_mbps"));

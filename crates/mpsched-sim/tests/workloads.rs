@@ -18,7 +18,9 @@ delay_ms = 60
 /// application rate (within 1%: the last ~RTT of data is still in flight at the end).
 #[test]
 fn cbr_source_is_application_limited() {
-    let out = run(&format!("[sim]\nduration_s = 30\n{PATHS}\n[[flows]]\nname = \"cbr\"\npath = \"wifi\"\napp_rate_mbps = 2\n"));
+    let out = run(&format!(
+        "[sim]\nduration_s = 30\n{PATHS}\n[[flows]]\nname = \"cbr\"\npath = \"wifi\"\napp_rate_mbps = 2\n"
+    ));
     let g = flow_f64(&out, "cbr", "goodput_mbps");
     assert!((g / 2.0 - 1.0).abs() < 0.01, "goodput {g}");
 }

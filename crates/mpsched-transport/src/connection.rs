@@ -180,12 +180,20 @@ impl SlotStats {
 
     /// Mean cwnd/srtt over the measured slots, Mbit/s (0 without any).
     pub fn mean_bw_mbps(&self) -> f64 {
-        if self.measured == 0 { 0.0 } else { self.bw_bps_sum as f64 / self.measured as f64 / 1e6 }
+        if self.measured == 0 {
+            0.0
+        } else {
+            self.bw_bps_sum as f64 / self.measured as f64 / 1e6
+        }
     }
 
     /// Mean srtt over the measured slots, ms (0 without any).
     pub fn mean_srtt_ms(&self) -> f64 {
-        if self.measured == 0 { 0.0 } else { self.srtt_ns_sum as f64 / self.measured as f64 / 1e6 }
+        if self.measured == 0 {
+            0.0
+        } else {
+            self.srtt_ns_sum as f64 / self.measured as f64 / 1e6
+        }
     }
 
     /// Adds `other`'s counts (totals over several subflows or connections).
@@ -245,8 +253,12 @@ pub enum ConfigError {
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ConfigError::UnknownCc(n) => write!(f, "unknown congestion control {n:?}, expected one of {:?}", AnyCc::NAMES),
-            ConfigError::UnknownScheduler(n) => write!(f, "unknown scheduler {n:?}, expected one of {:?}", AnySched::NAMES),
+            ConfigError::UnknownCc(n) => {
+                write!(f, "unknown congestion control {n:?}, expected one of {:?}", AnyCc::NAMES)
+            }
+            ConfigError::UnknownScheduler(n) => {
+                write!(f, "unknown scheduler {n:?}, expected one of {:?}", AnySched::NAMES)
+            }
             ConfigError::Paths(m) => f.write_str(m),
         }
     }
@@ -266,7 +278,8 @@ impl Connection {
             let cc = AnyCc::by_name(&cfg.cc).ok_or_else(|| ConfigError::UnknownCc(cfg.cc.clone()))?;
             subflows.push(Subflow::new(i as u8, role, cfg.subflow.clone(), cc, now));
         }
-        let sched = AnySched::by_name(&cfg.scheduler).ok_or_else(|| ConfigError::UnknownScheduler(cfg.scheduler.clone()))?;
+        let sched =
+            AnySched::by_name(&cfg.scheduler).ok_or_else(|| ConfigError::UnknownScheduler(cfg.scheduler.clone()))?;
         let coupled = {
             use crate::cc::CongestionControl;
             AnyCc::by_name(&cfg.cc).is_some_and(|c| c.coupled())
@@ -569,7 +582,11 @@ impl Connection {
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
         };
         let mut out = SubflowSet::default();
-        let verdict = if reinjection { self.sched.get_retrans(now, &v, &mut out) } else { self.sched.get_send(now, &v, &mut out) };
+        let verdict = if reinjection {
+            self.sched.get_retrans(now, &v, &mut out)
+        } else {
+            self.sched.get_send(now, &v, &mut out)
+        };
         (verdict, out)
     }
 

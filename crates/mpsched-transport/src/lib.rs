@@ -14,7 +14,9 @@ pub mod segment;
 pub mod subflow;
 pub mod time;
 
-pub use connection::{ConfigError, ConnConfig, ConnInfo, Connection, Event, PathId, PathState, Side, SlotStats, Transmit};
+pub use connection::{
+    ConfigError, ConnConfig, ConnInfo, Connection, Event, PathId, PathState, Side, SlotStats, Transmit,
+};
 pub use sched::{AnySched, Decision};
 pub use segment::{Flags, SackBlock, Segment, SubflowId};
 pub use subflow::{SubflowConfig, SubflowInfo};

@@ -218,9 +218,13 @@ fn note_sample(s: &SentSeg, sample: &mut Option<SentSeg>) {
 enum Recovery {
     None,
     /// SACK-based fast recovery until `snd_una >= point`.
-    Fast { point: u64 },
+    Fast {
+        point: u64,
+    },
     /// After an RTO: retransmit everything outstanding until `snd_una >= point`.
-    Rto { point: u64 },
+    Rto {
+        point: u64,
+    },
 }
 
 /// One subflow. See the module docs.
@@ -372,7 +376,8 @@ impl Subflow {
     /// RFC 6675 pipe: outstanding − sacked − lost + retransmitted-in-flight.
     #[inline]
     pub fn pipe(&self) -> u64 {
-        (self.snd_nxt - self.snd_una - self.syn_outstanding()) - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+        (self.snd_nxt - self.snd_una - self.syn_outstanding()) - self.sacked_bytes - self.lost_bytes
+            + self.retrans_bytes
     }
 
     #[inline]
@@ -1136,7 +1141,10 @@ impl Subflow {
     /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
     /// data before new data; A.1 T1 after an RTO).
     pub fn new_data_space(&self, now: Instant) -> u64 {
-        if self.state != SfState::Established || self.pre_established || (self.lost_bytes > 0 && self.lost_bytes > self.retrans_bytes) {
+        if self.state != SfState::Established
+            || self.pre_established
+            || (self.lost_bytes > 0 && self.lost_bytes > self.retrans_bytes)
+        {
             return 0;
         }
         if self.next_send_time > now && self.cc.pacing_rate(&self.cc_state).is_some_and(|r| r > 0) {
@@ -1196,7 +1204,10 @@ impl Subflow {
     /// armed (the connection then knows that this timeout is a restart, not a failure).
     pub fn path_up(&mut self, now: Instant) -> bool {
         self.backoff = 0;
-        if self.snd_una < self.snd_nxt || self.syn_pending || matches!(self.state, SfState::SynSent | SfState::SynReceived) {
+        if self.snd_una < self.snd_nxt
+            || self.syn_pending
+            || matches!(self.state, SfState::SynSent | SfState::SynReceived)
+        {
             self.timers[Timer::Rto as usize] = Some(now);
             return true;
         }
@@ -1258,7 +1269,8 @@ impl Subflow {
         // Retransmissions found lost again come first (they are below the scan pointer).
         while let Some(&seq) = self.relost.front() {
             let i = self.segs.partition_point(|x| x.seq < seq);
-            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST {
+            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST
+            {
                 return Some(i);
             }
             self.relost.pop_front();
@@ -1307,7 +1319,8 @@ mod tests {
         let mut cx = SubflowCx { conn: &mut conn };
         let syn = sf.poll_transmit(Instant::ZERO, &mut cx).unwrap();
         assert!(syn.flags.contains(Flags::SYN));
-        let synack = Segment { flags: Flags::SYN.with(Flags::ACK), ack: 1, wnd: 1 << 20, ts_ecr: 0, ..Default::default() };
+        let synack =
+            Segment { flags: Flags::SYN.with(Flags::ACK), ack: 1, wnd: 1 << 20, ts_ecr: 0, ..Default::default() };
         sf.handle_segment(Instant(10_000_000), &synack, &mut cx);
         assert!(sf.is_established());
         (sf, conn)

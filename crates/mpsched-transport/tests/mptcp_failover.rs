@@ -13,9 +13,11 @@ use mpsched_transport::{Event, Instant, PathState, Side};
 use util::*;
 
 fn equal_paths(sched: &str) -> Pair {
-    Pair::new(multipath_config(sched, 2, 1 << 20))
-        .with_path(0, ms(20), Some(10_000_000))
-        .with_path(1, ms(20), Some(10_000_000))
+    Pair::new(multipath_config(sched, 2, 1 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
+        1,
+        ms(20),
+        Some(10_000_000),
+    )
 }
 
 /// DSN -> first subflow that sent it.
@@ -59,11 +61,8 @@ fn rto_marks_subflow_failed_and_reinjects_its_data() {
     let c = p.client.info();
     assert!(c.reinjected_bytes > 0);
     let first = first_carrier(&p);
-    let reinjected_on_0: u64 = p
-        .client_data_on(0)
-        .filter(|s| s.at >= t_down && first[&s.seg.dsn] == 1)
-        .map(|s| s.seg.len as u64)
-        .sum();
+    let reinjected_on_0: u64 =
+        p.client_data_on(0).filter(|s| s.at >= t_down && first[&s.seg.dsn] == 1).map(|s| s.seg.len as u64).sum();
     assert!(reinjected_on_0 >= c.reinjected_bytes, "{reinjected_on_0} vs {}", c.reinjected_bytes);
 
     // While potentially failed (and the path is black), subflow 1 only retransmits.
@@ -169,9 +168,11 @@ fn data_acked_data_is_not_reinjected() {
 /// 10 Mbit/s each.)
 #[test]
 fn data_ack_is_connection_level_on_every_subflow() {
-    let mut p = Pair::new(multipath_config("minrtt", 2, 1 << 20))
-        .with_path(0, ms(10), Some(10_000_000))
-        .with_path(1, ms(50), Some(10_000_000));
+    let mut p = Pair::new(multipath_config("minrtt", 2, 1 << 20)).with_path(0, ms(10), Some(10_000_000)).with_path(
+        1,
+        ms(50),
+        Some(10_000_000),
+    );
     let total = 1000 * MSS;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(5000));
@@ -181,6 +182,10 @@ fn data_ack_is_connection_level_on_every_subflow() {
     let on1 = acks.iter().filter(|s| s.path == 1).last().unwrap();
     let via1: u64 = p.client_data_on(1).map(|s| s.seg.len as u64).sum();
     assert!(via1 > 0);
-    assert!(on1.seg.data_ack > via1, "an ACK on path 1 DATA_ACKs {} > all {via1} bytes path 1 ever carried", on1.seg.data_ack);
+    assert!(
+        on1.seg.data_ack > via1,
+        "an ACK on path 1 DATA_ACKs {} > all {via1} bytes path 1 ever carried",
+        on1.seg.data_ack
+    );
     assert_eq!(p.client.info().data_acked, total);
 }

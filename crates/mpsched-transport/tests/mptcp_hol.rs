@@ -88,7 +88,12 @@ fn blest_and_ecf_keep_data_off_the_slow_path() {
         let (p, c, s) = hol_run(sched);
         assert!(p.client_sf(1).established, "{sched}");
         assert!(p.client_sf(1).bytes_sent <= 2 * MSS, "{sched}: {:?}", p.client_sf(1));
-        assert!(s.bytes_delivered >= s_minrtt.bytes_delivered, "{sched}: {} < minRTT {}", s.bytes_delivered, s_minrtt.bytes_delivered);
+        assert!(
+            s.bytes_delivered >= s_minrtt.bytes_delivered,
+            "{sched}: {} < minRTT {}",
+            s.bytes_delivered,
+            s_minrtt.bytes_delivered
+        );
         assert!(c.send_blocked_seconds < 0.1, "{sched}: blocked {:.3}", c.send_blocked_seconds);
     }
 }

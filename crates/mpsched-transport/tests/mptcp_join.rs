@@ -108,7 +108,8 @@ fn full_mesh_joins_all_paths_at_once() {
         .with_path(2, ms(5), None);
     p.client.write(2000 * MSS);
     p.run_until_delivered(2000 * MSS, at_ms(3000));
-    let joins: Vec<_> = p.sent(Dir::C2S).filter(|s| s.seg.flags.contains(Flags::MP_JOIN)).map(|s| (s.at, s.path, s.seg.sf)).collect();
+    let joins: Vec<_> =
+        p.sent(Dir::C2S).filter(|s| s.seg.flags.contains(Flags::MP_JOIN)).map(|s| (s.at, s.path, s.seg.sf)).collect();
     assert_eq!(joins, vec![(at_ms(20), 1, 1), (at_ms(20), 2, 2)]);
     for i in 0..3u8 {
         assert!(p.client_data_on(i).count() > 0, "subflow {i} carries data");
@@ -125,12 +126,12 @@ fn lost_join_syn_retransmitted_after_initial_rto() {
         .with_path(0, ms(25), Some(10_000_000))
         .with_path(1, ms(40), Some(10_000_000))
         .with_fault(Box::new(move |s| {
-        if s.path == 1 && s.is_syn() && s.dir == Dir::C2S && first_join {
-            first_join = false;
-            return true;
-        }
-        false
-    }));
+            if s.path == 1 && s.is_syn() && s.dir == Dir::C2S && first_join {
+                first_join = false;
+                return true;
+            }
+            false
+        }));
     let total = 2000 * MSS;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(10_000));
@@ -178,7 +179,11 @@ fn lost_fourth_ack_repeats_third_ack() {
     let total = 2000 * MSS;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(10_000));
-    let third: Vec<_> = p.sent(Dir::C2S).filter(|s| s.seg.flags.contains(Flags::MP_JOIN_ACK)).map(|s| (s.at, s.path, s.seg.len)).collect();
+    let third: Vec<_> = p
+        .sent(Dir::C2S)
+        .filter(|s| s.seg.flags.contains(Flags::MP_JOIN_ACK))
+        .map(|s| (s.at, s.path, s.seg.len))
+        .collect();
     assert_eq!(third.len(), 2, "{third:?}");
     let (t3, t3b) = (third[0].0, third[1].0);
     assert_eq!((third[0].1, third[0].2, third[1].1, third[1].2), (1, 0, 1, 0), "pure ACKs on path 1");

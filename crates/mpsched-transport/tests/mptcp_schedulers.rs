@@ -47,9 +47,11 @@ fn check_redundant_skips(p: &Pair, a: u8, b: u8) -> (usize, usize) {
 /// 2 MB, nothing is sent twice, and the transfer beats one path's capacity.
 #[test]
 fn min_rtt_uses_both_equal_paths() {
-    let mut p = Pair::new(multipath_config("minrtt", 2, 4 << 20))
-        .with_path(0, ms(20), Some(10_000_000))
-        .with_path(1, ms(20), Some(10_000_000));
+    let mut p = Pair::new(multipath_config("minrtt", 2, 4 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
+        1,
+        ms(20),
+        Some(10_000_000),
+    );
     let total = 2_000_000;
     p.client.write(total);
     let done = p.run_until_delivered(total, at_ms(10_000));
@@ -138,9 +140,11 @@ fn backup_takes_over_after_rto_of_active() {
 /// data again once unflagged at 600 ms.
 #[test]
 fn backup_flag_at_run_time() {
-    let mut p = Pair::new(multipath_config("minrtt", 2, 4 << 20))
-        .with_path(0, ms(20), Some(10_000_000))
-        .with_path(1, ms(20), Some(10_000_000));
+    let mut p = Pair::new(multipath_config("minrtt", 2, 4 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
+        1,
+        ms(20),
+        Some(10_000_000),
+    );
     let total = 3_000_000;
     p.client.write(total);
     p.drive_until(at_ms(300));
@@ -162,9 +166,11 @@ fn backup_flag_at_run_time() {
 /// byte received is either delivered once or counted as a duplicate.
 #[test]
 fn redundant_sends_every_segment_on_both_subflows() {
-    let mut p = Pair::new(multipath_config("redundant", 2, 4 << 20))
-        .with_path(0, ms(20), Some(10_000_000))
-        .with_path(1, ms(20), Some(10_000_000));
+    let mut p = Pair::new(multipath_config("redundant", 2, 4 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
+        1,
+        ms(20),
+        Some(10_000_000),
+    );
     let total = 500 * MSS;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(5000));
@@ -173,7 +179,10 @@ fn redundant_sends_every_segment_on_both_subflows() {
     let (n0, skipped0) = check_redundant_skips(&p, 1, 0);
     // Subflow 1 starts late: usable only at its 4th ACK (A.1 D2), one more 40 ms RTT after its
     // SYN-ACK, by when subflow 0 has sent ~20 segments and some are DATA_ACKed (skipped).
-    assert!(n1 >= 460 && n0 >= 490, "subflow 0 carried {n0} (skipped {skipped0}), subflow 1 {n1} (skipped {skipped1}) of 500");
+    assert!(
+        n1 >= 460 && n0 >= 490,
+        "subflow 0 carried {n0} (skipped {skipped0}), subflow 1 {n1} (skipped {skipped1}) of 500"
+    );
     let (c, s) = (p.client.info(), p.server.info());
     assert!(c.redundant_bytes > 0);
     assert_eq!(s.duplicate_bytes, c.redundant_bytes);
@@ -188,9 +197,11 @@ fn redundant_sends_every_segment_on_both_subflows() {
 /// the receiver still gets every byte once.
 #[test]
 fn redundant_lagging_subflow_skips_acked_data() {
-    let mut p = Pair::new(multipath_config("redundant", 2, 4 << 20))
-        .with_path(0, ms(20), Some(10_000_000))
-        .with_path(1, ms(30), Some(10_000_000));
+    let mut p = Pair::new(multipath_config("redundant", 2, 4 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
+        1,
+        ms(30),
+        Some(10_000_000),
+    );
     let total = 1_000_000;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(10_000));
@@ -207,9 +218,11 @@ fn redundant_lagging_subflow_skips_acked_data() {
 /// Round-robin on two equal paths: both subflows take turns; shares within 40..60 %.
 #[test]
 fn round_robin_uses_both() {
-    let mut p = Pair::new(multipath_config("roundrobin", 2, 4 << 20))
-        .with_path(0, ms(20), Some(10_000_000))
-        .with_path(1, ms(20), Some(10_000_000));
+    let mut p = Pair::new(multipath_config("roundrobin", 2, 4 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
+        1,
+        ms(20),
+        Some(10_000_000),
+    );
     let total = 2_000_000;
     p.client.write(total);
     p.run_until_delivered(total, at_ms(10_000));
@@ -242,7 +255,11 @@ fn external_mode_switches_redundancy() {
 /// nothing new until decide(); the answer is the subflow. Here: subflow 1 once it is up.
 #[test]
 fn external_packet_parks_until_decided() {
-    let mut p = Pair::new(multipath_config("external-packet", 2, 1 << 20)).with_path(0, ms(10), None).with_path(1, ms(30), None);
+    let mut p = Pair::new(multipath_config("external-packet", 2, 1 << 20)).with_path(0, ms(10), None).with_path(
+        1,
+        ms(30),
+        None,
+    );
     let total = 300 * MSS;
     p.client.write(total);
     // Run to the first question and leave it unanswered for a second: no data goes out.
@@ -281,7 +298,11 @@ fn external_packet_parks_until_decided() {
 /// split 75 / 25 % to within one segment.
 #[test]
 fn external_weights_split_bytes() {
-    let mut p = Pair::new(multipath_config("external-weights", 2, 8 << 20)).with_path(0, ms(20), None).with_path(1, ms(20), None);
+    let mut p = Pair::new(multipath_config("external-weights", 2, 8 << 20)).with_path(0, ms(20), None).with_path(
+        1,
+        ms(20),
+        None,
+    );
     let mut w = [0.0f32; 8];
     w[0] = 3.0;
     w[1] = 1.0;

@@ -12,7 +12,16 @@ fn scratch_pen() {
         let s0 = p.client_sf(0).srtt.0 / 1000;
         p.step();
         if p.now > at_ms(360) {
-            println!("{} pen {}->{} srtt0 {}->{} srtt1 {} cwnd1 {}", p.now.0/1000, before, p.client.info().penalizations, s0, p.client_sf(0).srtt.0/1000, p.client_sf(1).srtt.0/1000, p.client_sf(1).cwnd/MSS);
+            println!(
+                "{} pen {}->{} srtt0 {}->{} srtt1 {} cwnd1 {}",
+                p.now.0 / 1000,
+                before,
+                p.client.info().penalizations,
+                s0,
+                p.client_sf(0).srtt.0 / 1000,
+                p.client_sf(1).srtt.0 / 1000,
+                p.client_sf(1).cwnd / MSS
+            );
         }
     }
 }

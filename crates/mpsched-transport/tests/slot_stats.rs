@@ -54,8 +54,19 @@ fn min_rtt_records_the_chosen_subflow() {
     p.client.write(15 * MSS);
     p.flush();
     let (s0, s1) = (p.client.slot_stats(0), p.client.slot_stats(1));
-    assert_eq!(s0, SlotStats { slots: 10, measured: 10, bw_bps_sum: 10 * bw(a.cwnd, a.srtt.0), srtt_ns_sum: 10 * a.srtt.0 as u128 });
-    assert_eq!(s1, SlotStats { slots: 5, measured: 5, bw_bps_sum: 5 * bw(b.cwnd, b.srtt.0), srtt_ns_sum: 5 * b.srtt.0 as u128 });
+    assert_eq!(
+        s0,
+        SlotStats {
+            slots: 10,
+            measured: 10,
+            bw_bps_sum: 10 * bw(a.cwnd, a.srtt.0),
+            srtt_ns_sum: 10 * a.srtt.0 as u128
+        }
+    );
+    assert_eq!(
+        s1,
+        SlotStats { slots: 5, measured: 5, bw_bps_sum: 5 * bw(b.cwnd, b.srtt.0), srtt_ns_sum: 5 * b.srtt.0 as u128 }
+    );
     // Connection totals: slot-weighted.
     let mut all = s0;
     all.add(&s1);

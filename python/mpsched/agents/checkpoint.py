@@ -45,7 +45,9 @@ def checkpoint_paths(path: PathLike) -> Tuple[Path, Path]:
     return Path(str(p) + ".json"), Path(str(p) + ".safetensors")
 
 
-def save_checkpoint(path: PathLike, tensors: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> Tuple[Path, Path]:
+def save_checkpoint(
+    path: PathLike, tensors: Mapping[str, np.ndarray], meta: Mapping[str, Any]
+) -> Tuple[Path, Path]:
     """Writes ``tensors`` (float32) and ``meta`` (plus format, digest and shapes); returns the paths."""
     from safetensors.numpy import save
 
@@ -73,7 +75,9 @@ def _field(desc: Mapping[str, Any], dotted: str, typ: Any, where: Path) -> Any:
         raise CheckpointError(f"{where}: field {dotted!r}: expected an integer, got {cur!r}")
     if typ is not int and not isinstance(cur, typ):
         name = getattr(typ, "__name__", str(typ))
-        raise CheckpointError(f"{where}: field {dotted!r}: expected {name}, got {type(cur).__name__}")
+        raise CheckpointError(
+            f"{where}: field {dotted!r}: expected {name}, got {type(cur).__name__}"
+        )
     return cur
 
 
@@ -84,7 +88,9 @@ def get_field(desc: Mapping[str, Any], dotted: str, typ: Any, where: Path) -> An
 
 def _check_safetensors_bytes(blob: bytes, where: Path) -> None:
     if blob[:1] == b"\x80" or blob[:2] == b"PK":
-        raise CheckpointError(f"{where}: a pickle or torch.save file, not safetensors (mpsched never loads pickle)")
+        raise CheckpointError(
+            f"{where}: a pickle or torch.save file, not safetensors (mpsched never loads pickle)"
+        )
     if len(blob) < 8:
         raise CheckpointError(f"{where}: not a safetensors file (too short)")
     n = int.from_bytes(blob[:8], "little")
@@ -108,7 +114,9 @@ def load_checkpoint(
     if not js.is_file():
         if Path(path).suffix not in (".json", ".safetensors") and not st.is_file():
             raise CheckpointError(f"{path}: no checkpoint ({js.name} and {st.name} not found)")
-        raise CheckpointError(f"{js}: checkpoint description not found (every checkpoint has NAME.json next to NAME.safetensors)")
+        raise CheckpointError(
+            f"{js}: checkpoint description not found (every checkpoint has NAME.json next to NAME.safetensors)"
+        )
     try:
         text = js.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -148,9 +156,13 @@ def load_checkpoint(
         if got != list(shape):
             raise CheckpointError(f"{st}: tensor {name!r}: expected shape {list(shape)}, got {got}")
         if declared.get(name) != got:
-            raise CheckpointError(f"{js}: field 'tensors.{name}': expected {got}, got {declared.get(name)!r}")
+            raise CheckpointError(
+                f"{js}: field 'tensors.{name}': expected {got}, got {declared.get(name)!r}"
+            )
         if tensors[name].dtype != np.float32:
-            raise CheckpointError(f"{st}: tensor {name!r}: expected float32, got {tensors[name].dtype}")
+            raise CheckpointError(
+                f"{st}: tensor {name!r}: expected float32, got {tensors[name].dtype}"
+            )
         if not np.all(np.isfinite(tensors[name])):
             raise CheckpointError(f"{st}: tensor {name!r}: contains NaN or infinity")
     extra = sorted(set(tensors) - set(want))

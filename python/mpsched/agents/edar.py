@@ -44,7 +44,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..envs import CONN_FEATURES, SUBFLOW_FEATURES, ObsLayout, feature_names
-from ..rewards import Terms, edar as edar_reward
+from ..rewards import Terms
+from ..rewards import edar as edar_reward
 from .checkpoint import CheckpointError, get_field, load_checkpoint, save_checkpoint
 
 #: Subflow series of E_t^i (§IV-B.1, Table I): d RTT, o RTO, x throughput, w cwnd, l loss, f inflight.
@@ -119,7 +120,9 @@ class Args:
 def _indices(names: Sequence[str], known: Sequence[str], what: str) -> List[int]:
     missing = [n for n in names if n not in known]
     if missing:
-        raise CheckpointError(f"{what}: feature {missing[0]!r} is not in this build's observation ({', '.join(known)})")
+        raise CheckpointError(
+            f"{what}: feature {missing[0]!r} is not in this build's observation ({', '.join(known)})"
+        )
     return [list(known).index(n) for n in names]
 
 
@@ -157,7 +160,12 @@ def _torch():
     return torch
 
 
-def build_qnetwork(lstm1_units: int = 10, lstm2_units: int = 60, core_units: Sequence[int] = (128, 32), n_actions: int = 2):
+def build_qnetwork(
+    lstm1_units: int = 10,
+    lstm2_units: int = 60,
+    core_units: Sequence[int] = (128, 32),
+    n_actions: int = 2,
+):
     """The Q-network of Figs. 5-6 (a torch ``nn.Module``)."""
     torch = _torch()
     nn = torch.nn
@@ -187,8 +195,10 @@ def build_qnetwork(lstm1_units: int = 10, lstm2_units: int = 60, core_units: Seq
             self.lstm2 = nn.LSTMCell(n_feat * 2 * lstm1_units, lstm2_units)
             c1, c2 = core_units
             self.core = nn.Sequential(
-                nn.Linear(len(CONN_INPUTS) + lstm2_units, c1), nn.ReLU(),
-                nn.Linear(c1, c2), nn.ReLU(),
+                nn.Linear(len(CONN_INPUTS) + lstm2_units, c1),
+                nn.ReLU(),
+                nn.Linear(c1, c2),
+                nn.ReLU(),
                 nn.Linear(c2, n_actions),
             )
 
@@ -201,7 +211,11 @@ def build_qnetwork(lstm1_units: int = 10, lstm2_units: int = 60, core_units: Seq
             w_hh_t = self.lstm1_weight_hh.transpose(1, 2)  # [F, U, 4U]
             outs = []
             for t in range(h):
-                g = x[:, :, t, None] * self.lstm1_weight_ih[:, None, :] + self.lstm1_bias[:, None, :] + torch.bmm(hs, w_hh_t)
+                g = (
+                    x[:, :, t, None] * self.lstm1_weight_ih[:, None, :]
+                    + self.lstm1_bias[:, None, :]
+                    + torch.bmm(hs, w_hh_t)
+                )
                 i, fg, gg, o = g.chunk(4, dim=-1)
                 cs = torch.sigmoid(fg) * cs + torch.sigmoid(i) * torch.tanh(gg)
                 hs = torch.sigmoid(o) * torch.tanh(cs)
@@ -230,18 +244,30 @@ def expected_shapes(desc: Dict[str, Any], where: Path) -> Dict[str, List[int]]:
     conns = get_field(desc, "net.conn_inputs", list, where)
     hist = get_field(desc, "net.history", int, where)
     if list(subs) != list(SUBFLOW_INPUTS):
-        raise CheckpointError(f"{where}: field 'net.subflow_inputs': expected {list(SUBFLOW_INPUTS)}, got {subs}")
+        raise CheckpointError(
+            f"{where}: field 'net.subflow_inputs': expected {list(SUBFLOW_INPUTS)}, got {subs}"
+        )
     if list(conns) != list(CONN_INPUTS):
-        raise CheckpointError(f"{where}: field 'net.conn_inputs': expected {list(CONN_INPUTS)}, got {conns}")
-    if len(core) != 2 or not all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in core):
-        raise CheckpointError(f"{where}: field 'net.core_units': expected two positive integers, got {core}")
+        raise CheckpointError(
+            f"{where}: field 'net.conn_inputs': expected {list(CONN_INPUTS)}, got {conns}"
+        )
+    if len(core) != 2 or not all(
+        isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in core
+    ):
+        raise CheckpointError(
+            f"{where}: field 'net.core_units': expected two positive integers, got {core}"
+        )
     for name, v in (("net.lstm1_units", u1), ("net.lstm2_units", u2), ("net.n_actions", na)):
         if v <= 0:
             raise CheckpointError(f"{where}: field {name!r}: expected a positive integer, got {v}")
     if na != 2:
-        raise CheckpointError(f"{where}: field 'net.n_actions': expected 2 (normal, redundant), got {na}")
+        raise CheckpointError(
+            f"{where}: field 'net.n_actions': expected 2 (normal, redundant), got {na}"
+        )
     if hist < 2:
-        raise CheckpointError(f"{where}: field 'net.history': expected at least 2 intervals, got {hist}")
+        raise CheckpointError(
+            f"{where}: field 'net.history': expected at least 2 intervals, got {hist}"
+        )
     nf = len(SUBFLOW_INPUTS)
     shapes: Dict[str, List[int]] = {
         "lstm1_weight_ih": [nf, 4 * u1],
@@ -274,13 +300,17 @@ class EdarPolicy:
         desc, tensors, _, _ = load_checkpoint(path, "edar", expected_shapes)
         torch = _torch()
         net = desc["net"]
-        q = build_qnetwork(net["lstm1_units"], net["lstm2_units"], net["core_units"], net["n_actions"])
+        q = build_qnetwork(
+            net["lstm1_units"], net["lstm2_units"], net["core_units"], net["n_actions"]
+        )
         q.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items()})
         return cls(q, desc)
 
     def check_layout(self, layout: ObsLayout) -> None:
         if layout.history != self.history:
-            raise CheckpointError(f"checkpoint expects history = {self.history} intervals, the env has {layout.history}")
+            raise CheckpointError(
+                f"checkpoint expects history = {self.history} intervals, the env has {layout.history}"
+            )
 
     def q_values(self, obs: np.ndarray, layout: ObsLayout) -> np.ndarray:
         """Q-values ``[B, 2]`` (or ``[2]`` for one observation)."""
@@ -289,7 +319,9 @@ class EdarPolicy:
         o = obs[None] if single else obs
         sub, conn, mask = split_obs(o, layout)
         with torch.no_grad():
-            q = self.qnet(torch.from_numpy(sub), torch.from_numpy(conn), torch.from_numpy(mask)).numpy()
+            q = self.qnet(
+                torch.from_numpy(sub), torch.from_numpy(conn), torch.from_numpy(mask)
+            ).numpy()
         return q[0] if single else q
 
     def act(self, obs: np.ndarray, layout: ObsLayout) -> np.ndarray:
@@ -324,25 +356,67 @@ class Replay:
     @staticmethod
     def empty(d: int, term_names: List[str]) -> "Replay":
         z = lambda *s, t=np.float32: np.zeros(s, t)  # noqa: E731
-        return Replay(z(0, d), z(0, t=np.int64), z(0, t=np.float64), z(0, d), z(0, t=bool), z(0, t=bool), z(0, t=np.int32), z(0, len(term_names), t=np.float64), list(term_names))
+        return Replay(
+            z(0, d),
+            z(0, t=np.int64),
+            z(0, t=np.float64),
+            z(0, d),
+            z(0, t=bool),
+            z(0, t=bool),
+            z(0, t=np.int32),
+            z(0, len(term_names), t=np.float64),
+            list(term_names),
+        )
 
     @staticmethod
     def concat(parts: Sequence["Replay"]) -> "Replay":
         c = lambda n: np.concatenate([getattr(p, n) for p in parts])  # noqa: E731
-        return Replay(c("obs"), c("action"), c("reward"), c("next_obs"), c("terminated"), c("truncated"), c("episode"), c("terms"), parts[0].term_names)
+        return Replay(
+            c("obs"),
+            c("action"),
+            c("reward"),
+            c("next_obs"),
+            c("terminated"),
+            c("truncated"),
+            c("episode"),
+            c("terms"),
+            parts[0].term_names,
+        )
 
     def tail(self, n: int) -> "Replay":
         """The newest ``n`` transitions (a full replay buffer drops its oldest, §V-C)."""
         if len(self) <= n:
             return self
         s = slice(len(self) - n, None)
-        return Replay(self.obs[s], self.action[s], self.reward[s], self.next_obs[s], self.terminated[s], self.truncated[s], self.episode[s], self.terms[s], self.term_names)
+        return Replay(
+            self.obs[s],
+            self.action[s],
+            self.reward[s],
+            self.next_obs[s],
+            self.terminated[s],
+            self.truncated[s],
+            self.episode[s],
+            self.terms[s],
+            self.term_names,
+        )
 
     def relabel(self, alpha: float, beta: float) -> "Replay":
         """Rewards recomputed with EdAR's reward from the stored terms."""
         idx = {n: i for i, n in enumerate(self.term_names)}
-        r = np.asarray(edar_reward(Terms(self.terms, idx), alpha=alpha, beta=beta), np.float64).reshape(len(self))
-        return Replay(self.obs, self.action, r, self.next_obs, self.terminated, self.truncated, self.episode, self.terms, self.term_names)
+        r = np.asarray(
+            edar_reward(Terms(self.terms, idx), alpha=alpha, beta=beta), np.float64
+        ).reshape(len(self))
+        return Replay(
+            self.obs,
+            self.action,
+            r,
+            self.next_obs,
+            self.terminated,
+            self.truncated,
+            self.episode,
+            self.terms,
+            self.term_names,
+        )
 
 
 def write_transitions(replay: Replay, path: Path, meta: Dict[str, Any]) -> None:
@@ -353,12 +427,20 @@ def write_transitions(replay: Replay, path: Path, meta: Dict[str, Any]) -> None:
     for i in range(1, len(replay)):
         steps[i] = steps[i - 1] + 1 if replay.episode[i] == replay.episode[i - 1] else 0
     cols = {
-        "episode": replay.episode, "step": steps, "obs": replay.obs, "action": replay.action.reshape(-1, 1),
-        "reward": replay.reward, "next_obs": replay.next_obs, "terminated": replay.terminated, "truncated": replay.truncated,
+        "episode": replay.episode,
+        "step": steps,
+        "obs": replay.obs,
+        "action": replay.action.reshape(-1, 1),
+        "reward": replay.reward,
+        "next_obs": replay.next_obs,
+        "terminated": replay.terminated,
+        "truncated": replay.truncated,
     }
     meta = dict(meta, format=TRANSITIONS_FORMAT, terms=replay.term_names)
     path.parent.mkdir(parents=True, exist_ok=True)
-    collect.write_transitions(collect.transitions_table(cols, replay.terms, replay.term_names, meta), path)
+    collect.write_transitions(
+        collect.transitions_table(cols, replay.terms, replay.term_names, meta), path
+    )
 
 
 class DataError(ValueError):
@@ -374,22 +456,34 @@ def read_transitions(path: Path, layout: ObsLayout) -> Replay:
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except Exception as e:  # pyarrow's errors for non-Parquet files
-        raise DataError(f"{path}: not a Parquet transitions file ({' '.join(str(e).split())})") from None
+        raise DataError(
+            f"{path}: not a Parquet transitions file ({' '.join(str(e).split())})"
+        ) from None
     raw = (table.schema.metadata or {}).get(b"mpsched")
     if raw is None:
-        raise DataError(f"{path}: missing 'mpsched' metadata (write it with `mpsched collect` or `mpsched train edar`)")
+        raise DataError(
+            f"{path}: missing 'mpsched' metadata (write it with `mpsched collect` or `mpsched train edar`)"
+        )
     meta = json.loads(raw)
     if meta.get("format") != TRANSITIONS_FORMAT:
-        raise DataError(f"{path}: metadata 'format': expected {TRANSITIONS_FORMAT!r}, got {meta.get('format')!r}")
+        raise DataError(
+            f"{path}: metadata 'format': expected {TRANSITIONS_FORMAT!r}, got {meta.get('format')!r}"
+        )
     if meta.get("action") != "mode":
-        raise DataError(f"{path}: metadata 'action': expected 'mode' (EdAR's normal/redundant), got {meta.get('action')!r}")
+        raise DataError(
+            f"{path}: metadata 'action': expected 'mode' (EdAR's normal/redundant), got {meta.get('action')!r}"
+        )
     for key, want in (("history", layout.history), ("max_paths", layout.max_paths)):
         if meta.get(key) != want:
             raise DataError(f"{path}: metadata {key!r}: expected {want}, got {meta.get(key)!r}")
     if meta.get("interval") != "min-rtt":
-        raise DataError(f"{path}: metadata 'interval': expected 'min-rtt' (EdAR's TI), got {meta.get('interval')!r}")
+        raise DataError(
+            f"{path}: metadata 'interval': expected 'min-rtt' (EdAR's TI), got {meta.get('interval')!r}"
+        )
     if "features" in meta and list(meta["features"]) != feature_names(layout):
-        raise DataError(f"{path}: metadata 'features': the observation layout differs from this build's")
+        raise DataError(
+            f"{path}: metadata 'features': the observation layout differs from this build's"
+        )
     for col in ("obs", "action", "reward", "next_obs", "terminated"):
         if col not in table.column_names:
             raise DataError(f"{path}: missing column {col!r}")
@@ -398,7 +492,9 @@ def read_transitions(path: Path, layout: ObsLayout) -> Replay:
         a = table.column(col).combine_chunks()
         flat = a.flatten().to_numpy(zero_copy_only=False)
         if len(table) and flat.size != len(table) * width:
-            raise DataError(f"{path}: column {col!r}: expected {width} values per row, got {flat.size // max(len(table), 1)}")
+            raise DataError(
+                f"{path}: column {col!r}: expected {width} values per row, got {flat.size // max(len(table), 1)}"
+            )
         return flat.reshape(len(table), width)
 
     obs = mat("obs", layout.size).astype(np.float32)
@@ -407,9 +503,28 @@ def read_transitions(path: Path, layout: ObsLayout) -> Replay:
     if np.any((act != 0) & (act != 1)):
         raise DataError(f"{path}: column 'action': expected 0 (normal) or 1 (redundant)")
     term_names = list(meta.get("terms", []))
-    terms = np.stack([table.column(f"term.{n}").to_numpy() for n in term_names], 1) if term_names else np.zeros((len(table), 0))
-    get = lambda c, t: table.column(c).to_numpy().astype(t) if c in table.column_names else np.zeros(len(table), t)  # noqa: E731
-    return Replay(obs, act, table.column("reward").to_numpy().astype(np.float64), nxt, get("terminated", bool), get("truncated", bool), get("episode", np.int32), terms.astype(np.float64), term_names)
+    terms = (
+        np.stack([table.column(f"term.{n}").to_numpy() for n in term_names], 1)
+        if term_names
+        else np.zeros((len(table), 0))
+    )
+
+    def get(c, t):
+        if c in table.column_names:
+            return table.column(c).to_numpy().astype(t)
+        return np.zeros(len(table), t)
+
+    return Replay(
+        obs,
+        act,
+        table.column("reward").to_numpy().astype(np.float64),
+        nxt,
+        get("terminated", bool),
+        get("truncated", bool),
+        get("episode", np.int32),
+        terms.astype(np.float64),
+        term_names,
+    )
 
 
 # --- environment --------------------------------------------------------------------------
@@ -421,17 +536,27 @@ def make_env(scenario: Any, args: Args):
     import mpsched.envs  # noqa: F401  (registers the ids)
 
     return gym.make(
-        "mpsched/Scheduler-v0", scenario=scenario, action="mode", reward="edar",
-        reward_kwargs={"alpha": args.alpha, "beta": args.beta}, interval="min-rtt",
-        history=args.k + 1, max_paths=args.max_paths, duration_s=args.duration_s,
+        "mpsched/Scheduler-v0",
+        scenario=scenario,
+        action="mode",
+        reward="edar",
+        reward_kwargs={"alpha": args.alpha, "beta": args.beta},
+        interval="min-rtt",
+        history=args.k + 1,
+        max_paths=args.max_paths,
+        duration_s=args.duration_s,
         initial_mode="redundant",
     )
 
 
-def run_episode(env: Any, seed: int, choose: Any, episode: int, max_steps: Optional[int] = None) -> Tuple[Replay, float]:
+def run_episode(
+    env: Any, seed: int, choose: Any, episode: int, max_steps: Optional[int] = None
+) -> Tuple[Replay, float]:
     """One flow: ``choose(obs) -> action`` each TI. Returns its transitions and its return."""
     obs, info = env.reset(seed=seed)
-    rows: Dict[str, list] = {k: [] for k in ("obs", "action", "reward", "next_obs", "terminated", "truncated", "terms")}
+    rows: Dict[str, list] = {
+        k: [] for k in ("obs", "action", "reward", "next_obs", "terminated", "truncated", "terms")
+    }
     names: List[str] = []
     ret = 0.0
     while True:
@@ -439,7 +564,15 @@ def run_episode(env: Any, seed: int, choose: Any, episode: int, max_steps: Optio
         nxt, r, te, tr, info = env.step(a)
         if max_steps is not None and len(rows["obs"]) + 1 >= max_steps:
             tr = True
-        for k, v in (("obs", obs), ("action", a), ("reward", r), ("next_obs", nxt), ("terminated", te), ("truncated", tr), ("terms", info["terms"]._data.copy())):
+        for k, v in (
+            ("obs", obs),
+            ("action", a),
+            ("reward", r),
+            ("next_obs", nxt),
+            ("terminated", te),
+            ("truncated", tr),
+            ("terms", info["terms"]._data.copy()),
+        ):
             rows[k].append(v)
         names = info["terms"].names()
         ret += r
@@ -448,9 +581,15 @@ def run_episode(env: Any, seed: int, choose: Any, episode: int, max_steps: Optio
             break
     n = len(rows["obs"])
     rep = Replay(
-        np.stack(rows["obs"]).astype(np.float32), np.asarray(rows["action"], np.int64), np.asarray(rows["reward"], np.float64),
-        np.stack(rows["next_obs"]).astype(np.float32), np.asarray(rows["terminated"], bool), np.asarray(rows["truncated"], bool),
-        np.full(n, episode, np.int32), np.stack(rows["terms"]).astype(np.float64), list(names),
+        np.stack(rows["obs"]).astype(np.float32),
+        np.asarray(rows["action"], np.int64),
+        np.asarray(rows["reward"], np.float64),
+        np.stack(rows["next_obs"]).astype(np.float32),
+        np.asarray(rows["terminated"], bool),
+        np.asarray(rows["truncated"], bool),
+        np.full(n, episode, np.int32),
+        np.stack(rows["terms"]).astype(np.float64),
+        list(names),
     )
     return rep, ret
 
@@ -528,7 +667,9 @@ def checkpoint_meta(args: Args, variant: str, extra: Dict[str, Any]) -> Dict[str
             "subflow_features": list(SUBFLOW_FEATURES),
             "conn_features": list(CONN_FEATURES),
         },
-        "train": dict({k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(args).items()}, **extra),
+        "train": dict(
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(args).items()}, **extra
+        ),
     }
 
 
@@ -545,7 +686,9 @@ def collect(args: Args, envs: List[Any], writer: Any, rng: np.random.Generator) 
     return Replay.concat(parts)
 
 
-def offline_learning(learner: Learner, replay: Replay, args: Args, writer: Any, rng: np.random.Generator) -> None:
+def offline_learning(
+    learner: Learner, replay: Replay, args: Args, writer: Any, rng: np.random.Generator
+) -> None:
     """Algorithm 1, lines 10-21: M minibatch updates on the collected transitions."""
     start = time.perf_counter()
     for it in range(args.offline_iterations):
@@ -553,10 +696,19 @@ def offline_learning(learner: Learner, replay: Replay, args: Args, writer: Any, 
         if it % 50 == 0 or it == args.offline_iterations - 1:
             writer.add_scalar("losses/td_loss", loss, learner.updates)
             writer.add_scalar("losses/q_values", qm, learner.updates)
-            writer.add_scalar("charts/SPS", (it + 1) / max(time.perf_counter() - start, 1e-9), learner.updates)
+            writer.add_scalar(
+                "charts/SPS", (it + 1) / max(time.perf_counter() - start, 1e-9), learner.updates
+            )
 
 
-def online_learning(learner: Learner, envs: List[Any], args: Args, writer: Any, rng: np.random.Generator, first_episode: int) -> Tuple[int, int]:
+def online_learning(
+    learner: Learner,
+    envs: List[Any],
+    args: Args,
+    writer: Any,
+    rng: np.random.Generator,
+    first_episode: int,
+) -> Tuple[int, int]:
     """Algorithm 2: per flow, an ε-greedy actor with the scheduler's weights, then M learner
     updates on the replay buffer, then the weights are synchronized to the scheduler.
     Returns (environment steps, flows)."""
@@ -575,10 +727,14 @@ def online_learning(learner: Learner, envs: List[Any], args: Args, writer: Any, 
             return int(actor.act(obs, layout))  # l. 9
 
         ep = first_episode + flows
-        rep, ret = run_episode(env, args.seed * 100_003 + ep, choose, ep, max_steps=args.steps - steps)
+        rep, ret = run_episode(
+            env, args.seed * 100_003 + ep, choose, ep, max_steps=args.steps - steps
+        )
         steps += len(rep)
         flows += 1
-        replay = rep if replay is None else Replay.concat([replay, rep]).tail(args.buffer_size)  # l. 12
+        replay = (
+            rep if replay is None else Replay.concat([replay, rep]).tail(args.buffer_size)
+        )  # l. 12
         writer.add_scalar("charts/episodic_return", ret, ep)
         writer.add_scalar("charts/episodic_length", len(rep), ep)
         writer.add_scalar("charts/redundant_share", float(rep.action.mean()), ep)
@@ -592,16 +748,41 @@ def online_learning(learner: Learner, envs: List[Any], args: Args, writer: Any, 
     return steps, flows
 
 
-def _online(learner: Learner, envs: List[Any], args: Args, writer: Any, rng: np.random.Generator, first_episode: int,
-            extra: Dict[str, Any], tmp: Path, out: Path, written: Dict[str, Path], log: Any) -> None:
+def _online(
+    learner: Learner,
+    envs: List[Any],
+    args: Args,
+    writer: Any,
+    rng: np.random.Generator,
+    first_episode: int,
+    extra: Dict[str, Any],
+    tmp: Path,
+    out: Path,
+    written: Dict[str, Path],
+    log: Any,
+) -> None:
     """Online learning, then the EdAR-o checkpoint."""
     t0 = time.perf_counter()
     steps, flows = online_learning(learner, envs, args, writer, rng, first_episode)
     online_s = time.perf_counter() - t0
-    log(f"online learning: {steps} steps in {flows} flows, {learner.updates} updates in all ({online_s:.1f} s)")
-    save_checkpoint(tmp / "edar-o", learner.tensors(), checkpoint_meta(args, "edar-o", {
-        **extra, "online_steps": steps, "online_flows": flows, "updates": learner.updates, "online_s": round(online_s, 2),
-    }))
+    log(
+        f"online learning: {steps} steps in {flows} flows, {learner.updates} updates in all ({online_s:.1f} s)"
+    )
+    save_checkpoint(
+        tmp / "edar-o",
+        learner.tensors(),
+        checkpoint_meta(
+            args,
+            "edar-o",
+            {
+                **extra,
+                "online_steps": steps,
+                "online_flows": flows,
+                "updates": learner.updates,
+                "online_s": round(online_s, 2),
+            },
+        ),
+    )
     written["edar-o"] = out / "edar-o.json"
 
 
@@ -630,7 +811,9 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
         if args.steps <= 0:
             raise DataError("--init: online learning needs --steps > 0")
         if args.offline_data:
-            raise DataError("--init: starts from a trained checkpoint and learns online only; --offline-data does not apply")
+            raise DataError(
+                "--init: starts from a trained checkpoint and learns online only; --offline-data does not apply"
+            )
     envs = [make_env(s, args) for s in args.scenario]
     written: Dict[str, Path] = {}
     out = Path(args.out)
@@ -642,7 +825,19 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
             learner = Learner(args, layout)
             learner.load(init.qnet.state_dict())
             log(f"starting from {args.init}: online learning only")
-            _online(learner, envs, args, writer, rng, 0, {"init": str(args.init)}, tmp, out, written, log)
+            _online(
+                learner,
+                envs,
+                args,
+                writer,
+                rng,
+                0,
+                {"init": str(args.init)},
+                tmp,
+                out,
+                written,
+                log,
+            )
             writer.add_scalar("charts/train_s", time.perf_counter() - started, learner.updates)
             writer.close()
             return written
@@ -652,13 +847,27 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
         else:
             t0 = time.perf_counter()
             replay = collect(args, envs, writer, rng)
-            write_transitions(replay, tmp / "offline.parquet", {
-                "scenario": ",".join(args.scenario), "policy": "always-normal|always-redundant", "episodes": args.offline_episodes,
-                "seed": args.seed, "action": "mode", "reward": "edar", "interval": "min-rtt", "history": layout.history,
-                "max_paths": layout.max_paths, "duration_s": args.duration_s, "features": feature_names(layout),
-            })
+            write_transitions(
+                replay,
+                tmp / "offline.parquet",
+                {
+                    "scenario": ",".join(args.scenario),
+                    "policy": "always-normal|always-redundant",
+                    "episodes": args.offline_episodes,
+                    "seed": args.seed,
+                    "action": "mode",
+                    "reward": "edar",
+                    "interval": "min-rtt",
+                    "history": layout.history,
+                    "max_paths": layout.max_paths,
+                    "duration_s": args.duration_s,
+                    "features": feature_names(layout),
+                },
+            )
             written["offline"] = out / "offline.parquet"
-            log(f"collected {len(replay)} transitions in {args.offline_episodes} flows ({time.perf_counter() - t0:.1f} s)")
+            log(
+                f"collected {len(replay)} transitions in {args.offline_episodes} flows ({time.perf_counter() - t0:.1f} s)"
+            )
         if replay.term_names:
             replay = replay.relabel(args.alpha, args.beta)
         if len(replay) == 0:
@@ -668,12 +877,34 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
         offline_learning(learner, replay, args, writer, rng)
         offline_s = time.perf_counter() - t0
         log(f"offline learning: {args.offline_iterations} updates ({offline_s:.1f} s)")
-        save_checkpoint(tmp / "edar-p", learner.tensors(), checkpoint_meta(args, "edar-p", {
-            "offline_transitions": len(replay), "updates": learner.updates, "offline_s": round(offline_s, 2),
-        }))
+        save_checkpoint(
+            tmp / "edar-p",
+            learner.tensors(),
+            checkpoint_meta(
+                args,
+                "edar-p",
+                {
+                    "offline_transitions": len(replay),
+                    "updates": learner.updates,
+                    "offline_s": round(offline_s, 2),
+                },
+            ),
+        )
         written["edar-p"] = out / "edar-p.json"
         if args.steps > 0:
-            _online(learner, envs, args, writer, rng, args.offline_episodes, {"offline_transitions": len(replay)}, tmp, out, written, log)
+            _online(
+                learner,
+                envs,
+                args,
+                writer,
+                rng,
+                args.offline_episodes,
+                {"offline_transitions": len(replay)},
+                tmp,
+                out,
+                written,
+                log,
+            )
         writer.add_scalar("charts/train_s", time.perf_counter() - started, learner.updates)
         writer.close()
     return written

@@ -48,4 +48,6 @@ __all__ = [
 if "mpsched/Scheduler-v0" not in registry:
     register(id="mpsched/Scheduler-v0", entry_point="mpsched.envs.scheduler:SchedulerEnv")
 if "mpsched/CongestionControl-v0" not in registry:
-    register(id="mpsched/CongestionControl-v0", entry_point="mpsched.envs.scheduler:CongestionControlEnv")
+    register(
+        id="mpsched/CongestionControl-v0", entry_point="mpsched.envs.scheduler:CongestionControlEnv"
+    )

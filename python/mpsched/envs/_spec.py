@@ -14,7 +14,11 @@ from ..matrix import MatrixError, load_scenario, resolve_trace_paths
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 #: Scheduler the controlled flow gets for each scheduling action space.
-SCHEDULER_OF_ACTION = {"mode": "external-mode", "weights": "external-weights", "select": "external-weights"}
+SCHEDULER_OF_ACTION = {
+    "mode": "external-mode",
+    "weights": "external-weights",
+    "select": "external-weights",
+}
 
 
 class EnvConfigError(ValueError):
@@ -72,12 +76,12 @@ def _initial_mode(value: Union[int, str, None], action: str) -> Optional[int]:
     if value is None:
         return None
     if action != "mode":
-        raise EnvConfigError(f"initial_mode: only with action=\"mode\", got action={action!r}")
+        raise EnvConfigError(f'initial_mode: only with action="mode", got action={action!r}')
     if isinstance(value, str) and value in INITIAL_MODES:
         return INITIAL_MODES[value]
     if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
         return value
-    raise EnvConfigError(f"initial_mode: expected \"normal\", \"redundant\", 0 or 1, got {value!r}")
+    raise EnvConfigError(f'initial_mode: expected "normal", "redundant", 0 or 1, got {value!r}')
 
 
 def prepare(
@@ -107,18 +111,24 @@ def prepare(
     elif isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
         fl["decision_interval_ms"] = float(interval)
     else:
-        raise EnvConfigError(f"interval: expected a period in ms > 0 or \"min-rtt\", got {interval!r}")
+        raise EnvConfigError(
+            f'interval: expected a period in ms > 0 or "min-rtt", got {interval!r}'
+        )
     if action == "cwnd":
         fl["cc"] = "external"
     else:
         if "paths" not in fl:
-            raise EnvConfigError(f"{source}: flows[{f}]: a scheduling env needs a multipath flow (`paths = [...]`)")
+            raise EnvConfigError(
+                f"{source}: flows[{f}]: a scheduling env needs a multipath flow (`paths = [...]`)"
+            )
         fl["scheduler"] = SCHEDULER_OF_ACTION[action]
     if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
         raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
     n_paths = len(fl.get("paths", [fl.get("path")]))
     if n_paths > max_paths:
-        raise EnvConfigError(f"max_paths: flow {fl.get('name', f)!r} has {n_paths} paths, more than max_paths = {max_paths}")
+        raise EnvConfigError(
+            f"max_paths: flow {fl.get('name', f)!r} has {n_paths} paths, more than max_paths = {max_paths}"
+        )
     if not isinstance(history, int) or not 1 <= history <= 64:
         raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
     if duration_s is not None:

@@ -39,7 +39,11 @@ class ObsLayout:
 
     @property
     def frame_len(self) -> int:
-        return self.max_paths * len(SUBFLOW_FEATURES) + len(CONN_FEATURES) + self.max_flows * len(FLOW_FEATURES)
+        return (
+            self.max_paths * len(SUBFLOW_FEATURES)
+            + len(CONN_FEATURES)
+            + self.max_flows * len(FLOW_FEATURES)
+        )
 
     @property
     def mask_len(self) -> int:
@@ -51,7 +55,9 @@ class ObsLayout:
 
     def frames(self, obs: np.ndarray) -> np.ndarray:
         """``[..., history, frame_len]`` view of observations."""
-        return obs[..., : self.history * self.frame_len].reshape(*obs.shape[:-1], self.history, self.frame_len)
+        return obs[..., : self.history * self.frame_len].reshape(
+            *obs.shape[:-1], self.history, self.frame_len
+        )
 
     def subflows(self, obs: np.ndarray) -> np.ndarray:
         """``[..., history, max_paths, n_subflow_features]``."""
@@ -97,7 +103,9 @@ def action_row(action: str, a: Any, out: np.ndarray) -> None:
     else:
         row = np.asarray(a, dtype=np.float32).reshape(-1)
         if row.shape[0] != out.shape[0]:
-            raise ValueError(f"action: expected {out.shape[0]} values (one per path slot, max_paths), got {row.shape[0]}")
+            raise ValueError(
+                f"action: expected {out.shape[0]} values (one per path slot, max_paths), got {row.shape[0]}"
+            )
         out[:] = row
 
 
@@ -126,12 +134,21 @@ class _CoreEnv(gym.Env):
         self.action_kind = action
         self.action_space = action_space(action, max_paths)
         self._prepared = prepare(
-            scenario, action=action, flow=flow, interval=interval, max_paths=max_paths,
-            history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+            scenario,
+            action=action,
+            flow=flow,
+            interval=interval,
+            max_paths=max_paths,
+            history=history,
+            max_flows=max_flows,
+            cwnd_step=cwnd_step,
+            duration_s=duration_s,
             initial_mode=initial_mode,
         )
         self.reward_fn = get_reward(reward, reward_kwargs)
-        self.reward_name = reward if isinstance(reward, str) else getattr(reward, "__name__", "custom")
+        self.reward_name = (
+            reward if isinstance(reward, str) else getattr(reward, "__name__", "custom")
+        )
         self._core: Optional[Any] = None
         host = max_flows if action == "cwnd" else 0
         self.layout = ObsLayout(max_paths, history, host)
@@ -155,7 +172,9 @@ class _CoreEnv(gym.Env):
             "terms": Terms(self._terms.copy(), self._index),
         }
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+    def reset(
+        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
+    ) -> Tuple[np.ndarray, Dict[str, Any]]:
         """A new episode; ranges in the scenario are drawn anew from the episode's seed."""
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(0, 2**63 - 1))
@@ -217,8 +236,16 @@ class SchedulerEnv(_CoreEnv):
         if action not in ACTIONS:
             raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
         super().__init__(
-            scenario, action=action, reward=reward, reward_kwargs=reward_kwargs, flow=flow,
-            interval=interval, max_paths=max_paths, history=history, max_flows=8, duration_s=duration_s,
+            scenario,
+            action=action,
+            reward=reward,
+            reward_kwargs=reward_kwargs,
+            flow=flow,
+            interval=interval,
+            max_paths=max_paths,
+            history=history,
+            max_flows=8,
+            duration_s=duration_s,
             initial_mode=initial_mode,
         )
 
@@ -251,9 +278,17 @@ class CongestionControlEnv(_CoreEnv):
         if not cwnd_step > 0:
             raise EnvConfigError(f"cwnd_step: expected a number of segments > 0, got {cwnd_step!r}")
         super().__init__(
-            scenario, action="cwnd", reward=reward, reward_kwargs=reward_kwargs, flow=flow,
-            interval=interval, max_paths=max_paths, history=history, max_flows=max_flows,
-            cwnd_step=cwnd_step, duration_s=duration_s,
+            scenario,
+            action="cwnd",
+            reward=reward,
+            reward_kwargs=reward_kwargs,
+            flow=flow,
+            interval=interval,
+            max_paths=max_paths,
+            history=history,
+            max_flows=max_flows,
+            cwnd_step=cwnd_step,
+            duration_s=duration_s,
         )
 
 

@@ -52,12 +52,21 @@ class SchedulerVectorEnv(VectorEnv):
         initial_mode: Union[int, str, None] = None,
     ) -> None:
         if action not in ACTIONS + ("cwnd",):
-            raise EnvConfigError(f"action: expected one of mode, weights, select, cwnd, got {action!r}")
+            raise EnvConfigError(
+                f"action: expected one of mode, weights, select, cwnd, got {action!r}"
+            )
         if not isinstance(num_envs, int) or num_envs < 1:
             raise EnvConfigError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
         self._prepared = prepare(
-            scenario, action=action, flow=flow, interval=interval, max_paths=max_paths,
-            history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+            scenario,
+            action=action,
+            flow=flow,
+            interval=interval,
+            max_paths=max_paths,
+            history=history,
+            max_flows=max_flows,
+            cwnd_step=cwnd_step,
+            duration_s=duration_s,
             initial_mode=initial_mode,
         )
         self.num_envs = num_envs
@@ -79,13 +88,17 @@ class SchedulerVectorEnv(VectorEnv):
         self._ended = np.zeros(num_envs, np.bool_)
         self._index: Dict[str, int] = {}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+    def reset(
+        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
+    ) -> Tuple[np.ndarray, Dict[str, Any]]:
         """Resets every sub-env. ``seed``: sub-env i uses ``seed + i`` (default: the next episodes,
         or seeds 0.. on the first reset)."""
         if seed is not None:
             self._seed = int(seed)
         if self._core is None:
-            self._core = _core.VecEnv(self._prepared.spec_json, self.num_envs, self._seed, self.threads)
+            self._core = _core.VecEnv(
+                self._prepared.spec_json, self.num_envs, self._seed, self.threads
+            )
             self._terms = np.zeros((self.num_envs, self._core.terms_len), np.float64)
             self._index = {n: i for i, n in enumerate(self._core.term_names)}
             base: Optional[int] = self._seed
@@ -96,7 +109,9 @@ class SchedulerVectorEnv(VectorEnv):
         self._ended[:] = False
         return self._obs.copy(), {"action_mask": self.layout.path_mask(self._obs).astype(np.int8)}
 
-    def step(self, actions: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
+    def step(
+        self, actions: Any
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
         if self._core is None:
             raise RuntimeError("call reset() before step()")
         if self.action_kind == "mode":
@@ -104,7 +119,9 @@ class SchedulerVectorEnv(VectorEnv):
         else:
             self._act[:] = np.asarray(actions, dtype=np.float32).reshape(self.num_envs, -1)
         self._core.step(self._act, self._obs, self._terms, self._terminated, self._truncated)
-        rewards = np.asarray(self.reward_fn(Terms(self._terms, self._index)), dtype=np.float64).reshape(self.num_envs)
+        rewards = np.asarray(
+            self.reward_fn(Terms(self._terms, self._index)), dtype=np.float64
+        ).reshape(self.num_envs)
         # Sub-envs that were reset in this step (NEXT_STEP autoreset) earn nothing.
         rewards = np.where(self._ended, 0.0, rewards)
         self._ended = self._terminated | self._truncated

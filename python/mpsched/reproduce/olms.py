@@ -110,7 +110,7 @@ def default_scenario_dir() -> Path:
 class AppSpec:
     kind: str  # "max-rtt" | "bandwidth"
     limit: float  # normalized C_r or C_b
-    l: int
+    l: int  # noqa: E741 (the paper's symbol)
     rtt_scale_ms: float
     bw_scale_mbps: float
 
@@ -120,11 +120,17 @@ def app_spec(flow: Dict[str, Any], olms_name: str) -> AppSpec:
     kind = o.get("app") or ("bandwidth" if olms_name == "olms-bw" else "max-rtt")
     kind = "bandwidth" if kind in ("bandwidth", "bw") else "max-rtt"
     rs, bs = float(o.get("rtt_scale_ms", 100.0)), float(o.get("bw_scale_mbps", 100.0))
-    limit = float(o.get("bw_max_mbps", 40.0)) / bs if kind == "bandwidth" else float(o.get("rtt_max_ms", 50.0)) / rs
+    limit = (
+        float(o.get("bw_max_mbps", 40.0)) / bs
+        if kind == "bandwidth"
+        else float(o.get("rtt_max_ms", 50.0)) / rs
+    )
     return AppSpec(kind, limit, int(o.get("l", 2)), rs, bs)
 
 
-def solve_oracle(app_: AppSpec, b: Sequence[float], r: Sequence[float]) -> Optional[Tuple[List[float], float]]:
+def solve_oracle(
+    app_: AppSpec, b: Sequence[float], r: Sequence[float]
+) -> Optional[Tuple[List[float], float]]:
     """v* of eq. (5) (greedy: fill the highest b first up to min(1, C_r/r_i)) or eq. (9)
     (bisection on z: feasible iff with caps min(1, z/r_i) the L cheapest-b units fit C_b), and
     the per-slot optimal utility v*ᵀu / L. None if infeasible."""
@@ -148,7 +154,9 @@ def solve_oracle(app_: AppSpec, b: Sequence[float], r: Sequence[float]) -> Optio
     def at(z: float) -> Optional[List[float]]:
         caps = [min(1.0, z / ri) if ri > 0 else 1.0 for ri in r]
         v = fill(caps, sorted(range(k), key=lambda i: b[i]))
-        return v if v is not None and sum(x * y for x, y in zip(v, b)) <= app_.limit + 1e-12 else None
+        return (
+            v if v is not None and sum(x * y for x, y in zip(v, b)) <= app_.limit + 1e-12 else None
+        )
 
     hi = max(r) if r else 0.0
     if at(hi) is None:
@@ -165,7 +173,9 @@ def solve_oracle(app_: AppSpec, b: Sequence[float], r: Sequence[float]) -> Optio
     return v, sum(x * y for x, y in zip(v, r)) / L
 
 
-def slot_costs(app_: AppSpec, b: Sequence[float], r: Sequence[float]) -> Optional[List[Tuple[float, float]]]:
+def slot_costs(
+    app_: AppSpec, b: Sequence[float], r: Sequence[float]
+) -> Optional[List[Tuple[float, float]]]:
     """(regret, violation) of one packet on each path, or None if the true problem is infeasible."""
     sol = solve_oracle(app_, b, r)
     if sol is None:
@@ -186,7 +196,9 @@ def path_state(path: Dict[str, Any], t: float) -> Tuple[float, float]:
     return rate, 2 * delay
 
 
-def true_characteristics(scenario: Dict[str, Any], flow: Dict[str, Any], app_: AppSpec, t: float) -> Tuple[List[float], List[float]]:
+def true_characteristics(
+    scenario: Dict[str, Any], flow: Dict[str, Any], app_: AppSpec, t: float
+) -> Tuple[List[float], List[float]]:
     paths = {p["name"]: p for p in scenario["paths"]}
     b, r = [], []
     for name in flow["paths"]:
@@ -196,7 +208,9 @@ def true_characteristics(scenario: Dict[str, Any], flow: Dict[str, Any], app_: A
     return b, r
 
 
-def mean_capacity(scenario: Dict[str, Any], flow: Dict[str, Any], t_end: float, step: float = 0.05) -> float:
+def mean_capacity(
+    scenario: Dict[str, Any], flow: Dict[str, Any], t_end: float, step: float = 0.05
+) -> float:
     paths = {p["name"]: p for p in scenario["paths"]}
     n = max(1, int(t_end / step))
     total = 0.0
@@ -225,8 +239,17 @@ class Group:
     label: Optional[str] = None
 
 
-def prepare(case: Case, scenario_dir: Path, out: Path, size_mb: Optional[float], duration_s: Optional[float],
-            *, first_scheduler: Optional[str] = None, wait: bool = False, tag: str = "") -> Tuple[Path, Dict[str, Any]]:
+def prepare(
+    case: Case,
+    scenario_dir: Path,
+    out: Path,
+    size_mb: Optional[float],
+    duration_s: Optional[float],
+    *,
+    first_scheduler: Optional[str] = None,
+    wait: bool = False,
+    tag: str = "",
+) -> Tuple[Path, Dict[str, Any]]:
     """The case's scenario as JSON under ``out/scenarios``, with the overrides applied:
     ``first_scheduler`` on the first flow, ``on_busy = "wait"`` for the OLMS flows it varies
     (the first flow of a multi-flow case, every flow otherwise)."""
@@ -244,11 +267,25 @@ def prepare(case: Case, scenario_dir: Path, out: Path, size_mb: Optional[float],
     return _common.write_scenario(scenario, out, f"{case.name}{tag}"), scenario
 
 
-def _sweep(path: Path, ds: Path, seeds: Sequence[int], names: Optional[Sequence[str]], jobs: int) -> None:
-    run_sweep(build_matrix(path, seeds=list(seeds), schedulers=None if names is None else list(names)), ds, jobs=jobs)
+def _sweep(
+    path: Path, ds: Path, seeds: Sequence[int], names: Optional[Sequence[str]], jobs: int
+) -> None:
+    run_sweep(
+        build_matrix(path, seeds=list(seeds), schedulers=None if names is None else list(names)),
+        ds,
+        jobs=jobs,
+    )
 
 
-def run_case(case: Case, path: Path, out: Path, seeds: Sequence[int], baselines: Sequence[str], jobs: int, notes: List[str]) -> Tuple[Path, List[str]]:
+def run_case(
+    case: Case,
+    path: Path,
+    out: Path,
+    seeds: Sequence[int],
+    baselines: Sequence[str],
+    jobs: int,
+    notes: List[str],
+) -> Tuple[Path, List[str]]:
     """One compare sweep of ``path`` over OLMS and ``baselines`` (unknown names skipped)."""
     names = [case.olms, *baselines]
     known: Optional[List[str]] = None
@@ -270,8 +307,17 @@ def run_case(case: Case, path: Path, out: Path, seeds: Sequence[int], baselines:
     return ds, names
 
 
-def run_groups(case: Case, scenario_dir: Path, out: Path, seeds: Sequence[int], baselines: Sequence[str], jobs: int,
-               notes: List[str], size_mb: Optional[float], duration_s: Optional[float]) -> List[Group]:
+def run_groups(
+    case: Case,
+    scenario_dir: Path,
+    out: Path,
+    seeds: Sequence[int],
+    baselines: Sequence[str],
+    jobs: int,
+    notes: List[str],
+    size_mb: Optional[float],
+    duration_s: Optional[float],
+) -> List[Group]:
     """Every dataset of a case: OLMS and the baselines, and the ``olms+wait`` variant."""
     if not case.multi:
         path, scenario = prepare(case, scenario_dir, out, size_mb, duration_s)
@@ -285,7 +331,9 @@ def run_groups(case: Case, scenario_dir: Path, out: Path, seeds: Sequence[int], 
         wait = name.endswith(WAIT)
         sched = name[: -len(WAIT)] if wait else name
         tag = "-" + re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
-        path, scenario = prepare(case, scenario_dir, out, size_mb, duration_s, first_scheduler=sched, wait=wait, tag=tag)
+        path, scenario = prepare(
+            case, scenario_dir, out, size_mb, duration_s, first_scheduler=sched, wait=wait, tag=tag
+        )
         ds = out / "runs" / case.name / tag[1:]
         try:
             _sweep(path, ds, seeds, None, jobs)
@@ -323,7 +371,12 @@ def selected_path(ts_rows: Sequence[Dict[str, Any]], window_s: float = WINDOW_S)
         rtt += k * r["slot_srtt_ms"]
         per[r["subflow"]] = per.get(r["subflow"], 0.0) + k
     shares = [per.get(i, 0.0) / n if n else 0.0 for i in range(max(per) + 1 if per else 0)]
-    return {"slots": int(n), "sel_mbps": bw / n if n else None, "sel_srtt_ms": rtt / n if n else None, "path_shares": shares}
+    return {
+        "slots": int(n),
+        "sel_mbps": bw / n if n else None,
+        "sel_srtt_ms": rtt / n if n else None,
+        "path_shares": shares,
+    }
 
 
 def analyse(case: Case, groups: Sequence[Group]) -> Dict[str, Any]:
@@ -354,13 +407,21 @@ def analyse(case: Case, groups: Sequence[Group]) -> Dict[str, Any]:
                 # last partial sample interval).
                 sub = sorted(subs.get(row["run_id"], []), key=lambda r: r["subflow"])
                 n = sum(r["slots"] for r in sub)
-                sel = {"slots": row["slots"], "sel_mbps": row["slot_bw_mbps"] if n else None, "sel_srtt_ms": row["slot_srtt_ms"] if n else None,
-                       "path_shares": [r["slots"] / n if n else 0.0 for r in sub]}
+                sel = {
+                    "slots": row["slots"],
+                    "sel_mbps": row["slot_bw_mbps"] if n else None,
+                    "sel_srtt_ms": row["slot_srtt_ms"] if n else None,
+                    "path_shares": [r["slots"] / n if n else 0.0 for r in sub],
+                }
             run = {
-                "scheduler": g.label or row["scheduler"], "seed": row["seed"], "fct_s": fct,
-                "completed": row["completed"], "goodput_mbps": row["goodput_mbps"],
+                "scheduler": g.label or row["scheduler"],
+                "seed": row["seed"],
+                "fct_s": fct,
+                "completed": row["completed"],
+                "goodput_mbps": row["goodput_mbps"],
                 "utilization": row["goodput_mbps"] / cap if cap > 0 else 0.0,
-                "sel_mbps_run": row["slot_bw_mbps"], "sel_srtt_ms_run": row["slot_srtt_ms"],
+                "sel_mbps_run": row["slot_bw_mbps"],
+                "sel_srtt_ms_run": row["slot_srtt_ms"],
                 **sel,
             }
             run["curve"] = _regret_curve(ts, scenario, flow, app_, cache)
@@ -370,10 +431,21 @@ def analyse(case: Case, groups: Sequence[Group]) -> Dict[str, Any]:
         schedulers.setdefault(r["scheduler"], {"runs": []})["runs"].append(r)
     for s in schedulers.values():
         runs = s["runs"]
-        for key in ("utilization", "goodput_mbps", "fct_s", "sel_mbps", "sel_srtt_ms", "sel_mbps_run", "sel_srtt_ms_run"):
+        for key in (
+            "utilization",
+            "goodput_mbps",
+            "fct_s",
+            "sel_mbps",
+            "sel_srtt_ms",
+            "sel_mbps_run",
+            "sel_srtt_ms_run",
+        ):
             s[key] = _mean([r[key] for r in runs])
         k = max(len(r["path_shares"]) for r in runs)
-        s["path_shares"] = [sum(r["path_shares"][i] if i < len(r["path_shares"]) else 0.0 for r in runs) / len(runs) for i in range(k)]
+        s["path_shares"] = [
+            sum(r["path_shares"][i] if i < len(r["path_shares"]) else 0.0 for r in runs) / len(runs)
+            for i in range(k)
+        ]
         last = [r["curve"][-1] if r["curve"] else (0, 0, 0, 0) for r in runs]
         pk = sum(x[1] for x in last)
         s["regret_per_slot"] = sum(x[2] for x in last) / pk if pk else 0.0
@@ -399,8 +471,13 @@ def analyse(case: Case, groups: Sequence[Group]) -> Dict[str, Any]:
     return {"case": case, "app": app_, "schedulers": schedulers, "gains": gains}
 
 
-def _regret_curve(ts: Sequence[Dict[str, Any]], scenario: Dict[str, Any], flow: Dict[str, Any], app_: AppSpec,
-                  cache: Dict[float, Optional[List[Tuple[float, float]]]]) -> List[Tuple[float, float, float, float]]:
+def _regret_curve(
+    ts: Sequence[Dict[str, Any]],
+    scenario: Dict[str, Any],
+    flow: Dict[str, Any],
+    app_: AppSpec,
+    cache: Dict[float, Optional[List[Tuple[float, float]]]],
+) -> List[Tuple[float, float, float, float]]:
     """(time, packets, cumulative regret, cumulative violation) per sample interval, from each
     subflow's sending throughput."""
     samples: Dict[float, Dict[int, float]] = {}
@@ -450,74 +527,158 @@ def _paper(case: Case, metric: str) -> str:
     return "—"
 
 
-def write_outputs(results: List[Dict[str, Any]], out: Path, notes: List[str], console: Console) -> None:
-    md = ["# OLMS reproduction", "",
-          "Paper: Cai et al., OLMS, IEEE TNSE 2025. Paper's reported OLMS gains: "
-          f"selected-path throughput (its \"bandwidth utilization\") +{PAPER_UTIL_GAIN[0]}–{PAPER_UTIL_GAIN[1]} % "
-          f"(Application I), FCT {PAPER_FCT_CHANGE[1]}…{PAPER_FCT_CHANGE[0]} % (two-flow dumbbell), "
-          f"cumulative regret {PAPER_REGRET_CHANGE[1]}…{PAPER_REGRET_CHANGE[0]} % and violation "
-          f"{PAPER_VIOLATION_CHANGE[1]}…{PAPER_VIOLATION_CHANGE[0]} % (Application II).", "",
-          f"*Selected-path throughput* (the paper's metric, §VI-B): cwnd / srtt of the path each new-data segment "
-          f"was scheduled on, averaged over the segments sent in the first {WINDOW_S:g} s; *sel. RTT*: that path's "
-          "srtt, likewise; *path shares*: each path's share of those segments. *Goodput*: receiver goodput of the "
-          "(first) flow; *util.*: goodput / mean capacity of its paths; FCT: flow completion time. Means over seeds. "
-          "`olms` falls back to minRTT when no path of its sampled set has window space (the paper's rule); "
-          "`olms+wait` holds the packet instead.", "",
-          "| scenario | scheduler | sel.-path Mbps (20 s) | sel. RTT ms (20 s) | path shares (20 s) | goodput Mbps | util. | FCT s | regret/slot | violation/slot |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+def write_outputs(
+    results: List[Dict[str, Any]], out: Path, notes: List[str], console: Console
+) -> None:
+    md = [
+        "# OLMS reproduction",
+        "",
+        "Paper: Cai et al., OLMS, IEEE TNSE 2025. Paper's reported OLMS gains: "
+        f'selected-path throughput (its "bandwidth utilization") +{PAPER_UTIL_GAIN[0]}–{PAPER_UTIL_GAIN[1]} % '
+        f"(Application I), FCT {PAPER_FCT_CHANGE[1]}…{PAPER_FCT_CHANGE[0]} % (two-flow dumbbell), "
+        f"cumulative regret {PAPER_REGRET_CHANGE[1]}…{PAPER_REGRET_CHANGE[0]} % and violation "
+        f"{PAPER_VIOLATION_CHANGE[1]}…{PAPER_VIOLATION_CHANGE[0]} % (Application II).",
+        "",
+        f"*Selected-path throughput* (the paper's metric, §VI-B): cwnd / srtt of the path each new-data segment "
+        f"was scheduled on, averaged over the segments sent in the first {WINDOW_S:g} s; *sel. RTT*: that path's "
+        "srtt, likewise; *path shares*: each path's share of those segments. *Goodput*: receiver goodput of the "
+        "(first) flow; *util.*: goodput / mean capacity of its paths; FCT: flow completion time. Means over seeds. "
+        "`olms` falls back to minRTT when no path of its sampled set has window space (the paper's rule); "
+        "`olms+wait` holds the packet instead.",
+        "",
+        "| scenario | scheduler | sel.-path Mbps (20 s) | sel. RTT ms (20 s) | path shares (20 s) | goodput Mbps | util. | FCT s | regret/slot | violation/slot |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     summary: Dict[str, Any] = {
-        "paper": {"sel_gain_pct": PAPER_UTIL_GAIN, "util_gain_pct": PAPER_UTIL_GAIN, "fct_change_pct": PAPER_FCT_CHANGE,
-                  "regret_change_pct": PAPER_REGRET_CHANGE, "violation_change_pct": PAPER_VIOLATION_CHANGE},
-        "window_s": WINDOW_S, "cases": {}, "notes": notes,
+        "paper": {
+            "sel_gain_pct": PAPER_UTIL_GAIN,
+            "util_gain_pct": PAPER_UTIL_GAIN,
+            "fct_change_pct": PAPER_FCT_CHANGE,
+            "regret_change_pct": PAPER_REGRET_CHANGE,
+            "violation_change_pct": PAPER_VIOLATION_CHANGE,
+        },
+        "window_s": WINDOW_S,
+        "cases": {},
+        "notes": notes,
     }
     for res in results:
         case = res["case"]
         for name, s in res["schedulers"].items():
             shares = "/".join(f"{x:.2f}" for x in s["path_shares"])
-            md.append(f"| {case.name} | {name} | {_fmt(s['sel_mbps'], '.2f')} | {_fmt(s['sel_srtt_ms'], '.1f')} | {shares} | "
-                      f"{_fmt(s['goodput_mbps'], '.2f')} | {_fmt(s['utilization'], '.3f')} | {_fmt(s['fct_s'], '.2f')} | "
-                      f"{s['regret_per_slot']:.4f} | {s['violation_per_slot']:.4f} |")
+            md.append(
+                f"| {case.name} | {name} | {_fmt(s['sel_mbps'], '.2f')} | {_fmt(s['sel_srtt_ms'], '.1f')} | {shares} | "
+                f"{_fmt(s['goodput_mbps'], '.2f')} | {_fmt(s['utilization'], '.3f')} | {_fmt(s['fct_s'], '.2f')} | "
+                f"{s['regret_per_slot']:.4f} | {s['violation_per_slot']:.4f} |"
+            )
         summary["cases"][case.name] = {
             "label": case.label,
-            "schedulers": {n: {k: v for k, v in s.items() if k != "runs"} for n, s in res["schedulers"].items()},
+            "schedulers": {
+                n: {k: v for k, v in s.items() if k != "runs"} for n, s in res["schedulers"].items()
+            },
             "gains": res["gains"],
         }
-    md += ["", "OLMS vs the baselines (min … max over the baselines, ours beside the paper's):", "",
-           "| scenario | OLMS | sel.-path throughput % (ours) | paper | goodput % (ours) | FCT % (ours) | paper | regret % (ours) | violation % (ours) | paper (regret; violation) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    md += [
+        "",
+        "OLMS vs the baselines (min … max over the baselines, ours beside the paper's):",
+        "",
+        "| scenario | OLMS | sel.-path throughput % (ours) | paper | goodput % (ours) | FCT % (ours) | paper | regret % (ours) | violation % (ours) | paper (regret; violation) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     gains_tab = Table(title="OLMS vs baselines (ours beside the paper's)")
-    for col in ("scenario", "OLMS", "sel.-path thr. % (ours)", "paper", "goodput %", "FCT % (ours)", "paper"):
+    for col in (
+        "scenario",
+        "OLMS",
+        "sel.-path thr. % (ours)",
+        "paper",
+        "goodput %",
+        "FCT % (ours)",
+        "paper",
+    ):
         gains_tab.add_column(col)
     for res in results:
         case = res["case"]
         for variant, g in res["gains"].items():
-            rng = {k: _range([x.get(k) for x in g.values()]) for k in ("sel_gain_pct", "goodput_gain_pct", "fct_change_pct", "regret_change_pct", "violation_change_pct")}
+            rng = {
+                k: _range([x.get(k) for x in g.values()])
+                for k in (
+                    "sel_gain_pct",
+                    "goodput_gain_pct",
+                    "fct_change_pct",
+                    "regret_change_pct",
+                    "violation_change_pct",
+                )
+            }
             pr = _paper(case, "regret")
             pv = _paper(case, "violation")
-            md.append(f"| {case.name} | {variant} | {rng['sel_gain_pct']} | {_paper(case, 'sel')} | {rng['goodput_gain_pct']} | "
-                      f"{rng['fct_change_pct']} | {_paper(case, 'fct')} | {rng['regret_change_pct']} | {rng['violation_change_pct']} | "
-                      f"{pr if pr == '—' else pr + '; ' + pv} |")
-            gains_tab.add_row(case.name, variant, rng["sel_gain_pct"], _paper(case, "sel"), rng["goodput_gain_pct"], rng["fct_change_pct"], _paper(case, "fct"))
-    md += ["", "Per baseline (OLMS change %: selected-path throughput / goodput / FCT):", "",
-           "| scenario | OLMS | " + " | ".join(BASELINES) + " |", "| --- | --- | " + " | ".join("---" for _ in BASELINES) + " |"]
+            md.append(
+                f"| {case.name} | {variant} | {rng['sel_gain_pct']} | {_paper(case, 'sel')} | {rng['goodput_gain_pct']} | "
+                f"{rng['fct_change_pct']} | {_paper(case, 'fct')} | {rng['regret_change_pct']} | {rng['violation_change_pct']} | "
+                f"{pr if pr == '—' else pr + '; ' + pv} |"
+            )
+            gains_tab.add_row(
+                case.name,
+                variant,
+                rng["sel_gain_pct"],
+                _paper(case, "sel"),
+                rng["goodput_gain_pct"],
+                rng["fct_change_pct"],
+                _paper(case, "fct"),
+            )
+    md += [
+        "",
+        "Per baseline (OLMS change %: selected-path throughput / goodput / FCT):",
+        "",
+        "| scenario | OLMS | " + " | ".join(BASELINES) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in BASELINES) + " |",
+    ]
     for res in results:
         for variant, g in res["gains"].items():
             cells = []
             for b in BASELINES:
                 x = g.get(b)
-                cells.append("—" if x is None else "/".join(_fmt(x.get(k), "+.1f") for k in ("sel_gain_pct", "goodput_gain_pct", "fct_change_pct")))
+                cells.append(
+                    "—"
+                    if x is None
+                    else "/".join(
+                        _fmt(x.get(k), "+.1f")
+                        for k in ("sel_gain_pct", "goodput_gain_pct", "fct_change_pct")
+                    )
+                )
             md.append(f"| {res['case'].name} | {variant} | " + " | ".join(cells) + " |")
     if notes:
         md += ["", "Notes:"] + [f"- {n}" for n in notes]
     (out / "olms-table.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    (out / "olms-summary.json").write_text(json.dumps(summary, indent=1, default=lambda o: o.__dict__), encoding="utf-8")
-    per = Table(title=f"Per scheduler (mean over seeds; selected path over the first {WINDOW_S:g} s)")
-    for col in ("scenario", "scheduler", "sel. Mbps", "sel. RTT ms", "goodput", "util.", "FCT s", "regret/slot", "violation/slot"):
+    (out / "olms-summary.json").write_text(
+        json.dumps(summary, indent=1, default=lambda o: o.__dict__), encoding="utf-8"
+    )
+    per = Table(
+        title=f"Per scheduler (mean over seeds; selected path over the first {WINDOW_S:g} s)"
+    )
+    for col in (
+        "scenario",
+        "scheduler",
+        "sel. Mbps",
+        "sel. RTT ms",
+        "goodput",
+        "util.",
+        "FCT s",
+        "regret/slot",
+        "violation/slot",
+    ):
         per.add_column(col)
     for res in results:
         for name, s in res["schedulers"].items():
-            per.add_row(res["case"].name, name, _fmt(s["sel_mbps"], ".2f"), _fmt(s["sel_srtt_ms"], ".1f"), _fmt(s["goodput_mbps"], ".2f"),
-                        _fmt(s["utilization"], ".3f"), _fmt(s["fct_s"], ".2f"), f"{s['regret_per_slot']:.4f}", f"{s['violation_per_slot']:.4f}")
+            per.add_row(
+                res["case"].name,
+                name,
+                _fmt(s["sel_mbps"], ".2f"),
+                _fmt(s["sel_srtt_ms"], ".1f"),
+                _fmt(s["goodput_mbps"], ".2f"),
+                _fmt(s["utilization"], ".3f"),
+                _fmt(s["fct_s"], ".2f"),
+                f"{s['regret_per_slot']:.4f}",
+                f"{s['violation_per_slot']:.4f}",
+            )
     console.print(per)
     console.print(gains_tab)
     for n in notes:
@@ -532,28 +693,45 @@ def _figures(results: List[Dict[str, Any]], fig_dir: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig_dir.mkdir(parents=True, exist_ok=True)
-    for metric, ylabel, fname in (("sel_mbps", f"selected-path cwnd/srtt, first {WINDOW_S:g} s (Mbit/s)", "selected_path.png"),
-                                  ("utilization", "goodput / capacity", "utilization.png"),
-                                  ("fct_s", "flow completion time (s)", "fct.png")):
+    for metric, ylabel, fname in (
+        (
+            "sel_mbps",
+            f"selected-path cwnd/srtt, first {WINDOW_S:g} s (Mbit/s)",
+            "selected_path.png",
+        ),
+        ("utilization", "goodput / capacity", "utilization.png"),
+        ("fct_s", "flow completion time (s)", "fct.png"),
+    ):
         fig, axes = plt.subplots(1, len(results), figsize=(3.2 * len(results), 3.4), squeeze=False)
         for ax, res in zip(axes[0], results):
             names = list(res["schedulers"])
             vals = [res["schedulers"][n][metric] or 0.0 for n in names]
-            ax.bar(range(len(names)), vals, color=["C3" if n.startswith("olms") else "C0" for n in names])
+            ax.bar(
+                range(len(names)),
+                vals,
+                color=["C3" if n.startswith("olms") else "C0" for n in names],
+            )
             ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
             ax.set_title(res["case"].label, fontsize=9)
             ax.set_ylabel(ylabel, fontsize=8)
         fig.tight_layout()
         fig.savefig(fig_dir / fname, dpi=120)
         plt.close(fig)
-    for idx, ylabel, fname in ((2, "cumulative regret", "regret.png"), (3, "cumulative violation", "violation.png")):
+    for idx, ylabel, fname in (
+        (2, "cumulative regret", "regret.png"),
+        (3, "cumulative violation", "violation.png"),
+    ):
         fig, axes = plt.subplots(1, len(results), figsize=(3.2 * len(results), 3.2), squeeze=False)
         for ax, res in zip(axes[0], results):
             for name, s in res["schedulers"].items():
                 run = s["runs"][0]
                 if run["curve"]:
-                    ax.plot([c[0] for c in run["curve"]], [c[idx] for c in run["curve"]], label=name,
-                            lw=2 if name.startswith("olms") else 1)
+                    ax.plot(
+                        [c[0] for c in run["curve"]],
+                        [c[idx] for c in run["curve"]],
+                        label=name,
+                        lw=2 if name.startswith("olms") else 1,
+                    )
             ax.set_title(res["case"].label, fontsize=9)
             ax.set_xlabel("time (s)")
             ax.set_ylabel(ylabel)
@@ -563,9 +741,18 @@ def _figures(results: List[Dict[str, Any]], fig_dir: Path) -> None:
         plt.close(fig)
 
 
-def reproduce_olms(out: Path, seeds: Sequence[int], *, scenario_dir: Optional[Path] = None, cases: Optional[Sequence[str]] = None,
-                   baselines: Sequence[str] = BASELINES, size_mb: Optional[float] = None, duration_s: Optional[float] = None,
-                   jobs: int = 2, console: Optional[Console] = None) -> List[Dict[str, Any]]:
+def reproduce_olms(
+    out: Path,
+    seeds: Sequence[int],
+    *,
+    scenario_dir: Optional[Path] = None,
+    cases: Optional[Sequence[str]] = None,
+    baselines: Sequence[str] = BASELINES,
+    size_mb: Optional[float] = None,
+    duration_s: Optional[float] = None,
+    jobs: int = 2,
+    console: Optional[Console] = None,
+) -> List[Dict[str, Any]]:
     console = console or Console(stderr=True)
     scenario_dir = scenario_dir or default_scenario_dir()
     selected = [c for c in CASES if cases is None or c.name in cases]
@@ -574,7 +761,9 @@ def reproduce_olms(out: Path, seeds: Sequence[int], *, scenario_dir: Optional[Pa
     results = []
     for case in selected:
         with console.status(f"reproduce olms: {case.name}"):
-            groups = run_groups(case, scenario_dir, out, seeds, baselines, jobs, notes, size_mb, duration_s)
+            groups = run_groups(
+                case, scenario_dir, out, seeds, baselines, jobs, notes, size_mb, duration_s
+            )
         results.append(analyse(case, groups))
     write_outputs(results, out, sorted(set(notes)), console)
     return results
@@ -582,12 +771,26 @@ def reproduce_olms(out: Path, seeds: Sequence[int], *, scenario_dir: Optional[Pa
 
 @app.command("olms")
 def olms_command(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("out/reproduce-olms"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/reproduce-olms"
+    ),
     seeds: Annotated[str, typer.Option("--seeds", help="Seeds, e.g. '1,2' or '1-3'.")] = "1-5",
-    scenarios: Annotated[Optional[str], typer.Option("--scenarios", help="Comma-separated subset of " + ", ".join(c.name for c in CASES) + ".")] = None,
-    baselines: Annotated[str, typer.Option("--baselines", help="Comma-separated baseline schedulers.")] = ",".join(BASELINES),
-    size_mb: Annotated[Optional[float], typer.Option("--size-mb", help="Override the transfer size (MB).")] = None,
-    duration: Annotated[Optional[float], typer.Option("--duration", help="Override the simulated duration cap (s).")] = None,
+    scenarios: Annotated[
+        Optional[str],
+        typer.Option(
+            "--scenarios",
+            help="Comma-separated subset of " + ", ".join(c.name for c in CASES) + ".",
+        ),
+    ] = None,
+    baselines: Annotated[
+        str, typer.Option("--baselines", help="Comma-separated baseline schedulers.")
+    ] = ",".join(BASELINES),
+    size_mb: Annotated[
+        Optional[float], typer.Option("--size-mb", help="Override the transfer size (MB).")
+    ] = None,
+    duration: Annotated[
+        Optional[float], typer.Option("--duration", help="Override the simulated duration cap (s).")
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Parallel runs.")] = 2,
 ) -> None:
     """OLMS (Cai et al., TNSE 2025) vs the baselines: the paper's selected-path throughput
@@ -600,16 +803,27 @@ def olms_command(
     chosen = None if scenarios is None else [s.strip() for s in scenarios.split(",") if s.strip()]
     bad = [s for s in chosen or [] if s not in names]
     if bad:
-        err.print(f"error: --scenarios: unknown {bad[0]!r}, expected some of {', '.join(names)}", markup=False)
+        err.print(
+            f"error: --scenarios: unknown {bad[0]!r}, expected some of {', '.join(names)}",
+            markup=False,
+        )
         raise typer.Exit(EXIT_BAD_INPUT)
     if size_mb is not None and size_mb <= 0 or duration is not None and duration <= 0:
         err.print("error: --size-mb/--duration: expected a positive number", markup=False)
         raise typer.Exit(EXIT_BAD_INPUT)
     try:
         seed_list = parse_seeds(seeds)
-        reproduce_olms(out, seed_list, cases=chosen, baselines=[b.strip() for b in baselines.split(",") if b.strip()],
-                       size_mb=size_mb, duration_s=duration, jobs=jobs, console=Console())
+        reproduce_olms(
+            out,
+            seed_list,
+            cases=chosen,
+            baselines=[b.strip() for b in baselines.split(",") if b.strip()],
+            size_mb=size_mb,
+            duration_s=duration,
+            jobs=jobs,
+            console=Console(),
+        )
     except (MatrixError, ValueError) as e:
         err.print(f"error: {e}", markup=False)
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
     Console().print(f"wrote {out}/olms-table.md, {out}/olms-summary.json, {out}/figures/")

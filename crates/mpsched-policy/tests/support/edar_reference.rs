@@ -106,7 +106,8 @@ impl RefNet {
         let desc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(js).unwrap()).unwrap();
         let n = |k: &str| desc["net"][k].as_u64().unwrap() as usize;
         let (u1, u2, history) = (n("lstm1_units"), n("lstm2_units"), n("history"));
-        let core_units: Vec<usize> = desc["net"]["core_units"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        let core_units: Vec<usize> =
+            desc["net"]["core_units"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
         let mut t = safetensors::read(&st).unwrap();
         let mut take = |name: &str| t.remove(name).unwrap().data;
         let n_in2 = NF * 2 * u1;
@@ -117,7 +118,12 @@ impl RefNet {
         let l2_w_hh = take("lstm2.weight_hh");
         let l2_b: Vec<f32> = take("lstm2.bias_ih").iter().zip(&take("lstm2.bias_hh")).map(|(a, b)| a + b).collect();
         let dims = [CONN_INPUTS.len() + u2, core_units[0], core_units[1], 2];
-        let mut layer = |k: usize, i: usize| Dense { w: take(&format!("core.{k}.weight")), b: take(&format!("core.{k}.bias")), n_in: dims[i], n_out: dims[i + 1] };
+        let mut layer = |k: usize, i: usize| Dense {
+            w: take(&format!("core.{k}.weight")),
+            b: take(&format!("core.{k}.bias")),
+            n_in: dims[i],
+            n_out: dims[i + 1],
+        };
         let core = [layer(0, 0), layer(2, 1), layer(4, 2)];
         let mut sub_idx = [0; NF];
         for (k, n) in SUBFLOW_INPUTS.iter().enumerate() {
@@ -223,10 +229,16 @@ impl RefNet {
 /// (every minimum RTT), `max_paths` subflow slots and `history` intervals, as the driver makes
 /// them; the flow is scheduled by `choose(obs)` (0 normal, 1 redundant). `duration_s` shortens
 /// the scenario.
-pub fn handoff_observations(history: usize, max_paths: usize, duration_s: Option<f64>, mut choose: impl FnMut(&[f32]) -> u8) -> Vec<Vec<f32>> {
+pub fn handoff_observations(
+    history: usize,
+    max_paths: usize,
+    duration_s: Option<f64>,
+    mut choose: impl FnMut(&[f32]) -> u8,
+) -> Vec<Vec<f32>> {
     use mpsched_sim::env::{Env, EnvSpec};
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/edar-handoff.toml");
-    let mut text = std::fs::read_to_string(&path).unwrap().replace("scheduler = \"minrtt\"", "scheduler = \"external-mode\"");
+    let mut text =
+        std::fs::read_to_string(&path).unwrap().replace("scheduler = \"minrtt\"", "scheduler = \"external-mode\"");
     text.push_str("decision_every_min_rtt = true\n"); // the controlled flow is the last table
     if let Some(d) = duration_s {
         text = text.replace("duration_s = 100", &format!("duration_s = {d}"));

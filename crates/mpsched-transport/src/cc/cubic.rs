@@ -70,11 +70,8 @@ impl Cubic {
     fn reduce(&mut self, st: &mut CcState) {
         let mss = st.mss as f64;
         let cwnd_seg = st.cwnd as f64 / mss;
-        self.w_max = if self.fast_convergence && cwnd_seg < self.w_max {
-            cwnd_seg * (1.0 + BETA_CUBIC) / 2.0
-        } else {
-            cwnd_seg
-        };
+        self.w_max =
+            if self.fast_convergence && cwnd_seg < self.w_max { cwnd_seg * (1.0 + BETA_CUBIC) / 2.0 } else { cwnd_seg };
         self.cwnd_prior = cwnd_seg;
         st.ssthresh = ((st.cwnd as f64 * BETA_CUBIC) as u64).max(2 * st.mss as u64);
         self.t_epoch = None;
@@ -149,8 +146,15 @@ mod tests {
         let mut c = Cubic::default();
         let mss = 1000u64;
         let mut st = CcState {
-            cwnd: 100 * mss, ssthresh: 50 * mss, mss: mss as u32, pipe: 0,
-            srtt: Duration::from_millis(100), min_rtt: Duration::from_millis(100), abc: true, in_recovery: false, index: 0,
+            cwnd: 100 * mss,
+            ssthresh: 50 * mss,
+            mss: mss as u32,
+            pipe: 0,
+            srtt: Duration::from_millis(100),
+            min_rtt: Duration::from_millis(100),
+            abc: true,
+            in_recovery: false,
+            index: 0,
         };
         c.on_congestion_event(Instant(0), &mut st, CongestionEvent::Loss, &[]);
         assert_eq!(st.cwnd, 70 * mss);

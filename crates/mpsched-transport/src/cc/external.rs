@@ -34,8 +34,15 @@ mod tests {
     fn window_only_moves_on_loss() {
         let mut c = ExternalCc;
         let mut st = CcState {
-            cwnd: 20_000, ssthresh: u64::MAX, mss: 1000, pipe: 0, srtt: Duration::from_millis(50),
-            min_rtt: Duration::ZERO, abc: true, in_recovery: false, index: 0,
+            cwnd: 20_000,
+            ssthresh: u64::MAX,
+            mss: 1000,
+            pipe: 0,
+            srtt: Duration::from_millis(50),
+            min_rtt: Duration::ZERO,
+            abc: true,
+            in_recovery: false,
+            index: 0,
         };
         for _ in 0..100 {
             c.on_ack(Instant(0), &mut st, &AckSample { newly_acked: 1000, ..Default::default() }, &[]);

@@ -50,7 +50,17 @@ mod tests {
     use crate::time::Duration;
 
     fn st(cwnd: u64, ssthresh: u64, abc: bool) -> CcState {
-        CcState { cwnd, ssthresh, mss: 1000, pipe: 0, srtt: Duration::from_millis(100), min_rtt: Duration::ZERO, abc, in_recovery: false, index: 0 }
+        CcState {
+            cwnd,
+            ssthresh,
+            mss: 1000,
+            pipe: 0,
+            srtt: Duration::from_millis(100),
+            min_rtt: Duration::ZERO,
+            abc,
+            in_recovery: false,
+            index: 0,
+        }
     }
     fn ack(bytes: u64) -> AckSample {
         AckSample { newly_acked: bytes, ..Default::default() }

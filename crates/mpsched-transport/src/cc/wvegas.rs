@@ -249,7 +249,12 @@ mod tests {
         loop {
             *delivered += MSS;
             s.pipe = s.cwnd;
-            let a = AckSample { newly_acked: MSS, rtt: Some(Duration::from_millis(rtt_ms)), delivered: *delivered, ..Default::default() };
+            let a = AckSample {
+                newly_acked: MSS,
+                rtt: Some(Duration::from_millis(rtt_ms)),
+                delivered: *delivered,
+                ..Default::default()
+            };
             c.on_ack(Instant(0), s, &a, sib);
             n += 1;
             if c.round_end != before {

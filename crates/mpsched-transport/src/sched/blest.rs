@@ -161,7 +161,11 @@ mod tests {
         let subs = [fast(None), slow(1000, 1000, 1000, 2)];
         let mut b = Blest::from_name("blest");
         assert_eq!(decide(&mut b, T0, &subs, 1 << 30), (Verdict::Wait, vec![]), "1.07e9 < 1.1387e9");
-        assert_eq!(decide(&mut b, T0, &subs, 1_140_000_000), (Verdict::Send, vec![1]), "without the cap 2^101 would always wait");
+        assert_eq!(
+            decide(&mut b, T0, &subs, 1_140_000_000),
+            (Verdict::Send, vec![1]),
+            "without the cap 2^101 would always wait"
+        );
     }
 
     /// No RTT sample on f yet (min = max = 0): avg_f = 0 => n = 1, packets_f = (21 + 0)·1 = 21,

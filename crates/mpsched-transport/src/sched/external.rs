@@ -49,7 +49,8 @@ impl Scheduler for External {
             ExternalMode::Weights => {
                 // Among subflows with positive weight, the one furthest behind its share; wait
                 // for it if it has no window space (the policy asked for that split).
-                let total: f32 = (0..v.subflows.len()).filter(|&i| v.subflows[i].usable).map(|i| self.weights[i].max(0.0)).sum();
+                let total: f32 =
+                    (0..v.subflows.len()).filter(|&i| v.subflows[i].usable).map(|i| self.weights[i].max(0.0)).sum();
                 if total <= 0.0 {
                     return v.send_min_rtt(out);
                 }
@@ -211,7 +212,11 @@ mod tests {
         e.decide(&weights(&[0.0, -1.0]));
         assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]), "minRTT");
         e.decide(&weights(&[1.0, 0.0]));
-        assert_eq!(go(&mut e, &[unusable(10), idle(30)]), (Verdict::Send, vec![1]), "only weighted subflow unusable: minRTT");
+        assert_eq!(
+            go(&mut e, &[unusable(10), idle(30)]),
+            (Verdict::Send, vec![1]),
+            "only weighted subflow unusable: minRTT"
+        );
     }
 
     /// Packet: Ask until an answer arrives; the answer is used once (the next segment asks

@@ -37,11 +37,16 @@ impl Scheduler for MinRtt {
 mod tests {
     use super::*;
     use crate::connection::ConnInfo;
-    use crate::sched::tests::{busy, idle, reinj_view, retrans, send, unusable, view, carried, backup};
+    use crate::sched::tests::{backup, busy, carried, idle, reinj_view, retrans, send, unusable, view};
 
     #[test]
     fn names_and_opportunistic_flag() {
-        for (n, name, rp) in [("minrtt", "minrtt", true), ("default", "minrtt", true), ("minrtt-rp", "minrtt", true), ("minrtt-norp", "minrtt-norp", false)] {
+        for (n, name, rp) in [
+            ("minrtt", "minrtt", true),
+            ("default", "minrtt", true),
+            ("minrtt-rp", "minrtt", true),
+            ("minrtt-norp", "minrtt-norp", false),
+        ] {
             let s = MinRtt::from_name(n);
             assert_eq!((s.name(), s.opportunistic_retransmission()), (name, rp), "{n}");
             assert!(!s.redundant() && !s.penalize_all_carriers());

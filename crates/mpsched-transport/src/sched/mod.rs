@@ -8,8 +8,8 @@ mod blest;
 mod ecf;
 mod external;
 mod minrtt;
-mod peekaboo;
 pub mod olms;
+mod peekaboo;
 mod redundant;
 mod roundrobin;
 
@@ -17,8 +17,8 @@ pub use blest::Blest;
 pub use ecf::Ecf;
 pub use external::{External, ExternalMode};
 pub use minrtt::MinRtt;
-pub use peekaboo::Peekaboo;
 pub use olms::Olms;
+pub use peekaboo::Peekaboo;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
 

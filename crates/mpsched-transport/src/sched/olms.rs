@@ -86,12 +86,22 @@ impl OlmsConfig {
         let mut bw_app = match base {
             "olms" | "olms-maxrtt" => false,
             "olms-bw" => true,
-            other => return Err(format!("unknown OLMS variant {other:?}, expected \"olms\", \"olms-maxrtt\" or \"olms-bw\"")),
+            other => {
+                return Err(format!(
+                    "unknown OLMS variant {other:?}, expected \"olms\", \"olms-maxrtt\" or \"olms-bw\""
+                ))
+            }
         };
         let num = |k: &str, v: &str| -> Result<f64, String> {
-            v.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("{k}: expected a positive number, got {v:?}"))
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("{k}: expected a positive number, got {v:?}"))
         };
-        let int = |k: &str, v: &str| -> Result<u64, String> { v.trim().parse::<u64>().map_err(|_| format!("{k}: expected a non-negative integer, got {v:?}")) };
+        let int = |k: &str, v: &str| -> Result<u64, String> {
+            v.trim().parse::<u64>().map_err(|_| format!("{k}: expected a non-negative integer, got {v:?}"))
+        };
         for kv in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("{kv:?}: expected key=value"))?;
             let (k, v) = (k.trim(), v.trim());
@@ -140,7 +150,11 @@ impl OlmsConfig {
                 _ => return Err(format!("unknown OLMS parameter {k:?}, expected one of app, rtt_max_ms, bw_max_mbps, l, rtt_scale_ms, bw_scale_mbps, monitor, q, delta, h, cycle, on_busy, seed")),
             }
         }
-        c.app = if bw_app { App::Bandwidth { c_b: bw_max_mbps / c.bw_scale_mbps } } else { App::MaxRtt { c_r: rtt_max_ms / c.rtt_scale_ms } };
+        c.app = if bw_app {
+            App::Bandwidth { c_b: bw_max_mbps / c.bw_scale_mbps }
+        } else {
+            App::MaxRtt { c_r: rtt_max_ms / c.rtt_scale_ms }
+        };
         Ok(c)
     }
 
@@ -283,7 +297,9 @@ impl Olms {
         let both = set & available;
         let key = |i: usize| (self.v[i], self.u_hat[i]);
         (0..16).filter(|&i| both & (1 << i) != 0).fold(None, |best: Option<usize>, i| match best {
-            Some(b) if key(b).0 > key(i).0 + 1e-9 || ((key(b).0 - key(i).0).abs() <= 1e-9 && key(b).1 >= key(i).1) => Some(b),
+            Some(b) if key(b).0 > key(i).0 + 1e-9 || ((key(b).0 - key(i).0).abs() <= 1e-9 && key(b).1 >= key(i).1) => {
+                Some(b)
+            }
             _ => Some(i),
         })
     }
@@ -469,7 +485,10 @@ mod tests {
         assert_eq!((c.l, c.cycle, c.on_busy, c.seed), (1, 5, OnBusy::Wait, 9));
         assert_eq!(c.monitor, MonitorParams { enabled: false, q: 5, delta: 2.5, h: 1 });
         assert_eq!(OlmsConfig::parse("olms", "rtt_max_ms=30,rtt_scale_ms=200").unwrap().app, App::MaxRtt { c_r: 0.15 });
-        assert_eq!(OlmsConfig::parse("olms", "rtt_max_ms=-1").unwrap_err(), "rtt_max_ms: expected a positive number, got \"-1\"");
+        assert_eq!(
+            OlmsConfig::parse("olms", "rtt_max_ms=-1").unwrap_err(),
+            "rtt_max_ms: expected a positive number, got \"-1\""
+        );
         assert!(OlmsConfig::parse("olms", "nope=1").unwrap_err().starts_with("unknown OLMS parameter \"nope\""));
         assert!(OlmsConfig::parse("olms", "cycle=0").unwrap_err().starts_with("cycle:"));
         assert!(OlmsConfig::parse("olms", "app=fast").unwrap_err().starts_with("app:"));

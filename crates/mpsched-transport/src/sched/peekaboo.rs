@@ -353,7 +353,13 @@ mod tests {
         assert_eq!(Peekaboo::context(&view(&unknown, &conn), 0, 1), [0.0; D]);
     }
 
-    fn decide(p: &mut Peekaboo, subs: &[SchedSubflow], now: Instant, sent_new: u64, acked: u64) -> (Verdict, Vec<usize>) {
+    fn decide(
+        p: &mut Peekaboo,
+        subs: &[SchedSubflow],
+        now: Instant,
+        sent_new: u64,
+        acked: u64,
+    ) -> (Verdict, Vec<usize>) {
         let conn = ConnInfo { bytes_sent_new: sent_new, data_acked: acked, ..ConnInfo::default() };
         send(p, now, &view(subs, &conn))
     }

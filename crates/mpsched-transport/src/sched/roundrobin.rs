@@ -37,7 +37,9 @@ impl Scheduler for RoundRobin {
         Verdict::Send
     }
     fn get_retrans(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
-        let pick = |skip_carried: bool| (0..v.subflows.len()).rev().find(|&i| v.subflows[i].available && !(skip_carried && v.subflows[i].carried));
+        let pick = |skip_carried: bool| {
+            (0..v.subflows.len()).rev().find(|&i| v.subflows[i].available && !(skip_carried && v.subflows[i].carried))
+        };
         match pick(true).or_else(|| pick(false)) {
             Some(i) => {
                 out.insert(i);

@@ -250,7 +250,11 @@ impl Pair {
     pub fn link(&self, path: PathId) -> Link {
         match path {
             0 => Link { delay: self.delay, rate_bps: self.rate_bps },
-            p => self.other_paths.get(p as usize - 1).copied().unwrap_or(Link { delay: self.delay, rate_bps: self.rate_bps }),
+            p => self
+                .other_paths
+                .get(p as usize - 1)
+                .copied()
+                .unwrap_or(Link { delay: self.delay, rate_bps: self.rate_bps }),
         }
     }
     pub fn with_fault(mut self, f: Fault) -> Self {

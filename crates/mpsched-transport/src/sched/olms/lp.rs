@@ -108,11 +108,14 @@ pub(crate) mod tests {
         let mut idx: Vec<usize> = (0..n - 1).collect();
         loop {
             // Solve the n×n system.
-            let mut rows: Vec<Vec<f64>> = idx.iter().map(|&j| {
-                let mut row = ineq[j].0.clone();
-                row.push(ineq[j].1);
-                row
-            }).collect();
+            let mut rows: Vec<Vec<f64>> = idx
+                .iter()
+                .map(|&j| {
+                    let mut row = ineq[j].0.clone();
+                    row.push(ineq[j].1);
+                    row
+                })
+                .collect();
             let mut e = eq.clone();
             e.push(l);
             rows.push(e);
@@ -208,7 +211,11 @@ pub(crate) mod tests {
             let l = if k > 2 && t % 2 == 0 { 2.0 } else { 1.0 };
             let b: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
             let r: Vec<f64> = (0..k).map(|_| 0.01 + rng.uniform()).collect();
-            let app = if t % 4 < 2 { App::MaxRtt { c_r: 0.05 + 0.6 * rng.uniform() } } else { App::Bandwidth { c_b: 0.1 + 1.2 * rng.uniform() } };
+            let app = if t % 4 < 2 {
+                App::MaxRtt { c_r: 0.05 + 0.6 * rng.uniform() }
+            } else {
+                App::Bandwidth { c_b: 0.1 + 1.2 * rng.uniform() }
+            };
             let got = solve(app, &b, &r, l);
             let want = brute_force(app, &b, &r, l);
             match (&got, want) {
@@ -219,11 +226,15 @@ pub(crate) mod tests {
                     assert!((v.iter().sum::<f64>() - l).abs() < 1e-6);
                     match app {
                         App::MaxRtt { c_r } => assert!(v.iter().zip(&r).all(|(x, y)| x * y <= c_r + 1e-6)),
-                        App::Bandwidth { c_b } => assert!(v.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>() <= c_b + 1e-6),
+                        App::Bandwidth { c_b } => {
+                            assert!(v.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>() <= c_b + 1e-6)
+                        }
                     }
                 }
                 (None, None) => infeasible += 1,
-                _ => panic!("slot {t}: feasibility differs: lp {got:?} vs brute {want:?} ({app:?} b={b:?} r={r:?} L={l})"),
+                _ => panic!(
+                    "slot {t}: feasibility differs: lp {got:?} vs brute {want:?} ({app:?} b={b:?} r={r:?} L={l})"
+                ),
             }
         }
         assert!(feasible > 500 && infeasible > 100, "both cases exercised: {feasible} / {infeasible}");

@@ -47,7 +47,12 @@ mod tests {
     #[test]
     fn marginals_and_set_size() {
         let mut rng = SplitMix::new(3);
-        for v0 in [vec![1.0 / 6.0, 0.0, 1.0, 5.0 / 6.0], vec![0.5, 0.5, 0.5, 0.5], vec![0.3, 0.7], vec![0.25, 0.25, 0.25, 0.25, 0.5, 0.5]] {
+        for v0 in [
+            vec![1.0 / 6.0, 0.0, 1.0, 5.0 / 6.0],
+            vec![0.5, 0.5, 0.5, 0.5],
+            vec![0.3, 0.7],
+            vec![0.25, 0.25, 0.25, 0.25, 0.5, 0.5],
+        ] {
             let l = v0.iter().sum::<f64>().round() as u32;
             let n = 40_000;
             let mut hits = vec![0u32; v0.len()];
@@ -67,7 +72,11 @@ mod tests {
             for (i, &h) in hits.iter().enumerate() {
                 let p = v0[i];
                 let se = (p * (1.0 - p) / n as f64).sqrt();
-                assert!((h as f64 / n as f64 - p).abs() <= 4.0 * se + 1e-12, "{v0:?} path {i}: {}", h as f64 / n as f64);
+                assert!(
+                    (h as f64 / n as f64 - p).abs() <= 4.0 * se + 1e-12,
+                    "{v0:?} path {i}: {}",
+                    h as f64 / n as f64
+                );
             }
         }
     }
