@@ -184,13 +184,32 @@ def format_seeds(seeds: Sequence[int]) -> str:
 def parse_names(text: str, option: str) -> List[str]:
     """Parse a comma-separated list of names (``--scheduler``, ``--cc``); no blanks or repeats.
 
-    ``--scheduler`` also takes trained policies, ``edar:CHECKPOINT`` (a file path)."""
-    names = [n.strip() for n in text.split(",")]
+    A name may carry parameters, ``olms:app=bandwidth,l=2`` (docs/algorithms.md): an item that
+    is only ``key=value`` continues the parameters of the item before it. The parameters are
+    checked by the core's registry here, before any run. ``--scheduler`` also takes trained
+    policies, ``edar:CHECKPOINT`` (a file path)."""
+    from .policy_run import POLICY_SCHEDULERS
+
+    names: List[str] = []
+    for item in (n.strip() for n in text.split(",")):
+        previous = names[-1] if names else ""
+        continues = ":" in previous and previous.split(":", 1)[0].lower() not in POLICY_SCHEDULERS
+        if item and "=" in item and ":" not in item and continues:
+            names[-1] = f"{previous},{item}"
+        else:
+            names.append(item)
+    kind = {"--scheduler": "scheduler", "--cc": "cc"}.get(option)
     for name in names:
         if not name:
             raise MatrixError(f"{option}: empty name in {text!r}")
-        if option == "--scheduler" and ":" in name:
+        prefix = name.split(":", 1)[0]
+        if option == "--scheduler" and ":" in name and prefix.lower() in POLICY_SCHEDULERS:
             _check_policy(name, option)
+        elif ":" in name and kind is not None:
+            try:
+                _core.algorithm_label(kind, name)
+            except _core.ScenarioError as e:
+                raise MatrixError(f"{option}: {name!r}: {e}") from None
         elif not _NAME.fullmatch(name):
             raise MatrixError(f"{option}: {name!r} is not a valid name")
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -215,14 +234,23 @@ def _check_policy(name: str, option: str) -> None:
         raise MatrixError(f"{option}: {name}: {e}") from None
 
 
+def _safe_label(name: Optional[str]) -> Optional[str]:
+    """``name:key=value,...`` as a directory-name part: ``:``, ``,``, ``/`` and blanks made ``-``."""
+    return None if name is None else re.sub(r"[:,/\\ ]", "-", name)
+
+
 def _run_label(scheduler: Optional[str], labels: Dict[str, str]) -> Optional[str]:
-    """The run-directory part of a scheduler: itself, or for ``edar:PATH`` a safe label,
-    made unique with the checkpoint's digest when two checkpoints share a file name."""
+    """The run-directory part of a scheduler: itself; for ``name:key=value,...`` the same with
+    ``:`` and ``,`` made ``-``; for ``edar:PATH`` a safe label, made unique with the checkpoint's
+    digest when two checkpoints share a file name."""
     if scheduler is None or ":" not in scheduler:
         return scheduler
     if scheduler not in labels:
-        from .policy_run import checkpoint_digest, policy_label
+        from .policy_run import POLICY_SCHEDULERS, checkpoint_digest, policy_label
 
+        if scheduler.split(":", 1)[0].lower() not in POLICY_SCHEDULERS:
+            labels[scheduler] = _safe_label(scheduler)
+            return labels[scheduler]
         label = policy_label(scheduler)
         if label in labels.values():
             label = f"{label}-{checkpoint_digest(scheduler)[:8]}"
@@ -610,9 +638,9 @@ def build_matrix(
                 resolved = resolve_trace_paths(variant, base_dir)
                 sched_label, cc_label = _check_variant(resolved, scenario_path)
                 for seed in seeds:
-                    parts = [p for p in (_run_label(scheduler, labels), cc, id_part) if p] + [
-                        f"seed{seed}"
-                    ]
+                    parts = [
+                        p for p in (_run_label(scheduler, labels), _safe_label(cc), id_part) if p
+                    ] + [f"seed{seed}"]
                     runs.append(
                         RunSpec(
                             run_id="_".join(parts),

@@ -184,5 +184,6 @@ def test_reproduce_olms_dumbbell_varies_first_flow(tmp_path):
     sc = json.loads((out / "scenarios" / "olms-dumbbell-minrtt.json").read_text())
     assert [f["scheduler"] for f in sc["flows"]] == ["minrtt", "olms"]
     sc = json.loads((out / "scenarios" / "olms-dumbbell-olms+wait.json").read_text())
-    assert sc["flows"][0]["olms"]["on_busy"] == "wait" and "on_busy" not in sc["flows"][1]["olms"]
+    params = [f["scheduler_params"]["olms"] for f in sc["flows"][:2]]
+    assert params[0]["on_busy"] == "wait" and "on_busy" not in params[1]
     assert "-10.26" in (out / "olms-table.md").read_text()

@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList};
 
 use mpsched_sim::{Column, Format, Table};
 
+mod algos;
 mod env;
 mod policy;
 mod tracegen;
@@ -297,6 +298,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_decisions, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(algos::algorithm_label, m)?)?;
+    m.add_function(wrap_pyfunction!(algos::algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(tracegen::synth_trace, m)?)?;
     Ok(())
 }

@@ -45,7 +45,8 @@ fn main() {
     for f in files {
         let text = std::fs::read_to_string(&f).expect("readable scenario");
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        match mpsched_sim::run_text(&text, &f.to_string_lossy(), Format::Toml, Some(seed)) {
+        // The file name as the source, so that error lines do not depend on the checkout's path.
+        match mpsched_sim::run_text(&text, &name, Format::Toml, Some(seed)) {
             Ok(out) => println!(
                 "{name:<28} summary {:016x} resolved {:016x} flows {:016x} subflows {:016x} timeseries {:016x} links {:016x}",
                 fnv1a(out.summary_json.as_bytes()),

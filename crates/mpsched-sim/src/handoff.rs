@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::link::LossSpec;
 use crate::rng::Rng;
-use crate::scenario::LossSpec;
 
 /// A handoff duration: fixed seconds, or `[lo, hi]` drawn uniformly for each handoff.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

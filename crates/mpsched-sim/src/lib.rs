@@ -4,12 +4,14 @@
 //! component, FIFO links with at most one pending event per stage, and the sans-IO transport of
 //! `mpsched-transport` as the endpoints. Same scenario + seed ⇒ byte-identical outputs.
 
+pub mod algos;
 pub mod bench;
 pub mod energy;
 pub mod env;
 pub mod event;
 pub mod handoff;
 pub mod link;
+#[cfg(feature = "olms")]
 pub mod olms;
 pub mod ranges;
 pub mod rng;

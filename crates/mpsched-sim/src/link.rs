@@ -6,6 +6,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::event::{EventQueue, Kind};
 use crate::rng::Rng;
 
@@ -416,6 +418,28 @@ impl Link {
         self.account_capacity(now);
         self.cap_bits / 8.0
     }
+}
+
+/// A loss model as a scenario file writes it (`loss = { model = "bernoulli", p = 0.01 }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum LossSpec {
+    None,
+    Bernoulli {
+        p: f64,
+    },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 #[cfg(test)]

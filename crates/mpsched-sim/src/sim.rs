@@ -775,8 +775,8 @@ impl Sim {
             let mean_ooo = if active > 0.0 { rcv.ooo_byte_seconds / active } else { 0.0 };
             let path = def.paths.iter().map(|&p| self.sc.paths[p as usize].name.as_str()).collect::<Vec<_>>().join("+");
             flow_rows.push(serde_json::json!({
-                "name": def.name, "path": path, "subflows": def.paths.len(), "cc": def.cc,
-                "scheduler": def.scheduler, "start_s": def.start_ns as f64 / 1e9,
+                "name": def.name, "path": path, "subflows": def.paths.len(), "cc": def.cc.label(),
+                "scheduler": def.scheduler.label(), "start_s": def.start_ns as f64 / 1e9,
                 "size_bytes": def.size, "completed": rt.done_at.is_some(),
                 "fct_s": rt.done_at.map(|d| (d - def.start_ns) as f64 / 1e9),
                 "bytes_delivered": delivered, "goodput_mbps": goodput,

@@ -25,13 +25,13 @@ fn segments(sc: Scenario) -> (Vec<u64>, String) {
     (segs, sim.output().summary_json)
 }
 
-/// `[flows.olms]` becomes the scheduler's parameters; the oracle built from the scenario's
+/// `[flows.scheduler_params.olms]` becomes the scheduler's parameters; the oracle built from the scenario's
 /// links is the paper's (r = 2 × one-way delay / 100 ms = (0.2, 0.3, 0.5, 0.6), b = rate /
 /// 100 Mbps = (0.3, 0.2, 0.6, 0.4), per-slot OPT = 0.98 / 2).
 #[test]
 fn options_and_oracle_from_scenario() {
     let sc = app1(1_000_000, "olms");
-    assert_eq!(sc.flows[0].scheduler, "olms:app=max-rtt,rtt_max_ms=50,l=2");
+    assert_eq!(sc.flows[0].scheduler.label(), "olms:app=max-rtt,rtt_max_ms=50,l=2");
     let cfg = flow_config(&sc, 0).unwrap();
     assert_eq!(cfg.app, App::MaxRtt { c_r: 0.5 });
     let o = oracle_at(&sc, 0, &cfg, 0).unwrap();
@@ -43,7 +43,7 @@ fn options_and_oracle_from_scenario() {
     }
     assert!((o.opt_slot - 0.98333333 / 2.0).abs() < 1e-6);
     // Options are ignored for other schedulers (compare swaps schedulers on one scenario).
-    assert_eq!(app1(1_000_000, "minrtt").flows[0].scheduler, "minrtt");
+    assert_eq!(app1(1_000_000, "minrtt").flows[0].scheduler.label(), "minrtt");
 }
 
 /// Bad options: one line naming the file, the field and what was expected.

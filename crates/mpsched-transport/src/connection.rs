@@ -9,8 +9,8 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::AnyCc;
-use crate::sched::{AnySched, Decision, SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
+use crate::cc::CcSpec;
+use crate::sched::{AnySched, Decision, SchedSpec, SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::segment::{Flags, Segment};
 use crate::subflow::{ConnShared, Role, Subflow, SubflowConfig, SubflowCx, SubflowInfo};
 use crate::time::{Duration, Instant};
@@ -29,14 +29,14 @@ pub enum Side {
 #[derive(Clone, Debug)]
 pub struct ConnConfig {
     pub subflow: SubflowConfig,
-    /// Congestion-control name, see [`AnyCc::NAMES`].
-    pub cc: String,
+    /// Congestion control of every subflow (one instance each), e.g. `CcSpec::parse("cubic")`.
+    pub cc: CcSpec,
     /// Receive buffer in bytes, shared by all subflows (its free space is the advertised window).
     pub rcv_buf: u64,
     /// One subflow per path, in this order. The first carries the MP_CAPABLE handshake.
     pub paths: Vec<PathId>,
-    /// Scheduler name, see [`AnySched::NAMES`].
-    pub scheduler: String,
+    /// Packet scheduler, e.g. `SchedSpec::parse("minrtt")`.
+    pub scheduler: SchedSpec,
     /// Paths flagged as backup (MP_PRIO): used only when no active subflow is usable.
     pub backup: Vec<bool>,
 }
@@ -45,10 +45,10 @@ impl Default for ConnConfig {
     fn default() -> Self {
         ConnConfig {
             subflow: SubflowConfig::linux(),
-            cc: "cubic".into(),
+            cc: CcSpec::default(),
             rcv_buf: 6 << 20,
             paths: vec![0],
-            scheduler: "minrtt".into(),
+            scheduler: SchedSpec::default(),
             backup: Vec::new(),
         }
     }
@@ -245,20 +245,13 @@ pub struct Connection {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigError {
-    UnknownCc(String),
-    UnknownScheduler(String),
+    /// The path list is empty or too long.
     Paths(String),
 }
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ConfigError::UnknownCc(n) => {
-                write!(f, "unknown congestion control {n:?}, expected one of {:?}", AnyCc::NAMES)
-            }
-            ConfigError::UnknownScheduler(n) => {
-                write!(f, "unknown scheduler {n:?}, expected one of {:?}", AnySched::NAMES)
-            }
             ConfigError::Paths(m) => f.write_str(m),
         }
     }
@@ -275,15 +268,10 @@ impl Connection {
         };
         let mut subflows = Vec::with_capacity(cfg.paths.len());
         for i in 0..cfg.paths.len() {
-            let cc = AnyCc::by_name(&cfg.cc).ok_or_else(|| ConfigError::UnknownCc(cfg.cc.clone()))?;
-            subflows.push(Subflow::new(i as u8, role, cfg.subflow.clone(), cc, now));
+            subflows.push(Subflow::new(i as u8, role, cfg.subflow.clone(), cfg.cc.build(), now));
         }
-        let sched =
-            AnySched::by_name(&cfg.scheduler).ok_or_else(|| ConfigError::UnknownScheduler(cfg.scheduler.clone()))?;
-        let coupled = {
-            use crate::cc::CongestionControl;
-            AnyCc::by_name(&cfg.cc).is_some_and(|c| c.coupled())
-        };
+        let sched: AnySched = cfg.scheduler.build();
+        let coupled = cfg.cc.coupled();
         let meta = (0..cfg.paths.len())
             .map(|i| SfMeta {
                 pf: false,

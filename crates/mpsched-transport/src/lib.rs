@@ -1,10 +1,17 @@
 //! Sans-IO multipath TCP transport.
 //!
 //! Everything here takes segments and `now` in and returns segments and timer deadlines out;
-//! nothing reads a clock, touches a socket or draws random numbers. The simulator
-//! (`mpsched-sim`) drives it today; a UDP transport will drive the same code.
+//! nothing reads a clock or touches a socket. Schedulers that draw random numbers (OLMS's
+//! Thompson sampling, Peekaboo's stochastic adjustment) use their own generator seeded by the
+//! driver through `Scheduler::seed`, so runs stay deterministic. The simulator (`mpsched-sim`)
+//! drives it today; a UDP transport will drive the same code.
+//!
+//! Schedulers and congestion controllers are typed values: [`SchedSpec`] and [`CcSpec`] name a
+//! registered algorithm with its parameters (`olms:app=bandwidth`, `cubic:beta=0.8`), see
+//! [`algo`].
 #![forbid(unsafe_code)]
 
+pub mod algo;
 pub mod cc;
 pub mod connection;
 pub mod reassembly;
@@ -14,10 +21,12 @@ pub mod segment;
 pub mod subflow;
 pub mod time;
 
+pub use algo::{ParamError, ParamValue, Spec};
+pub use cc::{AnyCc, CcSpec};
 pub use connection::{
     ConfigError, ConnConfig, ConnInfo, Connection, Event, PathId, PathState, Side, SlotStats, Transmit,
 };
-pub use sched::{AnySched, Decision};
+pub use sched::{AnySched, Decision, SchedSpec};
 pub use segment::{Flags, SackBlock, Segment, SubflowId};
 pub use subflow::{SubflowConfig, SubflowInfo};
 pub use time::{Duration, Instant};

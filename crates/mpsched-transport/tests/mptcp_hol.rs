@@ -17,7 +17,7 @@ const BUF: u64 = 64 << 10;
 
 fn hol_pair(sched: &str) -> Pair {
     let mut cfg = multipath_config(sched, 2, BUF);
-    cfg.cc = "external".into();
+    cfg.cc = mpsched_transport::CcSpec::parse("external").unwrap();
     Pair::new(cfg).with_path(0, ms(10), Some(20_000_000)).with_path(1, ms(100), Some(1_000_000))
 }
 

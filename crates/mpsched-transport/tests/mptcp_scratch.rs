@@ -4,7 +4,7 @@ use util::*;
 #[test]
 fn scratch_pen() {
     let mut cfg = multipath_config("minrtt", 2, 64 << 10);
-    cfg.cc = "external".into();
+    cfg.cc = mpsched_transport::CcSpec::parse("external").unwrap();
     let mut p = Pair::new(cfg).with_path(0, ms(10), Some(20_000_000)).with_path(1, ms(100), Some(1_000_000));
     p.client.write(100 << 20);
     while p.now < at_ms(400) {

@@ -116,7 +116,7 @@ class AppSpec:
 
 
 def app_spec(flow: Dict[str, Any], olms_name: str) -> AppSpec:
-    o = flow.get("olms") or {}
+    o = (flow.get("scheduler_params") or {}).get("olms") or {}
     kind = o.get("app") or ("bandwidth" if olms_name == "olms-bw" else "max-rtt")
     kind = "bandwidth" if kind in ("bandwidth", "bw") else "max-rtt"
     rs, bs = float(o.get("rtt_scale_ms", 100.0)), float(o.get("bw_scale_mbps", 100.0))
@@ -263,7 +263,7 @@ def prepare(
         scenario["flows"][0]["scheduler"] = first_scheduler
     if wait:
         for f in scenario["flows"][:1] if case.multi else scenario["flows"]:
-            f.setdefault("olms", {})["on_busy"] = "wait"
+            f.setdefault("scheduler_params", {}).setdefault("olms", {})["on_busy"] = "wait"
     return _common.write_scenario(scenario, out, f"{case.name}{tag}"), scenario
 
 

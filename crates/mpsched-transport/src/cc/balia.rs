@@ -70,6 +70,8 @@ impl Balia {
     }
 }
 
+crate::no_params!(Balia);
+
 impl CongestionControl for Balia {
     fn name(&self) -> &'static str {
         "balia"

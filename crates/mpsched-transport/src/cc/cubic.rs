@@ -1,18 +1,30 @@
 //! CUBIC (RFC 9438). Windows are handled in segments (f64) inside, bytes outside.
 
 use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use crate::algo::FromParams;
 use crate::time::Instant;
 
-/// RFC 9438 section 5.1 constants.
-const C: f64 = 0.4;
-const BETA_CUBIC: f64 = 0.7;
-/// alpha_cubic = 3(1 - beta)/(1 + beta) (section 4.3).
-const ALPHA_CUBIC: f64 = 3.0 * (1.0 - BETA_CUBIC) / (1.0 + BETA_CUBIC);
+crate::params! {
+    /// CUBIC's parameters (RFC 9438 §5.1 defaults).
+    pub struct CubicParams {
+        /// Multiplicative decrease factor β_cubic (RFC 9438 §4.6).
+        beta: f64 = 0.7, "(0, 1)" if |x: &f64| *x > 0.0 && *x < 1.0;
+        /// Aggressiveness C of the cubic function, segments/s³ (RFC 9438 §4.2).
+        c: f64 = 0.4, "> 0" if |x: &f64| *x > 0.0;
+        /// Fast convergence (RFC 9438 §4.7); on by default as the RFC recommends.
+        fast_convergence: bool = true;
+    }
+}
 
+/// CUBIC's congestion-avoidance state.
 #[derive(Clone, Debug)]
 pub struct Cubic {
     /// Fast convergence (section 4.7); on by default as the RFC recommends.
     pub fast_convergence: bool,
+    /// β_cubic (section 4.6).
+    beta: f64,
+    /// C (section 4.2).
+    c: f64,
     w_max: f64,
     k: f64,
     t_epoch: Option<Instant>,
@@ -28,15 +40,24 @@ pub struct Cubic {
 
 impl Default for Cubic {
     fn default() -> Self {
+        Self::from_params(&CubicParams::default())
+    }
+}
+
+impl crate::algo::FromParams for Cubic {
+    type Params = CubicParams;
+    fn from_params(p: &CubicParams) -> Self {
         Cubic {
-            fast_convergence: true,
+            fast_convergence: p.fast_convergence,
+            beta: p.beta,
+            c: p.c,
             w_max: 0.0,
             k: 0.0,
             t_epoch: None,
             cwnd_epoch: 0.0,
             cwnd_prior: 0.0,
             w_est: 0.0,
-            alpha: ALPHA_CUBIC,
+            alpha: Self::alpha_ca(p.beta),
             frac: 0.0,
             after_rto: false,
         }
@@ -44,18 +65,23 @@ impl Default for Cubic {
 }
 
 impl Cubic {
+    /// α_cubic = 3(1 − β)/(1 + β), the Reno-friendly region's increase (section 4.3).
+    fn alpha_ca(beta: f64) -> f64 {
+        3.0 * (1.0 - beta) / (1.0 + beta)
+    }
+
     /// W_cubic(t) = C (t - K)^3 + W_max, in segments (eq. 1).
     #[inline]
     fn w_cubic(&self, t: f64) -> f64 {
         let d = t - self.k;
-        C * d * d * d + self.w_max
+        self.c * d * d * d + self.w_max
     }
 
     fn start_epoch(&mut self, now: Instant, cwnd_seg: f64) {
         self.t_epoch = Some(now);
         self.cwnd_epoch = cwnd_seg;
         self.w_est = cwnd_seg;
-        self.alpha = ALPHA_CUBIC;
+        self.alpha = Self::alpha_ca(self.beta);
         if self.after_rto || self.w_max <= cwnd_seg {
             // After a timeout, or when slow start ended without loss: K = 0, W_max = cwnd.
             self.k = 0.0;
@@ -63,7 +89,7 @@ impl Cubic {
             self.after_rto = false;
         } else {
             // Eq. 2: K = cbrt((W_max - cwnd_epoch) / C).
-            self.k = ((self.w_max - cwnd_seg) / C).cbrt();
+            self.k = ((self.w_max - cwnd_seg) / self.c).cbrt();
         }
     }
 
@@ -71,9 +97,9 @@ impl Cubic {
         let mss = st.mss as f64;
         let cwnd_seg = st.cwnd as f64 / mss;
         self.w_max =
-            if self.fast_convergence && cwnd_seg < self.w_max { cwnd_seg * (1.0 + BETA_CUBIC) / 2.0 } else { cwnd_seg };
+            if self.fast_convergence && cwnd_seg < self.w_max { cwnd_seg * (1.0 + self.beta) / 2.0 } else { cwnd_seg };
         self.cwnd_prior = cwnd_seg;
-        st.ssthresh = ((st.cwnd as f64 * BETA_CUBIC) as u64).max(2 * st.mss as u64);
+        st.ssthresh = ((st.cwnd as f64 * self.beta) as u64).max(2 * st.mss as u64);
         self.t_epoch = None;
         self.frac = 0.0;
     }

@@ -10,6 +10,8 @@ use crate::time::Instant;
 #[derive(Clone, Debug, Default)]
 pub struct ExternalCc;
 
+crate::no_params!(ExternalCc);
+
 impl CongestionControl for ExternalCc {
     fn name(&self) -> &'static str {
         "external"

@@ -154,6 +154,8 @@ impl Lia {
     }
 }
 
+crate::no_params!(Lia);
+
 impl CongestionControl for Lia {
     fn name(&self) -> &'static str {
         "lia"

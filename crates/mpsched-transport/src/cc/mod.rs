@@ -1,8 +1,11 @@
 //! Congestion control: the trait every controller implements, and the registry of built-ins.
 //!
 //! The window lives in the subflow ([`CcState`]); controllers mutate it from their hooks. Hooks
-//! follow quinn-proto's `Controller`; coupled multipath controllers (next issue) read `Siblings`.
+//! follow quinn-proto's `Controller`; coupled multipath controllers (LIA, OLIA, BALIA, wVegas)
+//! read `Siblings`.
 
+#[cfg(any(test, feature = "example-algorithms"))]
+pub mod aimd;
 mod balia;
 mod cubic;
 mod external;
@@ -19,6 +22,9 @@ pub use olia::Olia;
 pub use reno::NewReno;
 pub use wvegas::WVegas;
 
+use std::sync::Arc;
+
+use crate::algo::{AlgoEntry, AlgoSet, Custom, FromParams, ParamDoc, ParamValue, Params, Spec};
 use crate::time::{Duration, Instant};
 
 /// Per-subflow congestion state, owned by the subflow and lent to the controller.
@@ -143,69 +149,172 @@ pub(crate) fn slow_start(st: &mut CcState, acked: u64) -> u64 {
     }
 }
 
-/// Generates `AnyCc` (static dispatch over built-ins plus one boxed plug-in variant),
-/// its trait impl, and `by_name`. A new controller is one file plus one line here.
+/// Generates, from one line per controller: [`AnyCc`] (static dispatch over the built-ins plus
+/// one boxed plug-in variant) and its [`CongestionControl`] impl, [`CcAlgo`] (each built-in's
+/// typed parameters) and the table of names, aliases and parameter docs. A new controller is one
+/// file (the type, its `params!` struct and `FromParams`) plus one line here.
 macro_rules! registry {
-    ($($variant:ident => $ty:ty, [$($alias:literal),+]);+ $(;)?) => {
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($ty:ty) $name:literal
+        [$($alias:literal $(= $preset:literal)?),* $(,)?];)+) => {
         /// Any congestion controller: built-ins by `match`, user plug-ins boxed.
         pub enum AnyCc {
-            $($variant($ty),)+
+            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant($ty),)+
+            /// A user's controller.
             Custom(Box<dyn CongestionControl + Send + Sync>),
         }
 
-        impl AnyCc {
-            /// Names accepted by [`AnyCc::by_name`].
-            pub const NAMES: &'static [&'static str] = &[$($($alias),+),+];
+        /// A congestion controller and its typed parameters: what a [`CcSpec`] holds.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum CcAlgo {
+            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant(<$ty as FromParams>::Params),)+
+            /// A user's controller, built by its factory.
+            Custom(Custom<dyn CongestionControl + Send + Sync>),
+        }
 
-            /// Builds a built-in controller from its name (case-insensitive).
-            pub fn by_name(name: &str) -> Option<AnyCc> {
-                let n = name.to_ascii_lowercase();
-                $( if [$($alias),+].contains(&n.as_str()) { return Some(AnyCc::$variant(<$ty>::default())); } )+
-                None
+        static ENTRIES: &[AlgoEntry] = &[$($(#[cfg($cfg)])? AlgoEntry {
+            name: $name,
+            aliases: &[$(($alias, concat!("" $(, $preset)?))),*],
+            params: <<$ty as FromParams>::Params as Params>::DOCS,
+            doc: concat!("" $(, $doc)*),
+        },)+];
+
+        impl AlgoSet for CcAlgo {
+            const WHAT: &'static str = "congestion control";
+            fn entries() -> &'static [AlgoEntry] {
+                ENTRIES
+            }
+            fn defaults(name: &str) -> Option<Self> {
+                match name {
+                    $($(#[cfg($cfg)])? $name => Some(CcAlgo::$variant(Default::default())),)+
+                    _ => None,
+                }
+            }
+            fn set(&mut self, key: &str, v: &ParamValue) -> Result<(), String> {
+                match self {
+                    $($(#[cfg($cfg)])? CcAlgo::$variant(p) => p.set(key, v),)+
+                    CcAlgo::Custom(_) => Err(String::new()),
+                }
+            }
+            fn get(&self, key: &str) -> Option<ParamValue> {
+                match self {
+                    $($(#[cfg($cfg)])? CcAlgo::$variant(p) => p.get(key),)+
+                    CcAlgo::Custom(_) => None,
+                }
+            }
+            fn docs(&self) -> &'static [ParamDoc] {
+                match self {
+                    $($(#[cfg($cfg)])? CcAlgo::$variant(_) => <<$ty as FromParams>::Params as Params>::DOCS,)+
+                    CcAlgo::Custom(_) => &[],
+                }
+            }
+        }
+
+        impl CcAlgo {
+            /// A fresh controller with these parameters (one per subflow).
+            pub fn build(&self) -> AnyCc {
+                match self {
+                    $($(#[cfg($cfg)])? CcAlgo::$variant(p) => AnyCc::$variant(<$ty as FromParams>::from_params(p)),)+
+                    CcAlgo::Custom(c) => AnyCc::Custom((c.factory)()),
+                }
             }
         }
 
         impl CongestionControl for AnyCc {
             fn name(&self) -> &'static str {
-                match self { $(AnyCc::$variant(c) => c.name(),)+ AnyCc::Custom(c) => c.name() }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.name(),)+ AnyCc::Custom(c) => c.name() }
             }
             #[inline]
             fn on_sent(&mut self, now: Instant, st: &CcState, bytes: u32) {
-                match self { $(AnyCc::$variant(c) => c.on_sent(now, st, bytes),)+ AnyCc::Custom(c) => c.on_sent(now, st, bytes) }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.on_sent(now, st, bytes),)+ AnyCc::Custom(c) => c.on_sent(now, st, bytes) }
             }
             #[inline]
             fn on_ack(&mut self, now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings) {
-                match self { $(AnyCc::$variant(c) => c.on_ack(now, st, ack, sib),)+ AnyCc::Custom(c) => c.on_ack(now, st, ack, sib) }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.on_ack(now, st, ack, sib),)+ AnyCc::Custom(c) => c.on_ack(now, st, ack, sib) }
             }
             fn on_congestion_event(&mut self, now: Instant, st: &mut CcState, ev: CongestionEvent, sib: Siblings) {
-                match self { $(AnyCc::$variant(c) => c.on_congestion_event(now, st, ev, sib),)+ AnyCc::Custom(c) => c.on_congestion_event(now, st, ev, sib) }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.on_congestion_event(now, st, ev, sib),)+ AnyCc::Custom(c) => c.on_congestion_event(now, st, ev, sib) }
             }
             fn on_rto(&mut self, now: Instant, st: &mut CcState) {
-                match self { $(AnyCc::$variant(c) => c.on_rto(now, st),)+ AnyCc::Custom(c) => c.on_rto(now, st) }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.on_rto(now, st),)+ AnyCc::Custom(c) => c.on_rto(now, st) }
             }
             fn on_recovery_exit(&mut self, now: Instant, st: &mut CcState) {
-                match self { $(AnyCc::$variant(c) => c.on_recovery_exit(now, st),)+ AnyCc::Custom(c) => c.on_recovery_exit(now, st) }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.on_recovery_exit(now, st),)+ AnyCc::Custom(c) => c.on_recovery_exit(now, st) }
             }
             #[inline]
             fn pacing_rate(&self, st: &CcState) -> Option<u64> {
-                match self { $(AnyCc::$variant(c) => c.pacing_rate(st),)+ AnyCc::Custom(c) => c.pacing_rate(st) }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.pacing_rate(st),)+ AnyCc::Custom(c) => c.pacing_rate(st) }
             }
             fn coupled(&self) -> bool {
-                match self { $(AnyCc::$variant(c) => c.coupled(),)+ AnyCc::Custom(c) => c.coupled() }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.coupled(),)+ AnyCc::Custom(c) => c.coupled() }
             }
             fn shared_state(&self) -> [f64; 2] {
-                match self { $(AnyCc::$variant(c) => c.shared_state(),)+ AnyCc::Custom(c) => c.shared_state() }
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.shared_state(),)+ AnyCc::Custom(c) => c.shared_state() }
             }
         }
     };
 }
 
+/// A congestion controller chosen by name with typed parameters (`cubic`, `cubic:beta=0.8`):
+/// what [`crate::ConnConfig`] holds. [`CcSpec::parse`] reads the text form; [`CcSpec::custom`]
+/// wraps a plug-in.
+pub type CcSpec = Spec<CcAlgo>;
+
+impl CcSpec {
+    /// A user's controller: `factory` builds one per subflow.
+    pub fn custom(
+        name: &str,
+        factory: impl Fn() -> Box<dyn CongestionControl + Send + Sync> + Send + Sync + 'static,
+    ) -> Self {
+        Spec::from_algo(name, CcAlgo::Custom(Custom { name: name.to_string(), factory: Arc::new(factory) }))
+    }
+
+    /// A fresh controller.
+    pub fn build(&self) -> AnyCc {
+        self.algo().build()
+    }
+
+    /// Whether the connection must build `Siblings` for this controller (a coupled one).
+    pub fn coupled(&self) -> bool {
+        self.build().coupled()
+    }
+}
+
+impl Default for CcSpec {
+    /// CUBIC (RFC 9438), Linux's default.
+    fn default() -> Self {
+        CcSpec::parse("cubic").expect("registered")
+    }
+}
+
+impl AnyCc {
+    /// Builds a built-in controller from `name` or `name:key=value,...`; `None` if the name is
+    /// unknown or a parameter is invalid (use [`CcSpec::parse`] for the reason).
+    pub fn by_name(name: &str) -> Option<AnyCc> {
+        CcSpec::parse(name).ok().map(|s| s.build())
+    }
+}
+
+/// The registered congestion controllers: canonical name, aliases and parameter docs.
+pub fn registry() -> &'static [AlgoEntry] {
+    ENTRIES
+}
+
 registry! {
-    NewReno => NewReno, ["newreno", "reno"];
-    Cubic => Cubic, ["cubic"];
-    Lia => Lia, ["lia", "coupled"];
-    Olia => Olia, ["olia"];
-    Balia => Balia, ["balia"];
-    WVegas => WVegas, ["wvegas"];
-    External => ExternalCc, ["external"];
+    /// NewReno (RFC 5681, RFC 6582).
+    NewReno(NewReno) "newreno" ["reno"];
+    /// CUBIC (RFC 9438).
+    Cubic(Cubic) "cubic" [];
+    /// LIA, the linked-increases coupled controller (RFC 6356).
+    Lia(Lia) "lia" ["coupled"];
+    /// OLIA (Khalili et al., IEEE/ACM ToN 2013).
+    Olia(Olia) "olia" [];
+    /// BALIA (Peng et al., IEEE/ACM ToN 2016).
+    Balia(Balia) "balia" [];
+    /// wVegas (Cao et al., ICNP 2012), delay-based coupled.
+    WVegas(WVegas) "wvegas" [];
+    /// Window set from outside (learning environments).
+    External(ExternalCc) "external" [];
+    /// Example (docs/extending.md): AIMD(a, b).
+    #[cfg(any(test, feature = "example-algorithms"))]
+    Aimd(aimd::Aimd) "aimd" [];
 }

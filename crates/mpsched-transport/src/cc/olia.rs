@@ -116,6 +116,8 @@ fn metric(l: f64, rtt_ns: u64) -> (u128, u128) {
     (l.max(0.0) as u128, r * r)
 }
 
+crate::no_params!(Olia);
+
 impl CongestionControl for Olia {
     fn name(&self) -> &'static str {
         "olia"

@@ -9,6 +9,8 @@ pub struct NewReno {
     acked_acc: u64,
 }
 
+crate::no_params!(NewReno);
+
 impl CongestionControl for NewReno {
     fn name(&self) -> &'static str {
         "newreno"

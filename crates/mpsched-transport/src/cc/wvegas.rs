@@ -52,8 +52,25 @@
 //! * [unverified] The ICNP paper was not re-read; the algorithm is the kernel's.
 
 use super::{slow_start, AckSample, CcState, CongestionControl, CongestionEvent, NewReno, Siblings};
+use crate::algo::FromParams;
 use crate::time::Instant;
 
+crate::params! {
+    /// wVegas's parameters (Linux mptcp_wvegas.c defaults).
+    pub struct WVegasParams {
+        /// α at the start of a connection, packets queued (`initial_alpha`).
+        initial_alpha: u32 = 2;
+        /// Total α shared by a connection's subflows, packets (`total_alpha`).
+        total_alpha: u32 = 10;
+        /// Slow-start exit threshold γ, packets (`gamma`).
+        gamma: u32 = 1;
+        /// Drain even when the round's queueing delay is exactly zero (the kernel's literal
+        /// behaviour).
+        kernel_zero_queue_drain: bool = false;
+    }
+}
+
+/// wVegas's per-subflow state.
 #[derive(Clone, Debug)]
 pub struct WVegas {
     pub initial_alpha: u32,
@@ -82,11 +99,18 @@ pub struct WVegas {
 
 impl Default for WVegas {
     fn default() -> Self {
+        Self::from_params(&WVegasParams::default())
+    }
+}
+
+impl crate::algo::FromParams for WVegas {
+    type Params = WVegasParams;
+    fn from_params(p: &WVegasParams) -> Self {
         WVegas {
-            initial_alpha: 2,
-            total_alpha: 10,
-            gamma: 1,
-            kernel_zero_queue_drain: false,
+            initial_alpha: p.initial_alpha,
+            total_alpha: p.total_alpha,
+            gamma: p.gamma,
+            kernel_zero_queue_drain: p.kernel_zero_queue_drain,
             reno: NewReno::default(),
             round_end: None,
             restart_round: false,
@@ -95,7 +119,7 @@ impl Default for WVegas {
             base_rtt_us: u64::MAX,
             instant_rate: 0.0,
             weight: 1.0,
-            alpha: 2,
+            alpha: p.initial_alpha,
             queue_delay_us: 0,
         }
     }

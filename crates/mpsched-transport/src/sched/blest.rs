@@ -5,6 +5,7 @@
 //! lambda adapts in [1.0, 1.3] (+0.04 after a HoL event, −0.01 otherwise, once per min srtt of s).
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
+use crate::algo::FromParams;
 use crate::time::Instant;
 
 #[derive(Clone, Debug)]
@@ -15,9 +16,25 @@ pub struct Blest {
     last_lambda_update: Instant,
 }
 
+crate::params! {
+    /// BLEST's parameters.
+    pub struct BlestParams {
+        /// Initial λ, the scaling of the fast subflow's estimate (Linux mptcp_blest.c: 1.2).
+        lambda: f64 = 1.2, "[1, 1.3]" if |x: &f64| (1.0..=1.3).contains(x);
+    }
+}
+
 impl Blest {
+    /// BLEST with the Linux defaults.
     pub fn from_name(_: &str) -> Self {
-        Blest { lambda: 1.2, hol_flag: false, last_lambda_update: Instant::ZERO }
+        Self::from_params(&BlestParams::default())
+    }
+}
+
+impl crate::algo::FromParams for Blest {
+    type Params = BlestParams;
+    fn from_params(p: &BlestParams) -> Self {
+        Blest { lambda: p.lambda, hol_flag: false, last_lambda_update: Instant::ZERO }
     }
 }
 

@@ -18,6 +18,13 @@ impl Ecf {
     }
 }
 
+impl crate::algo::FromParams for Ecf {
+    type Params = crate::algo::NoParams;
+    fn from_params(_: &crate::algo::NoParams) -> Self {
+        Self::default()
+    }
+}
+
 impl Scheduler for Ecf {
     fn name(&self) -> &'static str {
         "ecf"

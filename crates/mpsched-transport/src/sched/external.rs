@@ -7,11 +7,24 @@
 use super::{Decision, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExternalMode {
-    Mode,
-    Weights,
-    Packet,
+crate::choice! {
+    /// What the outside policy decides.
+    pub enum ExternalMode {
+        /// Per interval: normal (minRTT) or redundant.
+        Mode = "mode",
+        /// Per interval: each subflow's share of new data.
+        Weights = "weights",
+        /// Per packet: the subflow of each segment.
+        Packet = "packet",
+    }
+}
+
+crate::params! {
+    /// The external scheduler's parameters.
+    pub struct ExternalParams {
+        /// What the outside policy decides.
+        mode: ExternalMode = ExternalMode::Mode;
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -32,6 +45,13 @@ impl External {
             _ => ExternalMode::Mode,
         };
         External { mode, redundant: false, weights: [1.0; 8], credit: [0.0; 8], answer: None }
+    }
+}
+
+impl crate::algo::FromParams for External {
+    type Params = ExternalParams;
+    fn from_params(p: &ExternalParams) -> Self {
+        External { mode: p.mode, redundant: false, weights: [1.0; 8], credit: [0.0; 8], answer: None }
     }
 }
 

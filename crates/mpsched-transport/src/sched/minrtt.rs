@@ -4,7 +4,17 @@
 //! "minrtt-norp".
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
+use crate::algo::FromParams;
 use crate::time::Instant;
+
+crate::params! {
+    /// minRTT's parameters.
+    pub struct MinRttParams {
+        /// Opportunistic retransmission and penalization when the receive window blocks the
+        /// connection (Raiciu et al., NSDI 2012 §4.2; Linux `mptcp_rcv_buf_optimization`).
+        opportunistic: bool = true;
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct MinRtt {
@@ -12,8 +22,16 @@ pub struct MinRtt {
 }
 
 impl MinRtt {
+    /// minRTT as registered under `name` (`minrtt-norp`: without opportunistic retransmission).
     pub fn from_name(name: &str) -> Self {
         MinRtt { opportunistic: name != "minrtt-norp" }
+    }
+}
+
+impl FromParams for MinRtt {
+    type Params = MinRttParams;
+    fn from_params(p: &MinRttParams) -> Self {
+        MinRtt { opportunistic: p.opportunistic }
     }
 }
 

@@ -10,6 +10,8 @@ mod external;
 mod minrtt;
 pub mod olms;
 mod peekaboo;
+#[cfg(any(test, feature = "example-algorithms"))]
+pub mod prefer;
 mod redundant;
 mod roundrobin;
 
@@ -22,6 +24,9 @@ pub use peekaboo::Peekaboo;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
 
+use std::sync::Arc;
+
+use crate::algo::{AlgoEntry, AlgoSet, Custom, FromParams, ParamDoc, ParamValue, Params, Spec};
 use crate::connection::ConnInfo;
 use crate::subflow::SubflowInfo;
 use crate::time::Instant;
@@ -187,74 +192,170 @@ pub enum Decision {
     Path(Option<u8>),
 }
 
+/// Generates, from one line per scheduler: [`AnySched`] (static dispatch over the built-ins plus
+/// one boxed plug-in variant) and its [`Scheduler`] impl, [`SchedAlgo`] (each built-in's typed
+/// parameters) and the table of names, aliases and parameter docs. A new scheduler is one file
+/// (the type, its `params!` struct and `FromParams`) plus one line here.
 macro_rules! registry {
-    ($($variant:ident => $ty:ty, [$($alias:literal),+]);+ $(;)?) => {
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($ty:ty) $name:literal
+        [$($alias:literal $(= $preset:literal)?),* $(,)?];)+) => {
         /// Any scheduler: built-ins by `match`, user plug-ins boxed.
         pub enum AnySched {
-            $($variant($ty),)+
+            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant($ty),)+
+            /// A user's scheduler.
             Custom(Box<dyn Scheduler + Send + Sync>),
         }
 
-        impl AnySched {
-            /// Names accepted by [`AnySched::by_name`].
-            pub const NAMES: &'static [&'static str] = &[$($($alias),+),+];
+        /// A scheduler and its typed parameters: what a [`SchedSpec`] holds.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum SchedAlgo {
+            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant(<$ty as FromParams>::Params),)+
+            /// A user's scheduler, built by its factory.
+            Custom(Custom<dyn Scheduler + Send + Sync>),
+        }
 
-            /// Builds a built-in scheduler from its name (case-insensitive).
-            pub fn by_name(name: &str) -> Option<AnySched> {
-                let n = name.to_ascii_lowercase();
-                // Parameterized names `base:key=value,...` (only OLMS takes parameters).
-                if let Some((base, params)) = n.split_once(':') {
-                    return Olms::from_spec(base, params).ok().map(AnySched::Olms);
+        static ENTRIES: &[AlgoEntry] = &[$($(#[cfg($cfg)])? AlgoEntry {
+            name: $name,
+            aliases: &[$(($alias, concat!("" $(, $preset)?))),*],
+            params: <<$ty as FromParams>::Params as Params>::DOCS,
+            doc: concat!("" $(, $doc)*),
+        },)+];
+
+        impl AlgoSet for SchedAlgo {
+            const WHAT: &'static str = "scheduler";
+            fn entries() -> &'static [AlgoEntry] {
+                ENTRIES
+            }
+            fn defaults(name: &str) -> Option<Self> {
+                match name {
+                    $($(#[cfg($cfg)])? $name => Some(SchedAlgo::$variant(Default::default())),)+
+                    _ => None,
                 }
-                $( if [$($alias),+].contains(&n.as_str()) { return Some(AnySched::$variant(<$ty>::from_name(&n))); } )+
-                None
+            }
+            fn set(&mut self, key: &str, v: &ParamValue) -> Result<(), String> {
+                match self {
+                    $($(#[cfg($cfg)])? SchedAlgo::$variant(p) => p.set(key, v),)+
+                    SchedAlgo::Custom(_) => Err(String::new()),
+                }
+            }
+            fn get(&self, key: &str) -> Option<ParamValue> {
+                match self {
+                    $($(#[cfg($cfg)])? SchedAlgo::$variant(p) => p.get(key),)+
+                    SchedAlgo::Custom(_) => None,
+                }
+            }
+            fn docs(&self) -> &'static [ParamDoc] {
+                match self {
+                    $($(#[cfg($cfg)])? SchedAlgo::$variant(_) => <<$ty as FromParams>::Params as Params>::DOCS,)+
+                    SchedAlgo::Custom(_) => &[],
+                }
+            }
+        }
+
+        impl SchedAlgo {
+            /// A fresh scheduler with these parameters.
+            pub fn build(&self) -> AnySched {
+                match self {
+                    $($(#[cfg($cfg)])? SchedAlgo::$variant(p) => AnySched::$variant(<$ty as FromParams>::from_params(p)),)+
+                    SchedAlgo::Custom(c) => AnySched::Custom((c.factory)()),
+                }
             }
         }
 
         impl Scheduler for AnySched {
             fn name(&self) -> &'static str {
-                match self { $(AnySched::$variant(s) => s.name(),)+ AnySched::Custom(s) => s.name() }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.name(),)+ AnySched::Custom(s) => s.name() }
             }
             #[inline]
             fn get_send(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
-                match self { $(AnySched::$variant(s) => s.get_send(now, v, out),)+ AnySched::Custom(s) => s.get_send(now, v, out) }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.get_send(now, v, out),)+ AnySched::Custom(s) => s.get_send(now, v, out) }
             }
             #[inline]
             fn get_retrans(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
-                match self { $(AnySched::$variant(s) => s.get_retrans(now, v, out),)+ AnySched::Custom(s) => s.get_retrans(now, v, out) }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.get_retrans(now, v, out),)+ AnySched::Custom(s) => s.get_retrans(now, v, out) }
             }
             #[inline]
             fn redundant(&self) -> bool {
-                match self { $(AnySched::$variant(s) => s.redundant(),)+ AnySched::Custom(s) => s.redundant() }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.redundant(),)+ AnySched::Custom(s) => s.redundant() }
             }
             fn opportunistic_retransmission(&self) -> bool {
-                match self { $(AnySched::$variant(s) => s.opportunistic_retransmission(),)+ AnySched::Custom(s) => s.opportunistic_retransmission() }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.opportunistic_retransmission(),)+ AnySched::Custom(s) => s.opportunistic_retransmission() }
             }
             fn penalize_all_carriers(&self) -> bool {
-                match self { $(AnySched::$variant(s) => s.penalize_all_carriers(),)+ AnySched::Custom(s) => s.penalize_all_carriers() }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.penalize_all_carriers(),)+ AnySched::Custom(s) => s.penalize_all_carriers() }
             }
             fn on_hol_event(&mut self) {
-                match self { $(AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }
             }
             fn decide(&mut self, d: &Decision) {
-                match self { $(AnySched::$variant(s) => s.decide(d),)+ AnySched::Custom(s) => s.decide(d) }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.decide(d),)+ AnySched::Custom(s) => s.decide(d) }
             }
             fn seed(&mut self, seed: u64) {
-                match self { $(AnySched::$variant(s) => s.seed(seed),)+ AnySched::Custom(s) => s.seed(seed) }
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.seed(seed),)+ AnySched::Custom(s) => s.seed(seed) }
             }
         }
     };
 }
 
+/// A scheduler chosen by name with typed parameters (`minrtt`, `olms:app=bandwidth,l=2`): what
+/// [`crate::ConnConfig`] holds. [`SchedSpec::parse`] reads the text form;
+/// [`SchedSpec::custom`] wraps a plug-in.
+pub type SchedSpec = Spec<SchedAlgo>;
+
+impl SchedSpec {
+    /// A user's scheduler: `factory` builds one per connection.
+    pub fn custom(name: &str, factory: impl Fn() -> Box<dyn Scheduler + Send + Sync> + Send + Sync + 'static) -> Self {
+        Spec::from_algo(name, SchedAlgo::Custom(Custom { name: name.to_string(), factory: Arc::new(factory) }))
+    }
+
+    /// A fresh scheduler.
+    pub fn build(&self) -> AnySched {
+        self.algo().build()
+    }
+}
+
+impl Default for SchedSpec {
+    /// minRTT with opportunistic retransmission and penalization, as in Linux.
+    fn default() -> Self {
+        SchedSpec::parse("minrtt").expect("registered")
+    }
+}
+
+impl AnySched {
+    /// Builds a built-in scheduler from `name` or `name:key=value,...`; `None` if the name is
+    /// unknown or a parameter is invalid (use [`SchedSpec::parse`] for the reason).
+    pub fn by_name(name: &str) -> Option<AnySched> {
+        SchedSpec::parse(name).ok().map(|s| s.build())
+    }
+}
+
+/// The registered schedulers: canonical name, aliases with the parameters they preset, and
+/// parameter docs (the documentation table and `mpsched list` are made from it).
+pub fn registry() -> &'static [AlgoEntry] {
+    ENTRIES
+}
+
 registry! {
-    MinRtt => MinRtt, ["minrtt", "default", "minrtt-rp", "minrtt-norp"];
-    RoundRobin => RoundRobin, ["roundrobin", "rr"];
-    Redundant => Redundant, ["redundant"];
-    Blest => Blest, ["blest"];
-    Ecf => Ecf, ["ecf"];
-    Peekaboo => Peekaboo, ["peekaboo", "peekaboo-pkt"];
-    External => External, ["external", "external-mode", "external-weights", "external-packet"];
-    Olms => Olms, ["olms", "olms-maxrtt", "olms-bw"];
+    /// minRTT, the Linux default: the available subflow with the smallest srtt.
+    MinRtt(MinRtt) "minrtt" ["default", "minrtt-rp", "minrtt-norp" = "opportunistic=false"];
+    /// Round-robin over the available subflows.
+    RoundRobin(RoundRobin) "roundrobin" ["rr"];
+    /// Every segment on every subflow.
+    Redundant(Redundant) "redundant" [];
+    /// BLEST (Ferlin et al., IFIP Networking 2016): blocking estimation.
+    Blest(Blest) "blest" [];
+    /// ECF (Lim et al., CoNEXT 2017): earliest completion first.
+    Ecf(Ecf) "ecf" [];
+    /// Peekaboo (Wu et al., 2020): online-learning wait/send decisions.
+    Peekaboo(Peekaboo) "peekaboo" ["peekaboo-pkt" = "per_packet_reward=true"];
+    /// Driven from outside: per-interval mode or weights, or per-packet paths (learning).
+    External(External) "external" ["external-mode" = "mode=mode", "external-weights" = "mode=weights", "external-packet" = "mode=packet"];
+    /// OLMS (Cai et al., IEEE TNSE 2025): Thompson sampling and a linear program per packet.
+    #[cfg(feature = "olms")]
+    Olms(Box<Olms>) "olms" ["olms-maxrtt" = "app=max-rtt", "olms-bw" = "app=bandwidth"];
+    /// Example (docs/extending.md): a preferred subflow while its srtt is within a bound.
+    #[cfg(any(test, feature = "example-algorithms"))]
+    Prefer(prefer::Prefer) "prefer" [];
 }
 
 #[cfg(test)]
@@ -500,7 +601,7 @@ pub(crate) mod tests {
         assert_eq!(name("external-weights"), Some("external-weights"));
         assert_eq!(name("external-packet"), Some("external-packet"));
         assert_eq!(name("nope"), None);
-        for n in AnySched::NAMES {
+        for n in SchedSpec::names() {
             assert!(AnySched::by_name(n).is_some(), "{n}");
         }
     }

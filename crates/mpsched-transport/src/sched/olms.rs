@@ -23,9 +23,9 @@
 //! K−1 (the paper requires 1 ≤ L < K). Reinjections go to minRTT. With `cycle = n > 1` the LP
 //! solution is reused for n slots (§VI-E2, cyclic LP solving).
 //!
-//! Parameters come from the name: `olms` / `olms-maxrtt` (maxRTT app), `olms-bw` (bandwidth
-//! app), optionally followed by `:key=value,...` (see [`Olms::from_spec`]); scenarios set them
-//! with a `[flows.olms]` table. The simulator seeds it per flow through `Scheduler::seed`.
+//! Parameters ([`OlmsParams`]) come from the name: `olms` / `olms-maxrtt` (maxRTT app), `olms-bw`
+//! (bandwidth app), optionally followed by `:key=value,...`; scenarios may also set them
+//! with a `[flows.scheduler_params.olms]` table. The simulator seeds it per flow through `Scheduler::seed`.
 
 pub mod learner;
 pub mod lp;
@@ -37,15 +37,62 @@ pub use lp::App;
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
-/// What to do when no member of the sampled set has window space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnBusy {
-    MinRtt,
-    Wait,
+crate::choice! {
+    /// What to do when no member of the sampled set has window space.
+    pub enum OnBusy {
+        /// Send on minRTT's choice (the paper's rule, §VI-B).
+        MinRtt = "minrtt",
+        /// Hold the packet for the sampled set.
+        Wait = "wait",
+    }
 }
 
+crate::choice! {
+    /// The application's objective (§III).
+    pub enum OlmsApp {
+        /// Maximize bandwidth with the RTT at most `rtt_max_ms` (eq. 4, Application I).
+        MaxRtt = "max-rtt",
+        /// Minimize RTT with the bandwidth at most `bw_max_mbps` (eq. 8, Application II).
+        Bandwidth = "bandwidth",
+    }
+}
+
+crate::params! {
+    /// OLMS's parameters as users give them (defaults: the paper's Application I, §VI-A).
+    pub struct OlmsParams {
+        /// The application's objective.
+        app: OlmsApp = OlmsApp::MaxRtt;
+        /// RTT bound C_r of the max-rtt application, ms.
+        rtt_max_ms: f64 = 50.0, "> 0" if |x: &f64| *x > 0.0;
+        /// Bandwidth bound C_b of the bandwidth application, Mbit/s.
+        bw_max_mbps: f64 = 40.0, "> 0" if |x: &f64| *x > 0.0;
+        /// Paths per sampled set L (capped at K−1; the paper's experiments: 2).
+        l: usize = 2, "1..=7" if |x: &usize| (1..=7).contains(x);
+        /// RTT normalization: r = srtt / rtt_scale_ms (§V: 100 ms).
+        rtt_scale_ms: f64 = 100.0, "> 0" if |x: &f64| *x > 0.0;
+        /// Bandwidth normalization: b = (cwnd / srtt) / bw_scale_mbps (§V: 100 Mbit/s).
+        bw_scale_mbps: f64 = 100.0, "> 0" if |x: &f64| *x > 0.0;
+        /// The Path Characteristic Measurements Monitor (Algorithm 2) on or off.
+        monitor: bool = true;
+        /// Monitor: measurements ignored after a (re)initialization.
+        q: u64 = 20;
+        /// Monitor: deviation threshold δ in posterior standard deviations.
+        delta: f64 = 3.0, "> 0" if |x: &f64| *x > 0.0;
+        /// Monitor: reset after more than h consecutive deviating measurements.
+        h: u32 = 3;
+        /// Slots per LP solve (§VI-E2 cyclic LP solving; 1 = every slot).
+        cycle: u32 = 1, ">= 1" if |x: &u32| *x >= 1;
+        /// What to do when no path of the sampled set has window space.
+        on_busy: OnBusy = OnBusy::MinRtt;
+        /// Seed of the Thompson sampling (the simulator derives one per flow).
+        seed: u64 = 0;
+    }
+}
+
+/// OLMS's configuration, derived from [`OlmsParams`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct OlmsConfig {
+    /// The application and its normalized bound.
     pub app: App,
     /// Paths per sampled set (the paper's experiments: 2).
     pub l: usize,
@@ -53,10 +100,13 @@ pub struct OlmsConfig {
     pub rtt_scale_ms: f64,
     /// Bandwidth normalization: b = (cwnd / srtt) / bw_scale (paper: 100 Mbps).
     pub bw_scale_mbps: f64,
+    /// The monitor's parameters.
     pub monitor: MonitorParams,
     /// Slots per LP solve (1 = every slot).
     pub cycle: u32,
+    /// Behaviour when no sampled path has window space.
     pub on_busy: OnBusy,
+    /// Seed of the Thompson sampling.
     pub seed: u64,
 }
 
@@ -64,98 +114,26 @@ impl Default for OlmsConfig {
     /// The paper's Application I: C_r = 50 ms (0.5), L = 2, 100 ms / 100 Mbps scales,
     /// monitor q = 20, δ = 3, h = 3.
     fn default() -> Self {
-        OlmsConfig {
-            app: App::MaxRtt { c_r: 0.5 },
-            l: 2,
-            rtt_scale_ms: 100.0,
-            bw_scale_mbps: 100.0,
-            monitor: MonitorParams::default(),
-            cycle: 1,
-            on_busy: OnBusy::MinRtt,
-            seed: 0,
-        }
+        OlmsConfig::from_params(&OlmsParams::default())
     }
 }
 
 impl OlmsConfig {
-    /// Parses `key=value` pairs separated by commas (empty = defaults for `base`). Errors are one
-    /// line naming the key and what was expected.
-    pub fn parse(base: &str, params: &str) -> Result<OlmsConfig, String> {
-        let mut c = OlmsConfig::default();
-        let (mut rtt_max_ms, mut bw_max_mbps) = (50.0, 40.0);
-        let mut bw_app = match base {
-            "olms" | "olms-maxrtt" => false,
-            "olms-bw" => true,
-            other => {
-                return Err(format!(
-                    "unknown OLMS variant {other:?}, expected \"olms\", \"olms-maxrtt\" or \"olms-bw\""
-                ))
-            }
-        };
-        let num = |k: &str, v: &str| -> Result<f64, String> {
-            v.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| format!("{k}: expected a positive number, got {v:?}"))
-        };
-        let int = |k: &str, v: &str| -> Result<u64, String> {
-            v.trim().parse::<u64>().map_err(|_| format!("{k}: expected a non-negative integer, got {v:?}"))
-        };
-        for kv in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (k, v) = kv.split_once('=').ok_or_else(|| format!("{kv:?}: expected key=value"))?;
-            let (k, v) = (k.trim(), v.trim());
-            match k {
-                "app" => {
-                    bw_app = match v {
-                        "max-rtt" | "maxrtt" => false,
-                        "bandwidth" | "bw" => true,
-                        _ => return Err(format!("app: expected \"max-rtt\" or \"bandwidth\", got {v:?}")),
-                    }
-                }
-                "rtt_max_ms" => rtt_max_ms = num(k, v)?,
-                "bw_max_mbps" => bw_max_mbps = num(k, v)?,
-                "l" | "paths" => {
-                    c.l = int(k, v)? as usize;
-                    if !(1..=7).contains(&c.l) {
-                        return Err(format!("{k}: expected 1 to 7 paths per set, got {v}"));
-                    }
-                }
-                "rtt_scale_ms" => c.rtt_scale_ms = num(k, v)?,
-                "bw_scale_mbps" => c.bw_scale_mbps = num(k, v)?,
-                "monitor" => {
-                    c.monitor.enabled = match v {
-                        "true" | "on" | "1" => true,
-                        "false" | "off" | "0" => false,
-                        _ => return Err(format!("monitor: expected true or false, got {v:?}")),
-                    }
-                }
-                "q" => c.monitor.q = int(k, v)?,
-                "delta" => c.monitor.delta = num(k, v)?,
-                "h" => c.monitor.h = int(k, v)?.min(u32::MAX as u64) as u32,
-                "cycle" => {
-                    c.cycle = int(k, v)?.min(u32::MAX as u64) as u32;
-                    if c.cycle == 0 {
-                        return Err("cycle: expected at least 1 slot per LP solve, got 0".into());
-                    }
-                }
-                "on_busy" => {
-                    c.on_busy = match v {
-                        "minrtt" => OnBusy::MinRtt,
-                        "wait" => OnBusy::Wait,
-                        _ => return Err(format!("on_busy: expected \"minrtt\" or \"wait\", got {v:?}")),
-                    }
-                }
-                "seed" => c.seed = int(k, v)?,
-                _ => return Err(format!("unknown OLMS parameter {k:?}, expected one of app, rtt_max_ms, bw_max_mbps, l, rtt_scale_ms, bw_scale_mbps, monitor, q, delta, h, cycle, on_busy, seed")),
-            }
+    /// The configuration of `p` (bounds normalized by the scales).
+    pub fn from_params(p: &OlmsParams) -> OlmsConfig {
+        OlmsConfig {
+            app: match p.app {
+                OlmsApp::MaxRtt => App::MaxRtt { c_r: p.rtt_max_ms / p.rtt_scale_ms },
+                OlmsApp::Bandwidth => App::Bandwidth { c_b: p.bw_max_mbps / p.bw_scale_mbps },
+            },
+            l: p.l,
+            rtt_scale_ms: p.rtt_scale_ms,
+            bw_scale_mbps: p.bw_scale_mbps,
+            monitor: MonitorParams { enabled: p.monitor, q: p.q, delta: p.delta, h: p.h },
+            cycle: p.cycle,
+            on_busy: p.on_busy,
+            seed: p.seed,
         }
-        c.app = if bw_app {
-            App::Bandwidth { c_b: bw_max_mbps / c.bw_scale_mbps }
-        } else {
-            App::MaxRtt { c_r: rtt_max_ms / c.rtt_scale_ms }
-        };
-        Ok(c)
     }
 
     /// Normalized (b, r) of a path with rate `bps` and round-trip time `rtt_ms`.
@@ -220,15 +198,6 @@ impl Olms {
             cand: Vec::with_capacity(16),
             round: Vec::with_capacity(16),
         }
-    }
-
-    pub fn from_name(name: &str) -> Self {
-        Self::new(OlmsConfig::parse(name, "").expect("registered OLMS alias"))
-    }
-
-    /// `base` is a registered alias, `params` the text after ':' in `olms:key=value,...`.
-    pub fn from_spec(base: &str, params: &str) -> Result<Self, String> {
-        OlmsConfig::parse(base, params).map(Self::new)
     }
 
     pub fn stats(&self, i: usize) -> PathStats {
@@ -322,6 +291,13 @@ impl Olms {
         let bps = info.cwnd as f64 * 8.0 / (info.srtt.0 as f64 / 1e9);
         let (b, r) = self.cfg.normalize(bps, rtt_ms);
         self.observe(i, b, r);
+    }
+}
+
+impl crate::algo::FromParams for Olms {
+    type Params = OlmsParams;
+    fn from_params(p: &OlmsParams) -> Self {
+        Olms::new(OlmsConfig::from_params(p))
     }
 }
 
@@ -473,26 +449,41 @@ mod tests {
         OlmsConfig { monitor: MonitorParams { enabled: false, ..Default::default() }, ..Default::default() }
     }
 
+    /// OLMS built from `name:params` text through the registry.
+    fn olms(text: &str) -> Result<Olms, crate::algo::ParamError> {
+        match crate::sched::SchedSpec::parse(text)?.algo() {
+            crate::sched::SchedAlgo::Olms(p) => Ok(<Olms as crate::algo::FromParams>::from_params(p)),
+            other => panic!("{text} is not OLMS: {other:?}"),
+        }
+    }
+
     /// Parameters from names and specs; errors name the key.
     #[test]
     fn spec_parsing() {
-        assert_eq!(Olms::from_name("olms").cfg, OlmsConfig::default());
-        assert_eq!(Olms::from_name("olms").name(), "olms-maxrtt");
-        let s = Olms::from_name("olms-bw");
+        use crate::algo::FromParams;
+        assert_eq!(olms("olms").unwrap().cfg, OlmsConfig::default());
+        assert_eq!(olms("olms").unwrap().name(), "olms-maxrtt");
+        let s = olms("olms-bw").unwrap();
         assert_eq!((s.name(), s.cfg.app), ("olms-bw", App::Bandwidth { c_b: 0.4 }));
-        let c = OlmsConfig::parse("olms", "app=bandwidth, bw_max_mbps=30, bw_scale_mbps=60, l=1, q=5, delta=2.5, h=1, cycle=5, on_busy=wait, monitor=off, seed=9").unwrap();
+        let c = olms("olms:app=bandwidth, bw_max_mbps=30, bw_scale_mbps=60, l=1, q=5, delta=2.5, h=1, cycle=5, on_busy=wait, monitor=false, seed=9").unwrap().cfg;
         assert_eq!(c.app, App::Bandwidth { c_b: 0.5 });
         assert_eq!((c.l, c.cycle, c.on_busy, c.seed), (1, 5, OnBusy::Wait, 9));
         assert_eq!(c.monitor, MonitorParams { enabled: false, q: 5, delta: 2.5, h: 1 });
-        assert_eq!(OlmsConfig::parse("olms", "rtt_max_ms=30,rtt_scale_ms=200").unwrap().app, App::MaxRtt { c_r: 0.15 });
+        assert_eq!(olms("olms:rtt_max_ms=30,rtt_scale_ms=200").unwrap().cfg.app, App::MaxRtt { c_r: 0.15 });
+        assert_eq!(olms("olms:rtt_max_ms=-1").err().unwrap().to_string(), "rtt_max_ms: expected > 0, got -1");
         assert_eq!(
-            OlmsConfig::parse("olms", "rtt_max_ms=-1").unwrap_err(),
-            "rtt_max_ms: expected a positive number, got \"-1\""
+            olms("olms:nope=1").err().unwrap().to_string(),
+            "nope: unknown olms parameter, expected one of app, rtt_max_ms, bw_max_mbps, l, rtt_scale_ms, \
+             bw_scale_mbps, monitor, q, delta, h, cycle, on_busy, seed"
         );
-        assert!(OlmsConfig::parse("olms", "nope=1").unwrap_err().starts_with("unknown OLMS parameter \"nope\""));
-        assert!(OlmsConfig::parse("olms", "cycle=0").unwrap_err().starts_with("cycle:"));
-        assert!(OlmsConfig::parse("olms", "app=fast").unwrap_err().starts_with("app:"));
-        assert!(OlmsConfig::parse("olms", "l").unwrap_err().contains("key=value"));
+        assert_eq!(olms("olms:cycle=0").err().unwrap().to_string(), "cycle: expected >= 1, got 0");
+        assert_eq!(
+            olms("olms:app=fast").err().unwrap().to_string(),
+            "app: expected one of \"max-rtt\" \"bandwidth\", got \"fast\""
+        );
+        assert!(olms("olms:l").err().unwrap().to_string().contains("key=value"));
+        // The alias presets the application; a parameter given after it wins.
+        assert_eq!(olms("olms-bw:app=max-rtt").unwrap().name(), "olms-maxrtt");
         // Through the registry: `base:params`, case-insensitive; bad params or a base that takes
         // no parameters => unknown.
         use crate::sched::AnySched;
@@ -500,6 +491,7 @@ mod tests {
         assert_eq!(AnySched::by_name("olms-bw").map(|s| s.name()), Some("olms-bw"));
         assert!(AnySched::by_name("olms:nope=1").is_none());
         assert!(AnySched::by_name("minrtt:seed=1").is_none());
+        assert_eq!(Olms::from_params(&OlmsParams::default()).cfg, OlmsConfig::default());
     }
 
     /// The oracle reproduces the paper's numbers: Application I per-slot OPT = 0.98 / 2 = 0.49;
@@ -630,7 +622,7 @@ mod tests {
     #[test]
     fn scheduler_interface() {
         let conn = ConnInfo::default();
-        let mut s = Olms::from_name("olms");
+        let mut s = olms("olms").unwrap();
         let subs = [idle(20), idle(30), idle(50), idle(60)];
         let mut n = 0;
         for _ in 0..50 {
@@ -640,14 +632,14 @@ mod tests {
         }
         assert_eq!((0..4).map(|i| s.stats(i).rtt.n).sum::<u64>(), n);
         let subs = [idle(20), busy(30)];
-        let mut s = Olms::from_name("olms");
+        let mut s = olms("olms").unwrap();
         for _ in 0..20 {
             assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Send, vec![0]));
         }
         let subs = [busy(20), busy(30)];
         assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)).0, Verdict::Wait);
         // on_busy = wait: 2 paths => L = 1; the set is {0} or {1}; when it is {1} (busy) wait.
-        let mut s = Olms::from_spec("olms", "on_busy=wait,seed=1").unwrap();
+        let mut s = olms("olms:on_busy=wait,seed=1").unwrap();
         let subs = [idle(20), busy(30)];
         let (mut sends, mut waits) = (0, 0);
         for _ in 0..200 {

@@ -147,6 +147,36 @@ pub struct Peekaboo {
     pub flips: u64,
 }
 
+crate::params! {
+    /// Peekaboo's parameters (defaults from the authors' code).
+    pub struct PeekabooParams {
+        /// LinUCB exploration weight α.
+        alpha: f64 = 0.75, "> 0" if |x: &f64| *x > 0.0;
+        /// Stochastic adjustment: probability of keeping a greedy WAIT.
+        p_wait: f64 = 0.7, "[0, 1]" if |x: &f64| (0.0..=1.0).contains(x);
+        /// Stochastic adjustment: probability of keeping a greedy SEND.
+        p_send: f64 = 0.9, "[0, 1]" if |x: &f64| (0.0..=1.0).contains(x);
+        /// Environment-change threshold on the averaged relative prediction error.
+        beta: f64 = 0.5, "> 0" if |x: &f64| *x > 0.0;
+        /// Reward = segment size / elapsed time (the authors' forks) instead of goodput.
+        per_packet_reward: bool = false;
+    }
+}
+
+impl crate::algo::FromParams for Peekaboo {
+    type Params = PeekabooParams;
+    fn from_params(p: &PeekabooParams) -> Self {
+        Peekaboo {
+            alpha: p.alpha,
+            p_wait: p.p_wait,
+            p_send: p.p_send,
+            beta: p.beta,
+            per_packet_reward: p.per_packet_reward,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for Peekaboo {
     fn default() -> Self {
         Peekaboo {
@@ -177,7 +207,8 @@ fn mbps(bytes: u64, ns: u64) -> f64 {
 
 impl Peekaboo {
     pub fn from_name(name: &str) -> Self {
-        Peekaboo { per_packet_reward: name == "peekaboo-pkt", ..Self::default() }
+        let p = PeekabooParams { per_packet_reward: name == "peekaboo-pkt", ..PeekabooParams::default() };
+        crate::algo::FromParams::from_params(&p)
     }
 
     /// Uniform in [0, 1) from a SplitMix64 step (Steele, Lea, Flood; public-domain constants).

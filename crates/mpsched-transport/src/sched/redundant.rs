@@ -15,6 +15,13 @@ impl Redundant {
     }
 }
 
+impl crate::algo::FromParams for Redundant {
+    type Params = crate::algo::NoParams;
+    fn from_params(_: &crate::algo::NoParams) -> Self {
+        Redundant
+    }
+}
+
 impl Scheduler for Redundant {
     fn name(&self) -> &'static str {
         "redundant"

@@ -17,6 +17,13 @@ impl RoundRobin {
     }
 }
 
+impl crate::algo::FromParams for RoundRobin {
+    type Params = crate::algo::NoParams;
+    fn from_params(_: &crate::algo::NoParams) -> Self {
+        Self::default()
+    }
+}
+
 impl Scheduler for RoundRobin {
     fn name(&self) -> &'static str {
         "roundrobin"

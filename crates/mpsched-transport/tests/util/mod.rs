@@ -22,8 +22,8 @@
 use std::collections::VecDeque;
 
 use mpsched_transport::{
-    ConnConfig, ConnInfo, Connection, Duration, Event, Flags, Instant, PathId, Segment, Side, SubflowConfig,
-    SubflowInfo,
+    CcSpec, ConnConfig, ConnInfo, Connection, Duration, Event, Flags, Instant, PathId, SchedSpec, Segment, Side,
+    SubflowConfig, SubflowInfo,
 };
 
 pub const MSS: u64 = 1448;
@@ -137,7 +137,7 @@ pub struct Link {
 
 /// A one-path connection config with a large receive buffer (16 MiB); other fields default.
 pub fn config(cc: &str, subflow: SubflowConfig) -> ConnConfig {
-    ConnConfig { subflow, cc: cc.to_string(), rcv_buf: 16 << 20, paths: vec![0], ..ConnConfig::default() }
+    ConnConfig { subflow, cc: CcSpec::parse(cc).unwrap(), rcv_buf: 16 << 20, paths: vec![0], ..ConnConfig::default() }
 }
 
 /// A connection over `paths` (subflow i on path i) with the linux profile, NewReno, scheduler
@@ -145,10 +145,10 @@ pub fn config(cc: &str, subflow: SubflowConfig) -> ConnConfig {
 pub fn multipath_config(sched: &str, paths: usize, rcv_buf: u64) -> ConnConfig {
     ConnConfig {
         subflow: SubflowConfig::linux(),
-        cc: "newreno".to_string(),
+        cc: CcSpec::parse("newreno").unwrap(),
         rcv_buf,
         paths: (0..paths as PathId).collect(),
-        scheduler: sched.to_string(),
+        scheduler: SchedSpec::parse(sched).unwrap(),
         backup: Vec::new(),
     }
 }

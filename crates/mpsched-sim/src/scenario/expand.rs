@@ -1,0 +1,216 @@
+//! Random processes of a scenario file expanded into ordinary entries before validation:
+//! `[[handoffs]]` into link schedules, `[[workloads]]` into flows.
+
+use std::collections::BTreeMap;
+
+use super::resolve::Resolver;
+use super::*;
+use crate::handoff::{handoff_times, HandoffSpec};
+use crate::rng::Rng;
+use crate::workload::arrivals;
+
+impl Resolver<'_> {
+    /// Expands `[[handoffs]]` into schedule entries of the path's links (see `handoff.rs`).
+    /// Runs after path shortcuts became explicit links.
+    pub(super) fn expand_handoffs(
+        &self,
+        file: &mut ScenarioFile,
+        seed: u64,
+        duration: f64,
+    ) -> Result<(), ScenarioError> {
+        let mut per_path: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, h) in std::mem::take(&mut file.handoffs).into_iter().enumerate() {
+            let f = format!("handoffs[{i}]");
+            let path = file
+                .paths
+                .iter()
+                .find(|p| p.name == h.path)
+                .ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", h.path)))?;
+            let (fwd, rev) = (path.forward.clone().unwrap_or_default(), path.reverse.clone().unwrap_or_default());
+            let p = self.check_handoff(&f, &h, duration)?;
+            let k = per_path.entry(h.path.clone()).or_insert(0);
+            let mut rng = Rng::stream(seed, &format!("handoff/{}/{k}", h.path));
+            *k += 1;
+            let times = handoff_times(&mut rng, p.rate, p.bounds, p.start, p.stop, h.max_handoffs.unwrap_or(10_000));
+            for (name, forward) in fwd.iter().map(|n| (n, true)).chain(rev.iter().map(|n| (n, false))) {
+                let Some(link) = file.links.iter_mut().find(|l| &l.name == name) else {
+                    continue; // an unknown link name: reported when the path is resolved
+                };
+                if h.rate_mbps.is_some() && link.trace.is_some() {
+                    return Err(self.err(&format!("{f}.rate_mbps"), format!("link {name:?} is trace-driven: a handoff can change its delay, loss or outage, not its rate")));
+                }
+                let added = handoff_changes(link, &h, &times, p.outage, forward);
+                merge_schedule(link, added);
+            }
+        }
+        Ok(())
+    }
+
+    /// A handoff's numbers, checked: arrival rate, duration bounds, start/stop, outage.
+    fn check_handoff(&self, f: &str, h: &HandoffSpec, duration: f64) -> Result<HandoffNumbers, ScenarioError> {
+        let rate = self.positive(&format!("{f}.rate_per_min"), h.rate_per_min)?;
+        let (lo, hi) = h.duration_s.bounds();
+        if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
+            return Err(self.err(
+                &format!("{f}.duration_s"),
+                format!("expected a positive number or [lo, hi] with 0 < lo <= hi, got [{lo}, {hi}]"),
+            ));
+        }
+        let start = self.non_negative(&format!("{f}.start_s"), h.start_s.unwrap_or(0.0))?;
+        let stop = self.non_negative(&format!("{f}.stop_s"), h.stop_s.unwrap_or(duration))?;
+        let outage = self.non_negative(&format!("{f}.outage_s"), h.outage_s.unwrap_or(0.0))?;
+        if outage > lo {
+            return Err(self.err(
+                &format!("{f}.outage_s"),
+                format!("expected at most the shortest handoff ({lo} s), got {outage}"),
+            ));
+        }
+        if let Some(r) = h.rate_mbps {
+            self.positive(&format!("{f}.rate_mbps"), r)?;
+        }
+        if let Some(d) = h.delay_ms {
+            self.non_negative(&format!("{f}.delay_ms"), d)?;
+        }
+        if let Some(l) = &h.loss {
+            self.loss(&format!("{f}.loss"), l)?;
+        }
+        if h.rate_mbps.is_none() && h.delay_ms.is_none() && h.loss.is_none() && outage == 0.0 {
+            return Err(
+                self.err(f, "expected at least one of rate_mbps, delay_ms, loss or outage_s (what a handoff changes)")
+            );
+        }
+        Ok(HandoffNumbers { rate, bounds: (lo, hi), start, stop, outage })
+    }
+
+    /// Expands `[[workloads]]` into flows (see `workload.rs`).
+    pub(super) fn expand_workloads(
+        &self,
+        file: &mut ScenarioFile,
+        seed: u64,
+        duration: f64,
+    ) -> Result<(), ScenarioError> {
+        for (i, w) in std::mem::take(&mut file.workloads).into_iter().enumerate() {
+            let f = format!("workloads[{i}]");
+            w.size.validate().map_err(|e| self.err(&format!("{f}.size"), e))?;
+            let (rate, period) = match w.arrival.as_str() {
+                "poisson" => (
+                    Some(self.positive(
+                        &format!("{f}.rate_per_s"),
+                        w.rate_per_s.ok_or_else(|| {
+                            self.err(&format!("{f}.rate_per_s"), "missing: expected arrivals per second")
+                        })?,
+                    )?),
+                    None,
+                ),
+                "periodic" => (
+                    None,
+                    Some(self.positive(
+                        &format!("{f}.period_s"),
+                        w.period_s.ok_or_else(|| {
+                            self.err(&format!("{f}.period_s"), "missing: expected the period in seconds")
+                        })?,
+                    )?),
+                ),
+                other => {
+                    return Err(self
+                        .err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}")))
+                }
+            };
+            let start = self.non_negative(&format!("{f}.start_s"), w.start_s.unwrap_or(0.0))?;
+            let stop = w.stop_s.unwrap_or(duration);
+            let mut rng = Rng::stream(seed, &format!("workload/{}", w.name));
+            let times = arrivals(&mut rng, rate, period, start, stop, w.max_flows.unwrap_or(100_000));
+            for (k, t) in times.into_iter().enumerate() {
+                let size = w.size.sample(&mut rng);
+                file.flows.push(FlowSpec {
+                    name: format!("{}-{k}", w.name),
+                    path: w.path.clone(),
+                    paths: w.paths.clone(),
+                    backup: None,
+                    scheduler: w.scheduler.clone(),
+                    scheduler_params: w.scheduler_params.clone(),
+                    decision_interval_ms: None,
+                    decision_every_min_rtt: None,
+                    start_s: Some((t * 1e9).round() / 1e9),
+                    size_bytes: Some(size),
+                    cc: w.cc.clone(),
+                    cc_params: w.cc_params.clone(),
+                    mss: None,
+                    init_cwnd: None,
+                    min_rto_ms: None,
+                    delayed_ack: None,
+                    delayed_ack_ms: None,
+                    rcv_buf_bytes: w.rcv_buf_bytes,
+                    abc: None,
+                    app_rate_mbps: None,
+                    chunk_bytes: None,
+                    chunk_period_ms: None,
+                    repeat: None,
+                    repeat_gap_s: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A handoff process's checked numbers.
+struct HandoffNumbers {
+    rate: f64,
+    bounds: (f64, f64),
+    start: f64,
+    stop: f64,
+    outage: f64,
+}
+
+/// The schedule entries of one link for handoffs at `times` (start, duration): the handoff's
+/// rate/delay/loss at its start (loss on the forward direction only), an outage centred in it,
+/// and the link's own values back at its end.
+fn handoff_changes(
+    link: &LinkSpec,
+    h: &HandoffSpec,
+    times: &[(f64, f64)],
+    outage: f64,
+    forward: bool,
+) -> Vec<ChangeSpec> {
+    let ns = |t: f64| (t * 1e9).round() / 1e9;
+    let loss = if forward { h.loss.clone() } else { None };
+    let base_loss = loss.as_ref().map(|_| link.loss.clone().unwrap_or(LossSpec::None));
+    let change = |at_s: f64, outage: Option<bool>| ChangeSpec {
+        at_s: ns(at_s),
+        rate_mbps: None,
+        delay_ms: None,
+        loss: None,
+        outage,
+    };
+    let mut added = Vec::new();
+    for &(t, d) in times {
+        added.push(ChangeSpec { rate_mbps: h.rate_mbps, delay_ms: h.delay_ms, loss: loss.clone(), ..change(t, None) });
+        if outage > 0.0 {
+            added.push(change(t + (d - outage) / 2.0, Some(true)));
+            added.push(change(t + (d + outage) / 2.0, Some(false)));
+        }
+        added.push(ChangeSpec {
+            rate_mbps: h.rate_mbps.and(link.rate_mbps),
+            delay_ms: h.delay_ms.map(|_| link.delay_ms.unwrap_or(0.0)),
+            loss: base_loss.clone(),
+            ..change(t + d, None)
+        });
+    }
+    added
+}
+
+/// Merges `added` into the link's schedule by time; an entry already there comes before a new
+/// one at the same time.
+fn merge_schedule(link: &mut LinkSpec, added: Vec<ChangeSpec>) {
+    let mut merged = Vec::with_capacity(link.schedule.len() + added.len());
+    let mut old = std::mem::take(&mut link.schedule).into_iter().peekable();
+    for c in added {
+        while old.peek().is_some_and(|o| o.at_s <= c.at_s) {
+            merged.push(old.next().unwrap());
+        }
+        merged.push(c);
+    }
+    merged.extend(old);
+    link.schedule = merged;
+}

@@ -1,0 +1,346 @@
+//! Scenario files (TOML, or JSON from the Python API): parsing, validation, defaults.
+//!
+//! Every error is one line: `<source>: <field or line>: <what was expected>`.
+//!
+//! - [`file`]: the serde types of the file form;
+//! - `resolve`: validation and defaults into the resolved [`Scenario`];
+//! - `expand`: handoff and workload processes expanded into schedules and flows.
+
+mod expand;
+mod file;
+mod flows;
+mod resolve;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mpsched_transport::{CcSpec, SchedSpec, SubflowConfig};
+
+pub use self::file::*;
+use crate::energy::EnergyParams;
+pub use crate::link::LossSpec;
+use crate::link::{LinkChange, LossModel, Trace};
+use crate::{ranges, Format};
+use resolve::Resolver;
+
+/// A bad scenario, trace or argument. `Display` is a single line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError(pub String);
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+/// What a path event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathEventKind {
+    Down,
+    Up,
+    Backup,
+    Active,
+}
+
+#[derive(Debug, Clone)]
+pub struct PathEvent {
+    pub at_ns: u64,
+    pub path: u16,
+    pub kind: PathEventKind,
+}
+
+/// How the sending application produces data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum App {
+    /// Everything at once (bulk, or `size_bytes`).
+    Greedy,
+    /// Constant bit rate, in bit/s.
+    Cbr { rate_bps: u64 },
+    /// `bytes` every `period_ns`.
+    Chunks { bytes: u64, period_ns: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Linux,
+    Ns3,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Linux => "linux",
+            Profile::Ns3 => "ns3",
+        }
+    }
+    pub fn subflow_defaults(self) -> SubflowConfig {
+        match self {
+            Profile::Linux => SubflowConfig::linux(),
+            Profile::Ns3 => SubflowConfig::ns3(),
+        }
+    }
+    pub fn default_cc(self) -> &'static str {
+        match self {
+            Profile::Linux => "cubic",
+            Profile::Ns3 => "newreno",
+        }
+    }
+}
+
+/// Default receive buffer: Linux's tcp_rmem maximum (6 MB).
+pub const DEFAULT_RCV_BUF: u64 = 6 * 1024 * 1024;
+/// Default drop-tail queue of trace-driven links (mahimahi's is unbounded; 150 packets is common).
+pub const DEFAULT_TRACE_QUEUE: u64 = 150 * 1500;
+/// Smallest default queue: two full packets.
+pub const MIN_DEFAULT_QUEUE: u64 = 2 * 1500;
+
+#[derive(Debug, Clone)]
+pub struct LinkDef {
+    pub name: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub queue_bytes: u64,
+    pub loss: LossModel,
+    pub trace: Option<Arc<Trace>>,
+    pub changes: Vec<LinkChange>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PathDef {
+    pub name: String,
+    pub fwd: Vec<u32>,
+    pub rev: Vec<u32>,
+    /// Power model of the device's interface on this path, if energy is accounted.
+    pub energy: Option<EnergyParams>,
+}
+
+/// When a flow pauses for per-interval decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionInterval {
+    None,
+    /// Fixed period in ns.
+    Fixed(u64),
+    /// The minimum smoothed RTT over the flow's subflows, recomputed at each boundary.
+    MinRtt,
+}
+
+#[derive(Debug, Clone)]
+pub struct FlowDef {
+    pub name: String,
+    /// Global path ids, one subflow each.
+    pub paths: Vec<u16>,
+    pub backup: Vec<bool>,
+    /// The packet scheduler with its parameters (its label is what outputs record).
+    pub scheduler: SchedSpec,
+    pub decision: DecisionInterval,
+    pub app: App,
+    /// Transfers of `size` bytes, one after the other on fresh connections.
+    pub repeat: u32,
+    pub repeat_gap_ns: u64,
+    pub start_ns: u64,
+    pub size: Option<u64>,
+    /// The congestion controller with its parameters.
+    pub cc: CcSpec,
+    pub subflow: SubflowConfig,
+    pub rcv_buf: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub sample_ns: u64,
+    pub profile: Profile,
+    pub stop_when_done: bool,
+    pub links: Vec<LinkDef>,
+    pub paths: Vec<PathDef>,
+    pub flows: Vec<FlowDef>,
+    pub events: Vec<PathEvent>,
+    /// The scenario with every default written out (saved next to results).
+    pub resolved: ScenarioFile,
+}
+
+impl Scenario {
+    /// Parses TOML text. `source` names the file in errors and anchors relative trace paths.
+    pub fn from_toml(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        Self::parse(text, source, Format::Toml, None)
+    }
+
+    /// Parses JSON text (the Python API passes dicts this way).
+    pub fn from_json(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        Self::parse(text, source, Format::Json, None)
+    }
+
+    /// Parses a scenario; `seed` overrides `[sim].seed` before anything random is drawn
+    /// (parameter ranges, workloads, handoffs, synthetic traces all follow it).
+    pub fn parse(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<Scenario, ScenarioError> {
+        let toml_err = |e: toml::de::Error| {
+            let msg = e.message().replace('\n', " ");
+            match e.span() {
+                Some(sp) => {
+                    let line = text[..sp.start.min(text.len())].matches('\n').count() + 1;
+                    ScenarioError(format!("{source}: line {line}: {msg}"))
+                }
+                None => ScenarioError(format!("{source}: {msg}")),
+            }
+        };
+        let json_err = |e: serde_json::Error| ScenarioError(format!("{source}: {}", e.to_string().replace('\n', " ")));
+        // The value tree first, for the parameter-range pre-pass.
+        let mut tree: serde_json::Value = match fmt {
+            Format::Toml => {
+                let table: toml::Table = toml::from_str(text).map_err(toml_err)?;
+                serde_json::to_value(&table).map_err(json_err)?
+            }
+            Format::Json => serde_json::from_str(text).map_err(json_err)?,
+        };
+        let mut file: ScenarioFile = if ranges::contains_range(&tree) {
+            let seed = match (seed, tree.pointer("/sim/seed")) {
+                (Some(s), _) => s,
+                (None, Some(v)) if ranges::is_range(v) => {
+                    return Err(ScenarioError(format!(
+                        "{source}: sim.seed: the seed cannot be a range (use `mpsched compare --seeds`)"
+                    )))
+                }
+                (None, Some(v)) => v.as_u64().unwrap_or(1),
+                (None, None) => 1,
+            };
+            ranges::resolve(&mut tree, seed)
+                .map_err(|(field, what)| ScenarioError(format!("{source}: {field}: {what}")))?;
+            serde_json::from_value(tree).map_err(json_err)?
+        } else {
+            // Without ranges, deserialize the text itself: errors keep their line numbers.
+            match fmt {
+                Format::Toml => toml::from_str(text).map_err(toml_err)?,
+                Format::Json => serde_json::from_str(text).map_err(json_err)?,
+            }
+        };
+        if let Some(s) = seed {
+            file.sim.seed = Some(s);
+        }
+        Self::from_file(file, source)
+    }
+
+    pub fn from_file(file: ScenarioFile, source: &str) -> Result<Scenario, ScenarioError> {
+        Resolver { source, base_dir: base_dir(source), traces: BTreeMap::new(), seed: 1 }.resolve(file)
+    }
+
+    /// Overrides the seed of the simulation's own streams (loss, ...) only: what was drawn when
+    /// the scenario was resolved (ranges, workloads, handoffs, synthetic traces) stays. Prefer
+    /// [`Scenario::parse`] with a seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self.resolved.sim.seed = Some(seed);
+        self
+    }
+
+    pub fn resolved_toml(&self) -> String {
+        toml::to_string(&self.resolved).expect("resolved scenario serializes")
+    }
+}
+
+fn base_dir(source: &str) -> PathBuf {
+    if source.starts_with('<') {
+        return PathBuf::from(".");
+    }
+    Path::new(source).parent().map(|p| p.to_path_buf()).unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn ms_to_ns(ms: f64) -> u64 {
+    (ms * 1e6).round() as u64
+}
+
+/// Parses a mahimahi trace: one non-negative integer (ms) per line, non-decreasing, last > 0.
+pub fn parse_trace(text: &str, source: &str) -> Result<Trace, ScenarioError> {
+    let mut times = Vec::new();
+    let mut prev = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        let t: u64 = l.parse().map_err(|_| {
+            ScenarioError(format!(
+                "{source}: line {}: expected a non-negative integer millisecond timestamp, got {l:?}",
+                i + 1
+            ))
+        })?;
+        if t < prev {
+            return Err(ScenarioError(format!(
+                "{source}: line {}: timestamps must not decrease ({t} after {prev})",
+                i + 1
+            )));
+        }
+        prev = t;
+        times.push(t);
+    }
+    match times.last() {
+        None => Err(ScenarioError(format!("{source}: line 1: expected at least one timestamp, the file is empty"))),
+        Some(0) => Err(ScenarioError(format!(
+            "{source}: line {}: the last timestamp must be > 0 (it is the loop period)",
+            times.len()
+        ))),
+        Some(_) => Ok(Trace { times_ms: times }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+[sim]
+duration_s = 10
+[[paths]]
+name = "p"
+rate_mbps = 10
+delay_ms = 25
+[[flows]]
+name = "f"
+path = "p"
+"#;
+
+    #[test]
+    fn shortcut_path_defaults_to_one_bdp_queue() {
+        let s = Scenario::from_toml(OK, "x.toml").unwrap();
+        assert_eq!(s.links.len(), 2);
+        // 10 Mbit/s * 50 ms = 62,500 bytes.
+        assert_eq!(s.links[0].queue_bytes, 62_500);
+        assert_eq!(s.flows[0].cc.label(), "cubic");
+        assert_eq!(s.name, "x");
+        // The resolved copy parses back to the same scenario.
+        let again = Scenario::from_toml(&s.resolved_toml(), "y.toml").unwrap();
+        assert_eq!(again.resolved_toml(), s.resolved_toml());
+    }
+
+    fn err(text: &str) -> String {
+        Scenario::from_toml(text, "s.toml").unwrap_err().0
+    }
+
+    #[test]
+    fn errors_are_one_line_and_name_the_field() {
+        let e = err(&OK.replace("rate_mbps = 10", "rate_mbps = -5"));
+        assert_eq!(e, "s.toml: links[0].rate_mbps: expected a positive number, got -5");
+        let e = err(&OK.replace("delay_ms = 25", "delay_ms = 25\nbogus = 1"));
+        assert!(e.starts_with("s.toml: line 8: unknown field `bogus`"), "{e}");
+        let e = err("[sim\nduration_s = 1");
+        assert!(e.starts_with("s.toml: line 1:"), "{e}");
+        let e = err(&OK.replace("duration_s = 10", ""));
+        assert!(e.contains("missing field `duration_s`"), "{e}");
+        let e = err(&OK.replace("path = \"p\"", "path = \"q\""));
+        assert_eq!(e, "s.toml: flows[0].path: unknown path \"q\"");
+        let e = err(&OK.replace("delay_ms = 25", "delay_ms = 25\ntrace = \"/nonexistent/t.down\""));
+        assert!(e.starts_with("s.toml: links[0].trace: cannot read trace file /nonexistent/t.down"), "{e}");
+        for e in [e] {
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn trace_validation() {
+        assert_eq!(parse_trace("0\n1\n1\n5\n", "t").unwrap().times_ms, vec![0, 1, 1, 5]);
+        assert_eq!(parse_trace("3\n2\n", "t").unwrap_err().0, "t: line 2: timestamps must not decrease (2 after 3)");
+        assert!(parse_trace("1\nx\n", "t").unwrap_err().0.starts_with("t: line 2: expected a non-negative integer"));
+        assert!(parse_trace("", "t").is_err());
+        assert!(parse_trace("0\n", "t").is_err());
+    }
+}

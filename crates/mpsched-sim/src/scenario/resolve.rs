@@ -1,0 +1,435 @@
+//! Validation and defaults: the file form ([`super::file`]) becomes the resolved
+//! [`Scenario`]. Every error names the user's own field.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::link::{LinkChange, LossModel, Trace};
+use crate::rng::stream_seed;
+use crate::tracegen::{self, SynthParams, SynthSpec};
+
+pub(super) struct Resolver<'a> {
+    pub(super) source: &'a str,
+    pub(super) base_dir: PathBuf,
+    pub(super) traces: BTreeMap<PathBuf, Arc<Trace>>,
+    /// The scenario seed (set by `resolve` before anything is drawn).
+    pub(super) seed: u64,
+}
+
+impl Resolver<'_> {
+    pub(super) fn err(&self, field: &str, what: impl std::fmt::Display) -> ScenarioError {
+        ScenarioError(format!("{}: {field}: {what}", self.source))
+    }
+
+    pub(super) fn positive(&self, field: &str, v: f64) -> Result<f64, ScenarioError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(field, format!("expected a positive number, got {v}")))
+        }
+    }
+
+    pub(super) fn non_negative(&self, field: &str, v: f64) -> Result<f64, ScenarioError> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(field, format!("expected a number >= 0, got {v}")))
+        }
+    }
+
+    pub(super) fn probability(&self, field: &str, v: f64) -> Result<f64, ScenarioError> {
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.err(field, format!("expected a probability in [0, 1], got {v}")))
+        }
+    }
+
+    pub(super) fn loss(&self, field: &str, l: &LossSpec) -> Result<LossModel, ScenarioError> {
+        Ok(match *l {
+            LossSpec::None => LossModel::None,
+            LossSpec::Bernoulli { p } => LossModel::Bernoulli { p: self.probability(&format!("{field}.p"), p)? },
+            LossSpec::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => LossModel::GilbertElliott {
+                p_gb: self.probability(&format!("{field}.p_gb"), p_gb)?,
+                p_bg: self.probability(&format!("{field}.p_bg"), p_bg)?,
+                loss_good: self.probability(&format!("{field}.loss_good"), loss_good)?,
+                loss_bad: self.probability(&format!("{field}.loss_bad"), loss_bad)?,
+            },
+        })
+    }
+
+    pub(super) fn trace(&mut self, field: &str, rel: &str) -> Result<Arc<Trace>, ScenarioError> {
+        let p = self.base_dir.join(rel);
+        if let Some(t) = self.traces.get(&p) {
+            return Ok(t.clone());
+        }
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| self.err(field, format!("cannot read trace file {}: {e}", p.display())))?;
+        let t = Arc::new(parse_trace(&text, &p.display().to_string())?);
+        self.traces.insert(p, t.clone());
+        Ok(t)
+    }
+
+    /// Seed of a synthetic trace: its own, or one derived from the scenario seed and the link.
+    pub(super) fn synth_seed(&self, link: &str, spec: &SynthSpec) -> u64 {
+        spec.seed.unwrap_or_else(|| stream_seed(self.seed, &format!("trace/{link}")))
+    }
+
+    pub(super) fn synthetic(&self, field: &str, link: &str, spec: &SynthSpec) -> Result<Arc<Trace>, ScenarioError> {
+        let p = SynthParams::resolve(spec).map_err(|(k, what)| self.err(&format!("{field}.synthetic.{k}"), what))?;
+        Ok(Arc::new(Trace { times_ms: tracegen::generate(&p, self.synth_seed(link, spec)) }))
+    }
+
+    pub(super) fn link(&mut self, f: &str, spec: &LinkSpec) -> Result<LinkDef, ScenarioError> {
+        let trace = match &spec.trace {
+            Some(TraceSpec::File(t)) => Some(self.trace(&format!("{f}.trace"), t)?),
+            Some(TraceSpec::Synthetic { synthetic }) => {
+                Some(self.synthetic(&format!("{f}.trace"), &spec.name, synthetic)?)
+            }
+            None => None,
+        };
+        let rate_bps = match (spec.rate_mbps, &trace) {
+            (Some(r), _) => (self.positive(&format!("{f}.rate_mbps"), r)? * 1e6).round() as u64,
+            (None, Some(_)) => 0,
+            (None, None) => {
+                return Err(
+                    self.err(&format!("{f}.rate_mbps"), "missing: expected a positive rate in Mbit/s (or a trace)")
+                )
+            }
+        };
+        let delay_ns = ms_to_ns(self.non_negative(&format!("{f}.delay_ms"), spec.delay_ms.unwrap_or(0.0))?);
+        let loss = match &spec.loss {
+            Some(l) => self.loss(&format!("{f}.loss"), l)?,
+            None => LossModel::None,
+        };
+        let mut changes = Vec::new();
+        let mut last = 0.0;
+        for (j, c) in spec.schedule.iter().enumerate() {
+            let g = format!("{f}.schedule[{j}]");
+            let at = self.non_negative(&format!("{g}.at_s"), c.at_s)?;
+            if at < last {
+                return Err(self
+                    .err(&format!("{g}.at_s"), format!("expected times in increasing order, got {at} after {last}")));
+            }
+            last = at;
+            changes.push(LinkChange {
+                at_ns: (at * 1e9).round() as u64,
+                rate_bps: match c.rate_mbps {
+                    Some(r) => Some((self.positive(&format!("{g}.rate_mbps"), r)? * 1e6).round() as u64),
+                    None => None,
+                },
+                delay_ns: match c.delay_ms {
+                    Some(d) => Some(ms_to_ns(self.non_negative(&format!("{g}.delay_ms"), d)?)),
+                    None => None,
+                },
+                loss: match &c.loss {
+                    Some(l) => Some(self.loss(&format!("{g}.loss"), l)?),
+                    None => None,
+                },
+                outage: c.outage,
+            });
+        }
+        Ok(LinkDef {
+            name: spec.name.clone(),
+            rate_bps,
+            delay_ns,
+            queue_bytes: spec.queue_bytes.unwrap_or(0),
+            loss,
+            trace,
+            changes,
+        })
+    }
+
+    pub(super) fn resolve(mut self, mut file: ScenarioFile) -> Result<Scenario, ScenarioError> {
+        let sim = self.resolve_sim(&mut file)?;
+        self.expand_path_shortcuts(&mut file)?;
+        self.expand_handoffs(&mut file, sim.seed, sim.duration_s)?;
+        let (mut links, link_ix) = self.resolve_links(&file)?;
+        let (paths, path_ix) = self.resolve_paths(&file, &link_ix, sim.energy_states)?;
+        self.default_queues(&mut file, &mut links, &paths);
+        self.expand_workloads(&mut file, sim.seed, sim.duration_s)?;
+        let flows = self.resolve_flows(&mut file, &path_ix, sim.profile)?;
+        let events = self.resolve_events(&file, &path_ix)?;
+        Ok(Scenario {
+            name: sim.name,
+            seed: sim.seed,
+            duration_ns: (sim.duration_s * 1e9).round() as u64,
+            sample_ns: ms_to_ns(sim.sample_ms).max(1),
+            stop_when_done: sim.stop_when_done,
+            profile: sim.profile,
+            links,
+            paths,
+            flows,
+            events,
+            resolved: file,
+        })
+    }
+
+    /// `[sim]`: name, duration, sampling, profile, seed; written back with every default.
+    pub(super) fn resolve_sim(&mut self, file: &mut ScenarioFile) -> Result<SimDefaults, ScenarioError> {
+        let name = file.sim.name.clone().unwrap_or_else(|| {
+            if self.source.starts_with('<') {
+                return "scenario".into();
+            }
+            Path::new(self.source)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into())
+        });
+        let duration = self.positive("sim.duration_s", file.sim.duration_s)?;
+        let sample_ms = self.positive("sim.sample_interval_ms", file.sim.sample_interval_ms.unwrap_or(100.0))?;
+        let profile = match file.sim.profile.as_deref().unwrap_or("linux") {
+            "linux" => Profile::Linux,
+            "ns3" => Profile::Ns3,
+            other => return Err(self.err("sim.profile", format!("expected \"linux\" or \"ns3\", got {other:?}"))),
+        };
+        let seed = file.sim.seed.unwrap_or(1);
+        self.seed = seed;
+        let energy_states = file.sim.energy_states.unwrap_or(false);
+        let stop_when_done = file.sim.stop_when_done.unwrap_or(true);
+        file.sim = SimSection {
+            energy_states: Some(energy_states),
+            stop_when_done: Some(stop_when_done),
+            name: Some(name.clone()),
+            duration_s: duration,
+            seed: Some(seed),
+            sample_interval_ms: Some(sample_ms),
+            profile: Some(profile.name().into()),
+        };
+
+        Ok(SimDefaults { name, duration_s: duration, sample_ms, profile, seed, energy_states, stop_when_done })
+    }
+
+    /// Path shortcuts (`rate_mbps`, `delay_ms`, ... on a path) become an explicit link pair
+    /// `<name>.fwd` / `<name>.rev`.
+    pub(super) fn expand_path_shortcuts(&self, file: &mut ScenarioFile) -> Result<(), ScenarioError> {
+        // Expand path shortcuts into explicit link pairs.
+        for (i, p) in file.paths.iter_mut().enumerate() {
+            let f = format!("paths[{i}]");
+            let shortcut = p.rate_mbps.is_some()
+                || p.delay_ms.is_some()
+                || p.trace.is_some()
+                || p.trace_reverse.is_some()
+                || p.loss.is_some()
+                || p.queue_bytes.is_some()
+                || p.schedule.is_some();
+            if p.interface.is_some() && p.energy.is_some() {
+                return Err(self.err(&f, "give either `interface` or `energy`, not both"));
+            }
+            match (&p.forward, &p.reverse, shortcut) {
+                (Some(_), Some(_), false) => {}
+                (None, None, true) => {
+                    let sched = p.schedule.take().unwrap_or_default();
+                    let rev_sched: Vec<ChangeSpec> = sched.iter().map(|c| ChangeSpec { loss: None, ..c.clone() }).collect();
+                    let (fwd, rev) = (format!("{}.fwd", p.name), format!("{}.rev", p.name));
+                    file.links.push(LinkSpec {
+                        name: fwd.clone(),
+                        rate_mbps: p.rate_mbps,
+                        delay_ms: p.delay_ms,
+                        queue_bytes: p.queue_bytes,
+                        loss: p.loss.take(),
+                        trace: p.trace.take(),
+                        schedule: sched,
+                    });
+                    file.links.push(LinkSpec {
+                        name: rev.clone(),
+                        rate_mbps: p.rate_mbps,
+                        delay_ms: p.delay_ms,
+                        queue_bytes: p.queue_bytes,
+                        loss: None,
+                        trace: p.trace_reverse.take().or_else(|| None),
+                        schedule: rev_sched,
+                    });
+                    p.forward = Some(vec![fwd]);
+                    p.reverse = Some(vec![rev]);
+                    p.rate_mbps = None;
+                    p.delay_ms = None;
+                    p.queue_bytes = None;
+                }
+                (Some(_), Some(_), true) => {
+                    return Err(self.err(&f, "give either forward/reverse link lists or the shortcut link fields (rate_mbps, delay_ms, ...), not both"))
+                }
+                _ => return Err(self.err(&f, "expected both `forward` and `reverse` link lists, or shortcut fields such as rate_mbps and delay_ms")),
+            }
+        }
+
+        Ok(())
+    }
+
+    /// `[[links]]`, by name.
+    pub(super) fn resolve_links(
+        &mut self,
+        file: &ScenarioFile,
+    ) -> Result<(Vec<LinkDef>, BTreeMap<String, u32>), ScenarioError> {
+        let mut links = Vec::with_capacity(file.links.len());
+        let mut link_ix: BTreeMap<String, u32> = BTreeMap::new();
+        for (i, l) in file.links.iter().enumerate() {
+            let f = format!("links[{i}]");
+            if link_ix.insert(l.name.clone(), i as u32).is_some() {
+                return Err(self.err(&format!("{f}.name"), format!("duplicate link name {:?}", l.name)));
+            }
+            links.push(self.link(&f, l)?);
+        }
+
+        Ok((links, link_ix))
+    }
+
+    /// `[[paths]]`: link lists and the interface's energy model, by name.
+    pub(super) fn resolve_paths(
+        &self,
+        file: &ScenarioFile,
+        link_ix: &BTreeMap<String, u32>,
+        energy_states: bool,
+    ) -> Result<(Vec<PathDef>, BTreeMap<String, u16>), ScenarioError> {
+        let mut paths = Vec::with_capacity(file.paths.len());
+        let mut path_ix: BTreeMap<String, u16> = BTreeMap::new();
+        for (i, p) in file.paths.iter().enumerate() {
+            let f = format!("paths[{i}]");
+            if path_ix.insert(p.name.clone(), i as u16).is_some() {
+                return Err(self.err(&format!("{f}.name"), format!("duplicate path name {:?}", p.name)));
+            }
+            let lookup = |dir: &str, names: &[String]| -> Result<Vec<u32>, ScenarioError> {
+                if names.is_empty() {
+                    return Err(self.err(&format!("{f}.{dir}"), "expected at least one link name"));
+                }
+                names
+                    .iter()
+                    .map(|n| {
+                        link_ix
+                            .get(n)
+                            .copied()
+                            .ok_or_else(|| self.err(&format!("{f}.{dir}"), format!("unknown link {n:?}")))
+                    })
+                    .collect()
+            };
+            let fwd = lookup("forward", p.forward.as_deref().unwrap_or(&[]))?;
+            let rev = lookup("reverse", p.reverse.as_deref().unwrap_or(&[]))?;
+            let energy = match (&p.interface, &p.energy) {
+                (Some(n), _) => {
+                    Some(EnergyParams::builtin(&n.to_ascii_lowercase(), energy_states).ok_or_else(|| {
+                        self.err(
+                            &format!("{f}.interface"),
+                            format!("expected \"wifi\", \"4g\", \"lte\" or \"3g\", got {n:?}"),
+                        )
+                    })?)
+                }
+                (None, Some(e)) => {
+                    let vals = [
+                        e.alpha_up,
+                        e.alpha_down,
+                        e.beta,
+                        e.promotion_s,
+                        e.promotion_mw,
+                        e.tail_s,
+                        e.tail_mw,
+                        e.idle_mw,
+                    ];
+                    if vals.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                        return Err(self.err(&format!("{f}.energy"), "expected non-negative numbers"));
+                    }
+                    Some(*e)
+                }
+                (None, None) => None,
+            };
+            paths.push(PathDef { name: p.name.clone(), fwd, rev, energy });
+        }
+
+        Ok((paths, path_ix))
+    }
+
+    /// Default queues (one bandwidth-delay product, the RTT of the longest path through the
+    /// link) and the links' resolved copies: absolute trace paths, synthetic traces with every
+    /// parameter and the seed written out.
+    pub(super) fn default_queues(&self, file: &mut ScenarioFile, links: &mut [LinkDef], paths: &[PathDef]) {
+        let mut rtt_of_link = vec![0u64; links.len()];
+        for p in paths {
+            let rtt: u64 = p.fwd.iter().chain(&p.rev).map(|&l| links[l as usize].delay_ns).sum();
+            for &l in p.fwd.iter().chain(&p.rev) {
+                rtt_of_link[l as usize] = rtt_of_link[l as usize].max(rtt);
+            }
+        }
+        for (i, l) in links.iter_mut().enumerate() {
+            if file.links[i].queue_bytes.is_none() {
+                l.queue_bytes = if l.trace.is_some() {
+                    DEFAULT_TRACE_QUEUE
+                } else {
+                    let rtt = if rtt_of_link[i] > 0 { rtt_of_link[i] } else { 2 * l.delay_ns };
+                    ((l.rate_bps as u128 * rtt as u128 / 8 / 1_000_000_000) as u64).max(MIN_DEFAULT_QUEUE)
+                };
+            }
+            let synth_seed = match &file.links[i].trace {
+                Some(TraceSpec::Synthetic { synthetic }) => Some(self.synth_seed(&file.links[i].name, synthetic)),
+                _ => None,
+            };
+            let spec = &mut file.links[i];
+            match spec.trace.as_mut() {
+                Some(TraceSpec::File(t)) => {
+                    // The resolved copy must run from anywhere: make the trace path absolute.
+                    let abs = self.base_dir.join(&*t);
+                    *t = std::fs::canonicalize(&abs).unwrap_or(abs).display().to_string();
+                }
+                Some(TraceSpec::Synthetic { synthetic }) => {
+                    // Every parameter written out, the seed included: the same trace again.
+                    let p = SynthParams::resolve(synthetic).expect("validated when the link was built");
+                    *synthetic = SynthSpec {
+                        mean_mbps: p.mean_mbps,
+                        duration_s: Some(p.duration_s),
+                        variability: Some(p.variability),
+                        dwell_s: Some(p.dwell_s),
+                        outage_per_min: Some(p.outage_per_min),
+                        outage_s: Some(p.outage_s),
+                        seed: synth_seed,
+                    };
+                }
+                None => {}
+            }
+            spec.queue_bytes = Some(l.queue_bytes);
+            spec.delay_ms.get_or_insert(0.0);
+            spec.loss.get_or_insert(LossSpec::None);
+        }
+    }
+
+    /// `[[events]]`: path down/up/backup/active at given times.
+    pub(super) fn resolve_events(
+        &self,
+        file: &ScenarioFile,
+        path_ix: &BTreeMap<String, u16>,
+    ) -> Result<Vec<PathEvent>, ScenarioError> {
+        let mut events = Vec::with_capacity(file.events.len());
+        for (i, e) in file.events.iter().enumerate() {
+            let f = format!("events[{i}]");
+            let at = self.non_negative(&format!("{f}.at_s"), e.at_s)?;
+            let path = *path_ix
+                .get(&e.path)
+                .ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", e.path)))?;
+            let kind = match e.state.as_str() {
+                "down" => PathEventKind::Down,
+                "up" => PathEventKind::Up,
+                "backup" => PathEventKind::Backup,
+                "active" => PathEventKind::Active,
+                other => {
+                    return Err(self.err(
+                        &format!("{f}.state"),
+                        format!("expected \"down\", \"up\", \"backup\" or \"active\", got {other:?}"),
+                    ))
+                }
+            };
+            events.push(PathEvent { at_ns: (at * 1e9).round() as u64, path, kind });
+        }
+
+        Ok(events)
+    }
+}
+
+/// `[sim]` once resolved.
+pub(super) struct SimDefaults {
+    name: String,
+    duration_s: f64,
+    sample_ms: f64,
+    profile: Profile,
+    seed: u64,
+    energy_states: bool,
+    stop_when_done: bool,
+}
