@@ -112,7 +112,7 @@ def run_command(
         Path,
         typer.Argument(
             metavar="SCENARIO",
-            help="Scenario file: TOML (or JSON if it ends in `.json`). See docs/scenarios.md.",
+            help="Scenario file: TOML (or JSON if it ends in `.json`, any case). See docs/scenarios.md.",
             show_default=False,
         ),
     ],
@@ -201,7 +201,7 @@ def _with_scheduler(scenario: Path, scheduler: Optional[str]) -> Any:
         fail("--scheduler: expected a scheduler name")
     try:
         sc = load_scenario(scenario)
-    except MatrixError as e:
+    except _core.ScenarioError as e:
         fail(str(e))
     if not any(isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []):
         fail(
@@ -368,8 +368,6 @@ def collect_command(
             fail(f"--interval: expected `min-rtt` or a period in ms, got {interval!r}")
     else:
         interval_v = interval
-    if not scenario.is_file():
-        fail(f"{scenario}: no such scenario file")
     dest = out or Path("out") / f"{scenario.stem}-{policy}.parquet"
     try:
         with Progress(
@@ -443,7 +441,7 @@ def compare_command(
         Path,
         typer.Argument(
             metavar="SCENARIO",
-            help="Scenario file: TOML (or JSON if it ends in `.json`). See docs/scenarios.md.",
+            help="Scenario file: TOML (or JSON if it ends in `.json`, any case). See docs/scenarios.md.",
             show_default=False,
         ),
     ],

@@ -109,6 +109,7 @@ def edar_command(
     from .agents.edar import Args, DataError, train
     from .cli import fail
     from .envs import EnvConfigError
+    from .scenario import load as load_scenario
 
     args = Args(
         scenario=[str(s) for s in scenario] if scenario else ["scenarios/edar-handoff.toml"],
@@ -124,8 +125,10 @@ def edar_command(
         init=str(init) if init is not None else None,
     )
     for s in args.scenario:
-        if not Path(s).is_file():
-            fail(f"--scenario: {s}: no such file")
+        try:  # the scenario loader's message, as `mpsched run` gives it
+            load_scenario(s)
+        except _core.ScenarioError as e:
+            fail(str(e))
     if out.exists() and not out.is_dir():
         fail(f"--out: {out}: exists and is not a directory")
     console = Console(stderr=True)
