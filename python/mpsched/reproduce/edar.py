@@ -577,7 +577,7 @@ def edar_command(
 ) -> None:
     """EdAR (Han et al., TWC 2023): handoff goodput over time, settings i-v, FCT vs delay and
     loss; EdAR-p and EdAR-o against minRTT, BLEST and Peekaboo, with the paper's numbers."""
-    from ..cli import EXIT_BAD_INPUT
+    from ..cli.errors import EXIT_BAD_INPUT
     from ..matrix import parse_names
 
     err = Console(stderr=True)

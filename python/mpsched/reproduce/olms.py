@@ -796,7 +796,7 @@ def olms_command(
     """OLMS (Cai et al., TNSE 2025) vs the baselines: the paper's selected-path throughput
     (cwnd / srtt of the path each packet is scheduled on, first 20 s) and RTT, goodput, FCT,
     regret and violation, with the paper's reported gains beside ours."""
-    from ..cli import EXIT_BAD_INPUT
+    from ..cli.errors import EXIT_BAD_INPUT
 
     err = Console(stderr=True)
     names = [c.name for c in CASES]
