@@ -39,7 +39,13 @@ __all__ = [
     "loads",
     "load_dict",
     "check",
+    "SCENARIO_DIR",
+    "shipped_scenario",
 ]
+
+#: The example scenarios, inside the package so that an installed wheel has them (the
+#: repository's ``scenarios/`` is a symbolic link to this directory).
+SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 
 #: A scenario file path or the scenario as a dict.
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -160,6 +166,16 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
 def load_dict(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     """The scenario file at ``path`` as a dict (see :func:`load`)."""
     return load(path).data
+
+
+def shipped_scenario(name: str) -> Path:
+    """The path of a shipped scenario (``"edar-handoff"`` or ``"edar-handoff.toml"``), from any
+    working directory. Raises ScenarioError naming the known ones if there is none."""
+    path = SCENARIO_DIR / (name if name.endswith((".toml", ".json")) else f"{name}.toml")
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in SCENARIO_DIR.glob("*.toml")))
+        raise ScenarioError(f"{name}: no such shipped scenario (shipped: {known})")
+    return path
 
 
 def _has_sweep(value: Any) -> bool:

@@ -257,7 +257,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise BackendError(
-            "--backend ray: ray is not installed (pip install 'ray[default]')"
+            "--backend ray: ray is not installed (pip install 'mpsched[ray]')"
         ) from None
     return ray
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Callable, Dict
@@ -166,3 +167,38 @@ def test_commands_print_the_loaders_message(tmp_path, monkeypatch, case):
     for args in (["run", rel], ["compare", rel, "--seeds", "1"], ["collect", rel, "-e", "1"]):
         result = CliRunner().invoke(app, args)
         assert (result.exit_code, result.stderr.strip()) == (2, want), args
+
+
+def test_shipped_scenarios_are_found_from_any_directory(tmp_path):
+    """The scenarios live in the package (python/mpsched/scenarios, what a wheel installs; the
+    repository's scenarios/ links there): reproduce finds them from an unrelated directory."""
+    repo_link = Path(__file__).resolve().parents[2] / "scenarios"
+    assert repo_link.resolve() == loader.SCENARIO_DIR
+    assert (loader.SCENARIO_DIR / "demo.toml").is_file()
+    code = (
+        "import json, sys\n"
+        "from mpsched.reproduce import edar, olms\n"
+        "from mpsched.scenario import load, shipped_scenario\n"
+        "print(json.dumps([str(edar.default_scenario_dir()), str(olms.default_scenario_dir()),\n"
+        "    load(shipped_scenario('demo')).data['sim']['name']]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    edar_dir, olms_dir, demo_name = json.loads(proc.stdout)
+    assert Path(edar_dir) == Path(olms_dir) == loader.SCENARIO_DIR
+    assert demo_name == loader.load(repo_link / "demo.toml").data["sim"]["name"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpsched", "reproduce", "olms", "--out", "o", "--seeds", "1"]
+        + ["--scenarios", "olms-app1", "--baselines", "minrtt", "--size-mb", "0.2"]
+        + ["--duration", "5", "-j", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "o" / "olms-summary.json").is_file()
+    with pytest.raises(mpsched.ScenarioError, match=r"^nope: no such shipped scenario \(shipped: "):
+        loader.shipped_scenario("nope")

@@ -126,6 +126,11 @@ def edar_command(**options: Any) -> None:
     from ..scenario import load as load_scenario
 
     args = Args(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in options.items()})
+    if args.scenario == Args().scenario and not Path(args.scenario[0]).is_file():
+        # The default, outside a checkout: the copy shipped with the package.
+        from ..scenario import shipped_scenario
+
+        args.scenario = [str(shipped_scenario(Path(args.scenario[0]).name))]
     for s in args.scenario:
         try:  # the scenario loader's message, as `mpsched run` gives it
             load_scenario(s)
