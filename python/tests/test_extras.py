@@ -60,6 +60,14 @@ def test_run_and_compare_work_without_the_extras(tmp_path, fast_toml, mini_toml)
             "error: mpsched bench --env needs gymnasium: pip install 'mpsched[rl]'",
         ),
         (
+            ["reproduce", "olms", "--seeds", "1"],
+            "error: mpsched reproduce olms needs matplotlib: pip install 'mpsched[plot]'",
+        ),
+        (
+            ["reproduce", "edar", "--seeds", "1"],
+            "error: mpsched reproduce edar needs matplotlib: pip install 'mpsched[plot]'",
+        ),
+        (
             ["compare", "FAST", "--backend", "ray"],
             "error: --backend ray: ray is not installed (pip install 'mpsched[ray]')",
         ),
