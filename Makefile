@@ -14,7 +14,8 @@ BUILD_INPUTS := $(shell find crates python/mpsched -type f \
 
 .PHONY: dev demo test bench clean distclean
 
-## dev: virtualenv + `maturin develop --release` (runtime and test dependencies included)
+## dev: virtualenv + `maturin develop --release` with the extras `make demo` and `make test`
+## need (plot: figures; rl: envs, training, the EdAR policy; test: pytest, ruff, SB3)
 dev: .stamp-build
 
 $(VENV)/bin/maturin:
@@ -22,7 +23,7 @@ $(VENV)/bin/maturin:
 	$(PY) -m pip install --disable-pip-version-check -q -U pip 'maturin>=1.5,<2'
 
 .stamp-build: $(VENV)/bin/maturin $(BUILD_INPUTS)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras plot,rl,test
 	touch $@
 
 ## demo: compare four schedulers and the shipped EdAR policy over three seeds on the EdAR

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from . import _core
 from .results import Results
+from .scenario import load
 
 __all__ = ["run", "Scenario", "MAX_SEED"]
 
@@ -34,7 +33,9 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
             value, unreadable trace file). The message is one line,
             ``"<source>: <field or line>: <what was expected>"``, where ``source`` is the path,
             or ``"<dict>"`` for a dict.
-        OSError: the scenario file cannot be read.
+            A file that cannot be read raises a ScenarioError that is also the OSError
+            (e.g. ``FileNotFoundError``); see :mod:`mpsched.scenario`.
+        TypeError: ``scenario`` is neither a path nor a dict.
 
     Nothing is written to disk; use :func:`mpsched.write_results` for that. Same scenario,
     seed and build => identical results.
@@ -43,19 +44,11 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
         isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
     ):
         raise ValueError(f"seed: expected an integer in [0, 2**64 - 1], got {seed!r}")
+    loaded = load(scenario)
     # A flow scheduled by a trained policy (`scheduler = "edar"`) runs through its driver.
     from .policy_run import maybe_run
 
-    policy_results = maybe_run(scenario, seed)
+    policy_results = maybe_run(loaded, seed)
     if policy_results is not None:
         return policy_results
-    if isinstance(scenario, Mapping):
-        text, source, fmt = json.dumps(scenario), "<dict>", "json"
-    elif isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        text = path.read_text(encoding="utf-8")
-        source = os.fspath(scenario)
-        fmt = "json" if path.suffix.lower() == ".json" else "toml"
-    else:
-        raise TypeError(f"scenario: expected a path or a dict, got {type(scenario).__name__}")
-    return Results.from_core(_core.run_scenario(text, source, fmt, seed))
+    return Results.from_core(_core.run_scenario(loaded.text, loaded.source, loaded.fmt, seed))

@@ -9,7 +9,6 @@ normal/redundant so both scheduling paths run.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, Dict, List
 
 import numpy as np
@@ -18,13 +17,10 @@ from . import _core
 
 
 def _scenario() -> str:
-    """The EdAR handoff scenario of the source tree (benchmarks run from a checkout)."""
-    repo = Path(__file__).resolve().parents[2] / "scenarios" / "edar-handoff.toml"
-    if not repo.exists():
-        raise FileNotFoundError(
-            f"{repo}: the env benchmark runs from a source checkout (scenarios/)"
-        )
-    return str(repo)
+    """The shipped EdAR handoff scenario (found from any working directory)."""
+    from .scenario import shipped_scenario
+
+    return str(shipped_scenario("edar-handoff.toml"))
 
 
 def bench_env(steps: int = 20000, num_envs: int = 32) -> List[Dict[str, Any]]:

@@ -17,18 +17,13 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from . import _core
+from ._core import ScenarioError
 from .api import run as run_scenario
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
+from .scenario import LoadedScenario, check, load, load_dict
 
 __all__ = [
     "MatrixError",
@@ -84,8 +79,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]")
 _GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-class MatrixError(ValueError):
-    """Bad input for a compare matrix (axes, scenario file, names); the message is one line."""
+class MatrixError(ScenarioError):
+    """Bad input for a compare matrix (axes, scenario file, names); the message is one line.
+
+    A :class:`~mpsched.ScenarioError` (a ValueError): scenario files are read by
+    :mod:`mpsched.scenario`, with the same messages as everywhere else."""
 
 
 @dataclass(frozen=True)
@@ -275,31 +273,9 @@ def _policy_digests(scenario: Mapping[str, Any], source: Path) -> Dict[str, str]
 
 
 def load_scenario(path: Path) -> Dict[str, Any]:
-    """Read a scenario file (TOML, or JSON if it ends in ``.json``) into a dict."""
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise MatrixError(f"{path}: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise MatrixError(f"{path}: not a UTF-8 text file") from None
-    try:
-        if path.suffix.lower() == ".json":
-            scenario = json.loads(text)
-        else:
-            scenario = tomllib.loads(text)
-    except json.JSONDecodeError as e:
-        raise MatrixError(f"{path}: line {e.lineno}: {e.msg}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MatrixError(f"{path}: {e}") from None
-    if not isinstance(scenario, dict):
-        raise MatrixError(f"{path}: expected a table of [sim], [[paths]], [[flows]]...")
-    try:
-        json.dumps(scenario)
-    except (TypeError, ValueError) as e:  # TOML dates and times are no scenario values
-        raise MatrixError(f"{path}: unsupported value: {e}") from None
-    return scenario
+    """Read a scenario file into a dict (:func:`mpsched.scenario.load_dict`; raises its
+    ScenarioError)."""
+    return load_dict(path)
 
 
 @dataclass(frozen=True)
@@ -574,18 +550,26 @@ def run_labels(
     return scheduler, _join_unique(ccs) or "none"
 
 
-def _check_variant(scenario: Dict[str, Any], source: Path) -> Tuple[str, str]:
-    """Validate ``scenario`` with a very short run; return its (scheduler, cc) labels."""
+def _check_variant(scenario: Dict[str, Any], loaded: LoadedScenario) -> Tuple[str, str]:
+    """Validate ``scenario`` with a very short run; return its (scheduler, cc) labels.
+
+    A variant the core rejects is reported with the core's message on the file as written
+    when the file itself is at fault (as ``mpsched run`` would report it), else with the
+    variant's message naming the file."""
     probe = copy.deepcopy(scenario)
     sim = probe.get("sim")
     if isinstance(sim, dict) and isinstance(sim.get("duration_s"), (int, float)):
         sim["duration_s"] = min(sim["duration_s"], _CHECK_DURATION_S)
     try:
         flows = run_scenario(probe).flows
-    except _core.ScenarioError as e:
+    except ScenarioError as e:
+        try:
+            check(loaded)
+        except ScenarioError as file_error:
+            raise MatrixError(str(file_error)) from None
         message = str(e)
         if message.startswith("<dict>"):
-            message = f"{source}{message[len('<dict>') :]}"
+            message = f"{loaded.source}{message[len('<dict>') :]}"
         raise MatrixError(message) from None
     return run_labels(
         scenario,
@@ -610,7 +594,11 @@ def build_matrix(
     (one line) for an unreadable scenario, an invalid variant (the core's message, naming
     ``scenario_path``) or a scheduler override on a scenario without multipath flows.
     """
-    scenario = load_scenario(scenario_path)
+    try:
+        loaded = load(scenario_path)
+    except ScenarioError as e:
+        raise MatrixError(str(e)) from None
+    scenario = loaded.data
     base_dir = scenario_path.parent
     points = _sweep_points(find_sweeps(scenario, scenario_path))
     if schedulers is not None and not any(_is_multipath(f) for f in _flows(scenario)):
@@ -636,7 +624,7 @@ def build_matrix(
                 traces = _trace_digests(variant, base_dir)
                 traces.update(_policy_digests(variant, scenario_path))
                 resolved = resolve_trace_paths(variant, base_dir)
-                sched_label, cc_label = _check_variant(resolved, scenario_path)
+                sched_label, cc_label = _check_variant(resolved, loaded)
                 for seed in seeds:
                     parts = [
                         p for p in (_run_label(scheduler, labels), _safe_label(cc), id_part) if p

@@ -12,9 +12,7 @@ the flows table and the summary name the policy instead.
 
 from __future__ import annotations
 
-import copy
 import json
-import os
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
@@ -81,29 +79,22 @@ def _policy_flows(scenario: Mapping[str, Any]) -> list:
     ]
 
 
-def maybe_run(scenario: Any, seed: Optional[int]) -> Optional[Any]:
-    """Runs ``scenario`` if a flow uses a trained policy and returns its Results, else None."""
-    if isinstance(scenario, Mapping):
-        if not _policy_flows(scenario):
-            return None
-        return run_with_policy(copy.deepcopy(dict(scenario)), "<dict>", Path.cwd(), seed)
-    if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        text = path.read_text(encoding="utf-8")
-        if "edar" not in text:
-            return None
-        from .matrix import MatrixError, load_scenario, resolve_trace_paths
+def has_policy_flow(scenario: Mapping[str, Any]) -> bool:
+    """Whether a flow of ``scenario`` is scheduled by a trained policy."""
+    return bool(_policy_flows(scenario))
 
-        try:
-            sc = load_scenario(path)
-        except MatrixError:
-            return None  # the core reports the syntax error with its own message
-        if not _policy_flows(sc):
-            return None
-        return run_with_policy(
-            resolve_trace_paths(sc, path.parent), os.fspath(path), path.parent, seed
-        )
-    return None
+
+def maybe_run(loaded: Any, seed: Optional[int]) -> Optional[Any]:
+    """Runs a loaded scenario (:class:`mpsched.scenario.LoadedScenario`) if a flow uses a
+    trained policy and returns its Results, else None."""
+    if not _policy_flows(loaded.data):
+        return None
+    sc = loaded.data
+    if loaded.path is not None:
+        from .matrix import resolve_trace_paths
+
+        sc = resolve_trace_paths(sc, loaded.base_dir)
+    return run_with_policy(sc, loaded.source, loaded.base_dir, seed)
 
 
 def run_with_policy(sc: Dict[str, Any], source: str, base: Path, seed: Optional[int]) -> Any:

@@ -15,7 +15,6 @@ from typing import List, Optional, Sequence, Tuple
 from ._atomic import write_file_atomic
 from .dataset import Dataset
 from .matrix import format_seeds
-from .plot import figure_specs, render
 from .stats import SummaryRow, summarize
 
 __all__ = [
@@ -179,6 +178,8 @@ def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
 def write_report(ds: Dataset, as_html: bool = False) -> Path:
     """Draw the figures (PNG, into ``plots/``), then write ``report.md`` or ``report.html``."""
     plots = ds.path / PLOTS_DIR
+    from .plot import figure_specs, render  # matplotlib: only when drawing
+
     render(ds, plots, ["png"])
     specs = figure_specs(ds)
     if as_html:

@@ -16,34 +16,19 @@ exactly the outputs of ``mpsched.run`` (the simulator makes the same choices inl
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _core
 from .results import Results
-
-ScenarioLike = Union[str, "Path", Mapping[str, Any]]
-
-
-def _scenario_text(scenario: ScenarioLike) -> Tuple[str, str, str]:
-    """(text, source, format) of a scenario path or dict, as the core expects them."""
-    if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "<dict>", "json"
-    path = Path(scenario)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise _core.ScenarioError(f"{path}: cannot read scenario file: {exc.strerror}") from None
-    return text, str(path), "json" if path.suffix == ".json" else "toml"
+from .scenario import ScenarioLike, load
 
 
 class Simulation:
     """A simulation advanced by the caller, pausing at decision points."""
 
     def __init__(self, scenario: ScenarioLike, seed: Optional[int] = None) -> None:
-        text, source, fmt = _scenario_text(scenario)
-        self._sim = _core.Sim(text, source, fmt, seed)
+        loaded = load(scenario)
+        self._sim = _core.Sim(loaded.text, loaded.source, loaded.fmt, seed)
 
     @property
     def now_s(self) -> float:

@@ -257,7 +257,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise BackendError(
-            "--backend ray: ray is not installed (pip install 'ray[default]')"
+            "--backend ray: ray is not installed (pip install 'mpsched[ray]')"
         ) from None
     return ray
 
@@ -323,6 +323,24 @@ def combine_runs(out_dir: Path, matrix: Matrix) -> None:
 # --- the sweep ------------------------------------------------------------------------------
 
 
+#: Testing hook: with ``MPSCHED_SWEEP_KILL_AFTER=N`` in the environment the process kills
+#: itself (SIGKILL: no cleanup, no final tables) right after its N-th new run is written, a
+#: sweep killed from outside at a known point (tests/test_compare.py).
+KILL_AFTER_ENV = "MPSCHED_SWEEP_KILL_AFTER"
+
+
+def _kill_after() -> Optional[int]:
+    value = os.environ.get(KILL_AFTER_ENV, "").strip()
+    return int(value) if value else None
+
+
+def _kill_self() -> None:
+    kill = getattr(signal, "SIGKILL", None)
+    if kill is not None:
+        os.kill(os.getpid(), kill)
+    os._exit(137)  # pragma: no cover - platforms without SIGKILL
+
+
 def run_sweep(
     matrix: Matrix,
     out_dir: Path,
@@ -367,12 +385,15 @@ def run_sweep(
             else:
                 results = _run_local(todo, jobs if jobs is not None else default_jobs())
             ran = 0
+            kill_after = _kill_after()
             try:
                 for spec, files in results:
                     _write_run(runs_dir, spec, files)
                     ran += 1
                     if on_done is not None:
                         on_done(spec.run_id)
+                    if ran == kill_after:
+                        _kill_self()
                     if _stop_after is not None and ran >= _stop_after and ran < len(todo):
                         raise SweepInterrupted(reused + ran, len(matrix.runs))
             finally:

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 from typing import Dict, List
@@ -22,6 +21,7 @@ import mpsched
 from mpsched.dataset import ResultsError, load_results
 from mpsched.matrix import MatrixError, build_matrix, format_seeds, parse_names, parse_seeds
 from mpsched.sweep import (
+    KILL_AFTER_ENV,
     MANIFEST,
     RUN_FILES,
     RUN_KEYS,
@@ -408,6 +408,9 @@ def test_cli_compare_default_out_dir(cli, mini_toml, tmp_path):
 
 
 def test_cli_compare_killed_and_restarted_completes_identically(cli, mini_toml, tmp_path):
+    """A sweep killed (SIGKILL) after its 5th of 16 runs, then run again: the 5 finished runs
+    are kept and the result is byte-identical to an uninterrupted sweep. The kill comes from
+    the sweep itself at a fixed point (MPSCHED_SWEEP_KILL_AFTER), not from a timed signal."""
     args = [
         "compare",
         str(mini_toml),
@@ -419,20 +422,20 @@ def test_cli_compare_killed_and_restarted_completes_identically(cli, mini_toml, 
         "1",
     ]
     assert cli(*args, "--out", "whole").returncode == 0
+    order = [r["run_id"] for r in json.loads((tmp_path / "whole" / MANIFEST).read_text())["runs"]]
 
     cmd = [sys.executable, "-m", "mpsched", *args, "--out", "killed"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ, **{KILL_AFTER_ENV: "5"})
+    killed = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
     runs = tmp_path / "killed" / "runs"
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        if runs.is_dir() and any(not p.name.startswith(".") for p in runs.iterdir()):
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.005)
-    proc.wait(timeout=60)
+    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == sorted(order[:5])
+    assert json.loads((tmp_path / "killed" / MANIFEST).read_text())["complete"] is False
+    assert not (tmp_path / "killed" / "flows.parquet").exists()
 
     resumed = cli(*args, "--out", "killed")
     assert resumed.returncode == 0, resumed.stderr
+    assert "16 runs (11 new, 5 reused)" in resumed.stdout
     assert combined_bytes(tmp_path / "killed") == combined_bytes(tmp_path / "whole")
 
 
@@ -475,6 +478,6 @@ def test_cli_compare_missing_scenario_and_bad_out_dir(cli, mini_toml, tmp_path):
 
 def test_compare_module_does_not_import_plotting():
     """`mpsched compare` stays quick to start: matplotlib is for plot and report only."""
-    code = "import sys, mpsched.cli; print('matplotlib' in sys.modules)"
+    code = "import sys, mpsched.cli.main; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

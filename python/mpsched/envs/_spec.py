@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
-from ..matrix import MatrixError, load_scenario, resolve_trace_paths
-
-ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+from .._core import ScenarioError
+from ..matrix import resolve_trace_paths
+from ..scenario import ScenarioLike, check, load
 
 #: Scheduler the controlled flow gets for each scheduling action space.
 SCHEDULER_OF_ACTION = {
@@ -21,8 +18,9 @@ SCHEDULER_OF_ACTION = {
 }
 
 
-class EnvConfigError(ValueError):
-    """A bad environment option (one-line message naming the option)."""
+class EnvConfigError(ScenarioError):
+    """A bad environment option or scenario (one-line message naming the option or file); a
+    :class:`~mpsched.ScenarioError`."""
 
 
 @dataclass(frozen=True)
@@ -35,16 +33,16 @@ class Prepared:
 
 
 def _load(scenario: ScenarioLike) -> tuple[Dict[str, Any], str]:
-    if isinstance(scenario, Mapping):
-        return resolve_trace_paths(copy.deepcopy(dict(scenario)), Path.cwd()), "<dict>"
-    if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        try:
-            sc = load_scenario(path)
-        except MatrixError as e:
-            raise EnvConfigError(str(e)) from None
-        return resolve_trace_paths(sc, path.parent), os.fspath(path)
-    raise EnvConfigError(f"scenario: expected a path or a dict, got {type(scenario).__name__}")
+    """The scenario (trace paths absolute) and its source name, read by :mod:`mpsched.scenario`;
+    a file is checked as written first, so its mistakes read as in ``mpsched run``."""
+    try:
+        loaded = load(scenario)
+        check(loaded)
+    except TypeError as e:
+        raise EnvConfigError(str(e)) from None
+    except ScenarioError as e:
+        raise EnvConfigError(str(e)) from None
+    return resolve_trace_paths(loaded.data, loaded.base_dir), loaded.source
 
 
 def _flow_index(flows: List[Dict[str, Any]], flow: Union[int, str, None], source: str) -> int:

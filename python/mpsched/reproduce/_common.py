@@ -1,4 +1,4 @@
-"""What the ``reproduce`` commands share: finding the scenario library and writing the edited
+"""What the ``reproduce`` commands share: finding the shipped scenarios and writing the edited
 copy of a scenario that a compare run reads."""
 
 from __future__ import annotations
@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 from typing import Any, Dict
 
+from ..scenario import shipped_scenario
+
 
 def default_scenario_dir(marker: str) -> Path:
-    """The repository's ``scenarios/`` (the first parent holding ``scenarios/<marker>``), else
-    ``./scenarios``."""
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "scenarios" / marker).is_file():
-            return parent / "scenarios"
-    return Path("scenarios")
+    """The shipped scenarios (:data:`mpsched.scenario.SCENARIO_DIR`, inside the package: found
+    from any working directory); ``marker`` is a file the caller needs there."""
+    return shipped_scenario(marker).parent
 
 
 def write_scenario(scenario: Dict[str, Any], out: Path, name: str) -> Path:

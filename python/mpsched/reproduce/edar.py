@@ -577,8 +577,10 @@ def edar_command(
 ) -> None:
     """EdAR (Han et al., TWC 2023): handoff goodput over time, settings i-v, FCT vs delay and
     loss; EdAR-p and EdAR-o against minRTT, BLEST and Peekaboo, with the paper's numbers."""
-    from ..cli import EXIT_BAD_INPUT
+    from ..cli.errors import EXIT_BAD_INPUT, require_extra
     from ..matrix import parse_names
+
+    require_extra(["matplotlib"], "mpsched reproduce edar")  # the figures
 
     err = Console(stderr=True)
     groups = list(GROUPS) if only is None else [g.strip() for g in only.split(",") if g.strip()]

@@ -796,7 +796,9 @@ def olms_command(
     """OLMS (Cai et al., TNSE 2025) vs the baselines: the paper's selected-path throughput
     (cwnd / srtt of the path each packet is scheduled on, first 20 s) and RTT, goodput, FCT,
     regret and violation, with the paper's reported gains beside ours."""
-    from ..cli import EXIT_BAD_INPUT
+    from ..cli.errors import EXIT_BAD_INPUT, require_extra
+
+    require_extra(["matplotlib"], "mpsched reproduce olms")  # the figures
 
     err = Console(stderr=True)
     names = [c.name for c in CASES]

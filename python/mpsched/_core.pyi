@@ -1,0 +1,166 @@
+"""Type stub of ``mpsched._core``, the compiled simulator core (crates/mpsched-py/src/*.rs).
+
+Every function and class the Rust module exports, with the argument names, defaults and
+return types of its ``#[pyfunction]`` / ``#[pymethods]`` signatures. Results are plain
+dicts of lists (columns) as ``output_to_dict`` builds them (lib.rs).
+"""
+
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+class ScenarioError(ValueError):
+    """A bad scenario, trace or argument (one-line message)."""
+
+#: ``{"summary": str (JSON), "resolved": str (TOML), "flows" | "subflows" | "timeseries" |
+#: "links": {column: list}, "schemas": {table: {column: type name}}}``
+RunOutput = Dict[str, Any]
+
+def run_scenario(
+    text: str, source: str, fmt: str = "toml", seed: Optional[int] = None
+) -> RunOutput:
+    """Runs a scenario given as TOML (or JSON) text; returns summary, resolved scenario and
+    tables. ``source`` names the scenario in errors and anchors relative trace paths."""
+
+def run_edar(spec_json: str, seed: int, checkpoint: str) -> Tuple[RunOutput, Dict[str, Any]]:
+    """Runs the env spec's scenario with the EdAR checkpoint deciding for the controlled flow;
+    returns (results as :func:`run_scenario`, decision stats: ``decisions``, ``redundant``,
+    ``mean_ns``, ``max_ns``)."""
+
+class Sim:
+    """A simulation driven step by step: run to the next decision point, look, decide."""
+
+    def __init__(
+        self, text: str, source: str, fmt: str = "toml", seed: Optional[int] = None
+    ) -> None: ...
+    def advance(
+        self, until_s: Optional[float] = None
+    ) -> Tuple[Literal["decision", "interval", "deadline", "finished"], Optional[int]]:
+        """Simulates until ``until_s`` (default: the end) or the next decision point."""
+    def decide_mode(self, flow: int, mode: int) -> None:
+        """Per-interval mode of an ``external-mode`` flow: 0 normal (minRTT), 1 redundant."""
+    def decide_weights(self, flow: int, weights: List[float]) -> None:
+        """Per-interval shares of new data per subflow of an ``external-weights`` flow."""
+    def decide_path(self, flow: int, subflow: Optional[int] = None) -> None:
+        """Per-packet answer of an ``external-packet`` flow (None: minRTT's choice)."""
+    def set_cwnd(self, flow: int, subflow: int, cwnd_bytes: int) -> None:
+        """Sets a subflow's congestion window in bytes (flows with ``cc = "external"``)."""
+    @property
+    def now_s(self) -> float:
+        """Simulated time in seconds."""
+    @property
+    def flow_names(self) -> List[str]:
+        """Flow names, by index."""
+    def state(self, flow: int) -> Dict[str, Any]:
+        """``{"conn": {...}, "subflows": [{...}, ...]}`` of a flow now."""
+    def output(self) -> RunOutput:
+        """Results so far, as :func:`run_scenario` returns them."""
+
+class EdarNet:
+    """A loaded EdAR Q-network (checks the description and every tensor shape)."""
+
+    def __init__(self, path: str) -> None: ...
+    def q_values(
+        self, obs: npt.NDArray[np.float32], max_paths: int
+    ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """Q-values ``[B, 2]`` and the connection-start flags ``[B]`` of observations ``[B, D]``."""
+    @property
+    def history(self) -> int: ...
+    @property
+    def variant(self) -> str: ...
+
+class Env:
+    """One learning environment over an env spec (scenario text, controlled flow, action kind,
+    sizes; see ``mpsched.envs._spec``)."""
+
+    def __init__(self, spec_json: str, seed: int) -> None: ...
+    def reset(self, seed: int, obs: npt.NDArray[np.float32]) -> None:
+        """Starts an episode whose scenario is drawn with ``seed``; writes the first observation."""
+    def step(
+        self,
+        action: npt.NDArray[np.float32],
+        obs: npt.NDArray[np.float32],
+        terms: npt.NDArray[np.float64],
+    ) -> Tuple[bool, bool]:
+        """Applies ``action``, runs to the next decision boundary, writes the observation and
+        the interval's reward terms. Returns (terminated, truncated)."""
+    @property
+    def obs_len(self) -> int: ...
+    @property
+    def action_len(self) -> int: ...
+    @property
+    def terms_len(self) -> int: ...
+    @property
+    def frame_len(self) -> int: ...
+    @property
+    def mask_len(self) -> int: ...
+    @property
+    def term_names(self) -> List[str]: ...
+    @property
+    def now_s(self) -> float:
+        """Simulated time in seconds."""
+    @property
+    def steps(self) -> int:
+        """Steps taken in this episode."""
+    @property
+    def subflows(self) -> int:
+        """Subflows the controlled connection has now."""
+
+class VecEnv:
+    """``n`` envs, sub-env i seeded ``base_seed + i``, stepped on ``threads`` threads."""
+
+    def __init__(self, spec_json: str, n: int, base_seed: int, threads: int) -> None: ...
+    def reset(self, base_seed: Optional[int], obs: npt.NDArray[np.float32]) -> None:
+        """Resets every sub-env (``base_seed`` None: each one's next episode); writes ``obs`` [n, D]."""
+    def step(
+        self,
+        actions: npt.NDArray[np.float32],
+        obs: npt.NDArray[np.float32],
+        terms: npt.NDArray[np.float64],
+        terminated: npt.NDArray[np.bool_],
+        truncated: npt.NDArray[np.bool_],
+    ) -> None:
+        """Steps every sub-env (next-step autoreset); writes obs [n, D], terms [n, T], flags [n]."""
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def obs_len(self) -> int: ...
+    @property
+    def action_len(self) -> int: ...
+    @property
+    def terms_len(self) -> int: ...
+    @property
+    def term_names(self) -> List[str]: ...
+
+def env_features() -> Tuple[List[str], List[str], List[str]]:
+    """Feature names of a frame: (subflow, connection, flow)."""
+
+def bench_names() -> List[str]:
+    """Names of the built-in benchmark scenarios."""
+
+def bench_description(name: str) -> str:
+    """Description of a built-in benchmark scenario."""
+
+def bench(name: str, repeats: int = 1) -> Dict[str, Union[str, int, float]]:
+    """Times one benchmark scenario (fastest of ``repeats`` runs)."""
+
+def bench_decisions(repeats: int = 3) -> Dict[str, Union[int, float]]:
+    """Cost of pausing at per-packet decision points (EdAR scenario, against the built-in
+    equivalent, same process)."""
+
+def version() -> str:
+    """Version of the compiled core."""
+
+def synth_trace(
+    mean_mbps: float,
+    duration_s: Optional[float] = None,
+    seed: int = 1,
+    variability: Optional[float] = None,
+    dwell_s: Optional[float] = None,
+    outage_per_min: Optional[float] = None,
+    outage_s: Optional[float] = None,
+) -> str:
+    """The mahimahi text of a synthetic trace. Raises ScenarioError ``"<field>: <expected>"``."""

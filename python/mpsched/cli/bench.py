@@ -1,0 +1,101 @@
+"""``mpsched bench``: simulator speed on the built-in benchmarks."""
+
+# No `from __future__ import annotations`: typer reads these annotations at run time.
+import json
+from typing import Annotated, List, Optional
+
+import typer
+from rich.console import Console
+
+from .. import _core
+from .._display import print_bench
+from .errors import fail, require_extra
+
+
+def bench_command(
+    names: Annotated[
+        Optional[List[str]],
+        typer.Argument(
+            metavar="NAME",
+            help="Benchmarks to run. Default: all (see `--list`).",
+            show_default=False,
+        ),
+    ] = None,
+    repeats: Annotated[
+        int, typer.Option("--repeats", "-n", min=1, help="Times to run each benchmark.")
+    ] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list instead of a table.")
+    ] = False,
+    list_only: Annotated[
+        bool, typer.Option("--list", help="List the benchmark names and exit.")
+    ] = False,
+    env: Annotated[
+        bool,
+        typer.Option(
+            "--env",
+            help="Instead, measure learning-environment steps per second (EdAR scenario: "
+            "single env, raw core env, vector env on 1 and 2 threads).",
+        ),
+    ] = False,
+    decisions: Annotated[
+        bool,
+        typer.Option(
+            "--decisions",
+            help="Instead, measure the cost of pausing at per-packet decision points "
+            "(EdAR scenario, paused vs built-in scheduler in the same process).",
+        ),
+    ] = False,
+) -> None:
+    """Measure simulator speed on built-in benchmark scenarios.
+
+    Reports simulated and wall-clock seconds, events and packets per second, nanoseconds per
+    event and how many times faster than real time the simulation ran.
+    """
+    if env:
+        require_extra(["gymnasium"], "mpsched bench --env")
+        from ..bench_env import bench_env
+
+        with Console(stderr=True).status("bench env"):
+            rows = bench_env(steps=20000 * repeats)
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2, sort_keys=True))
+        else:
+            base = rows[0]["steps_per_s"]
+            for r in rows:
+                typer.echo(
+                    f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)"
+                )
+        return
+    if decisions:
+        with Console(stderr=True).status("bench decisions"):
+            result = dict(_core.bench_decisions(repeats))
+        if as_json:
+            typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        else:
+            typer.echo(
+                f"{result['decisions']} decision points: built-in {result['wall_builtin_s']:.4f} s, "
+                f"paused {result['wall_paused_s']:.4f} s, "
+                f"overhead {result['ns_per_decision']:.0f} ns per decision"
+            )
+        return
+    available = list(_core.bench_names())
+    if list_only:
+        typer.echo("\n".join(available))
+        return
+    selected = list(names) if names else available
+    unknown = [n for n in selected if n not in available]
+    if unknown:
+        fail(
+            f"unknown benchmark {', '.join(map(repr, unknown))} (available: {', '.join(available)})"
+        )
+
+    status = Console(stderr=True)
+    rows = []
+    for name in selected:
+        with status.status(f"bench {name}"):
+            rows.append(dict(_core.bench(name, repeats)))
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print_bench(Console(), rows)

@@ -1,0 +1,43 @@
+"""The CLI hub: the ``mpsched`` Typer app with every sub-command registered.
+
+Sub-command modules define plain functions and never import this module; this module only
+collects them. ``mpsched.cli.app`` (the console-script entry point) is the :data:`app` here.
+"""
+
+import typer
+
+from . import bench, collect, results, run, trace, train
+from .errors import OneLineErrorGroup
+
+app = typer.Typer(
+    name="mpsched",
+    cls=OneLineErrorGroup,
+    help="mpsched: a deterministic packet-level multipath network simulator.",
+    epilog="Scenario format: docs/scenarios.md. Exit codes: 0 ok, 1 failure, 2 bad input.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="markdown",
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# In the order `mpsched --help` lists them.
+app.command("run")(run.run_command)
+app.command("bench")(bench.bench_command)
+app.command("collect")(collect.collect_command)
+app.command("version")(run.version_command)
+app.command("compare")(results.compare_command)
+app.command("plot")(results.plot_command)
+app.command("report")(results.report_command)
+app.add_typer(trace.trace_app, name="trace")
+app.add_typer(train.train_app, name="train")
+
+
+def _add_reproduce() -> None:
+    """`mpsched reproduce <paper> ...` (python/mpsched/reproduce/)."""
+    from ..reproduce import app as reproduce_app
+
+    app.add_typer(reproduce_app, name="reproduce")
+
+
+_add_reproduce()

@@ -1,0 +1,133 @@
+"""``mpsched run`` and ``mpsched version``."""
+
+# No `from __future__ import annotations`: typer reads these annotations at run time.
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import pyarrow as pa
+import typer
+from rich.console import Console
+
+from .. import __version__, _core
+from .._display import print_summary, print_written
+from ..api import MAX_SEED
+from ..api import run as run_scenario
+from ..results import OUTPUT_FILES, write_results
+from .errors import EXIT_FAILURE, fail, fail_missing_extra
+
+
+def default_out_dir(scenario: Path, seed: Optional[int]) -> Path:
+    """``out/<stem>``, or ``out/<stem>-seed<N>`` when the seed is overridden."""
+    stem = scenario.stem if seed is None else f"{scenario.stem}-seed{seed}"
+    return Path("out") / stem
+
+
+def run_command(
+    scenario: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SCENARIO",
+            help="Scenario file: TOML (or JSON if it ends in `.json`, any case). See docs/scenarios.md.",
+            show_default=False,
+        ),
+    ],
+    seed: Annotated[
+        Optional[int],
+        typer.Option(
+            "--seed",
+            "-s",
+            min=0,
+            max=MAX_SEED,
+            help="Random seed; overrides `[sim].seed`.",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Output directory; an earlier run's output there is replaced. "
+            "Default: `out/<stem>`, or `out/<stem>-seed<N>` with `--seed`.",
+            show_default=False,
+        ),
+    ] = None,
+    scheduler: Annotated[
+        Optional[str],
+        typer.Option(
+            "--scheduler",
+            metavar="NAME",
+            help="Scheduler for every multipath flow, e.g. `blest`, or a trained policy: "
+            "`edar` (shipped checkpoint) or `edar:CHECKPOINT` (.json of `mpsched train edar`).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Simulate a scenario and write its results.
+
+    Writes summary.json, flows.parquet, subflows.parquet, timeseries.parquet, links.parquet and scenario.toml
+    (the scenario with every default filled in) to the output directory, all at once: a
+    failed run leaves no directory behind. Prints per-flow and per-link summaries.
+    """
+    # pyarrow imports pandas the first time it builds an array (~0.4 s): do it before timing.
+    pa.array([0])
+    started = time.perf_counter()
+    try:
+        results = run_scenario(_with_scheduler(scenario, scheduler), seed=seed)
+    except _core.ScenarioError as e:
+        message = str(e)
+        fail(f"{scenario}{message[len('<dict>') :]}" if message.startswith("<dict>") else message)
+    except OSError as e:
+        fail(f"{e.filename or scenario}: {e.strerror or e}")
+    except UnicodeDecodeError:
+        fail(f"{scenario}: not a UTF-8 text file")
+    except ImportError as e:  # a trained policy (`--scheduler edar`) without the `rl` extra
+        fail_missing_extra(e, "a trained-policy scheduler")
+    wall_s = time.perf_counter() - started
+
+    out_dir = out if out is not None else default_out_dir(scenario, seed)
+    try:
+        write_results(results, out_dir)
+    except (FileExistsError, NotADirectoryError) as e:  # a bad --out
+        fail(f"{out_dir}: {e.strerror or e}")
+    except OSError as e:
+        fail(f"cannot write {out_dir}: {e.strerror or e}", code=EXIT_FAILURE)
+
+    console = Console()
+    print_summary(console, results.summary, wall_s)
+    print_written(console, out_dir, OUTPUT_FILES)
+    if scheduler is not None and scheduler.startswith("edar"):
+        from ..policy_run import last_stats
+
+        console.print(
+            f"{last_stats.get('variant')}: {last_stats.get('decisions', 0)} decisions "
+            f"({last_stats.get('redundant', 0)} redundant), "
+            f"{last_stats.get('mean_ns', 0.0) / 1000:.1f} µs per decision in Rust"
+        )
+
+
+def _with_scheduler(scenario: Path, scheduler: Optional[str]) -> Any:
+    """The scenario path, or (with `--scheduler`) the scenario with that scheduler on every
+    multipath flow, as a dict."""
+    if scheduler is None:
+        return scenario
+    from ..matrix import apply_overrides, load_scenario, resolve_trace_paths
+
+    if not scheduler.strip():
+        fail("--scheduler: expected a scheduler name")
+    try:
+        sc = load_scenario(scenario)
+    except _core.ScenarioError as e:
+        fail(str(e))
+    if not any(isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []):
+        fail(
+            f"--scheduler: {scenario} has no multipath flow (a flow with 'paths') for a scheduler to apply to"
+        )
+    return resolve_trace_paths(apply_overrides(sc, scheduler, None), scenario.parent)
+
+
+def version_command() -> None:
+    """Print the package and simulator-core versions."""
+    typer.echo(f"mpsched {__version__} (core {_core.version()})")

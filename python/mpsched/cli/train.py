@@ -1,0 +1,160 @@
+"""``mpsched train``: train learning agents (sub-commands per algorithm).
+
+``mpsched train edar`` runs EdAR's offline learning (EdAR-p) and, with ``--steps N``, online
+learning (EdAR-o); see :mod:`mpsched.agents.edar`. Its options are generated from the agent's
+:class:`~mpsched.agents.edar_args.Args` (types, defaults, and help from the field docs), so the
+command and the Python API cannot drift apart. Bad input (a scenario, offline data, an option)
+is one ``error:`` line and exit code 2; a failed run leaves no output directory.
+"""
+
+import ast
+import dataclasses
+import inspect
+import time
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Callable, Dict, List, Tuple
+
+import typer
+
+from ..agents.edar_args import Args
+from .errors import OneLineErrorGroup, fail, require_extra
+
+train_app = typer.Typer(
+    name="train",
+    cls=OneLineErrorGroup,
+    help="Train learning agents (EdAR). Checkpoints: safetensors + JSON; logs: TensorBoard.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="markdown",
+)
+
+#: The Args fields `mpsched train edar` exposes, in --help order: option names and bounds.
+#: Types, defaults and help come from Args itself.
+EDAR_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
+    "offline_data": (("--offline-data",), {"metavar": "PARQUET"}),
+    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "steps": (("--steps",), {"min": 0}),
+    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "offline_episodes": (("--offline-episodes",), {"min": 1}),
+    "offline_iterations": (("--offline-iterations",), {"min": 1}),
+    "online_iterations": (("--online-iterations",), {"min": 1}),
+    "duration_s": (("--duration",), {"min": 0.1}),
+    "max_paths": (("--max-paths",), {"min": 1, "max": 8}),
+    "init": (("--init",), {"metavar": "CHECKPOINT"}),
+}
+
+
+def field_docs(cls: type) -> Dict[str, str]:
+    """The docstrings written under a dataclass's fields (``x: int = 1`` then ``\"\"\"...\"\"\"``),
+    by field name, each on one line."""
+    tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+    docs: Dict[str, str] = {}
+    for stmt, after in zip(node.body, node.body[1:]):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[stmt.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def args_defaults(cls: type = Args) -> Dict[str, Any]:
+    """Each field's default (``default_factory`` called)."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+        else:
+            out[f.name] = f.default
+    return out
+
+
+def options_from_args(
+    cls: type, options: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]]
+) -> List[inspect.Parameter]:
+    """Typer parameters for the ``options`` fields of dataclass ``cls``: the field's type, its
+    default, its doc as help (sentence-cased), the option names and bounds of ``options``."""
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    defaults = args_defaults(cls)
+    params = []
+    for name, (flags, extra) in options.items():
+        doc = docs.get(name, "")
+        help_text = doc[:1].upper() + doc[1:] + ("." if doc and not doc.endswith(".") else "")
+        default = defaults[name]
+        option = typer.Option(
+            *flags, help=help_text, show_default=default not in (None, []), **extra
+        )
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=Annotated[hints[name], option],
+            )
+        )
+    return params
+
+
+def _with_signature(
+    fn: Callable[..., None], params: List[inspect.Parameter]
+) -> Callable[..., None]:
+    """``fn`` with the signature typer reads its options from."""
+    fn.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    fn.__annotations__ = {p.name: p.annotation for p in params}
+    fn.__annotations__["return"] = None
+    return fn
+
+
+def edar_command(**options: Any) -> None:
+    """Train EdAR (edar.txt): offline learning from always-normal / always-redundant
+    trajectories (EdAR-p), then ε-greedy online learning (EdAR-o).
+
+    Writes `edar-p.{json,safetensors}`, `edar-o.*` (with `--steps` > 0), `offline.parquet` (when
+    collected) and TensorBoard logs under `runs/` to the output directory. Use a checkpoint with
+    `mpsched run SCENARIO --scheduler edar:DIR/edar-o.json`.
+    """
+    from rich.console import Console
+
+    from .. import _core
+    from ..scenario import load as load_scenario
+
+    args = Args(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in options.items()})
+    if args.scenario == Args().scenario and not Path(args.scenario[0]).is_file():
+        # The default, outside a checkout: the copy shipped with the package.
+        from ..scenario import shipped_scenario
+
+        args.scenario = [str(shipped_scenario(Path(args.scenario[0]).name))]
+    for s in args.scenario:
+        try:  # the scenario loader's message, as `mpsched run` gives it
+            load_scenario(s)
+        except _core.ScenarioError as e:
+            fail(str(e))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        fail(f"--out: {out}: exists and is not a directory")
+    require_extra(["gymnasium", "torch"], "mpsched train")
+    from ..agents.checkpoint import CheckpointError
+    from ..agents.edar import DataError, train
+    from ..envs import EnvConfigError
+
+    console = Console(stderr=True)
+    started = time.perf_counter()
+    try:
+        written = train(args, log=lambda m: console.print(m))
+    except (EnvConfigError, DataError, CheckpointError, _core.ScenarioError) as e:
+        fail(str(e))
+    except ImportError as e:
+        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
+    console.print(f"trained in {time.perf_counter() - started:.1f} s")
+    for name, path in written.items():
+        typer.echo(f"{name}: {path}")
+
+
+train_app.command("edar")(_with_signature(edar_command, options_from_args(Args, EDAR_OPTIONS)))
