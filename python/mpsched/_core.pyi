@@ -151,6 +151,17 @@ def bench_decisions(repeats: int = 3) -> Dict[str, Union[int, float]]:
     """Cost of pausing at per-packet decision points (EdAR scenario, against the built-in
     equivalent, same process)."""
 
+def algorithm_label(kind: str, text: str) -> str:
+    """The label of ``name`` or ``name:key=value,...`` for ``kind`` ("scheduler" or "cc");
+    raises ScenarioError with the one-line reason for a bad name or parameter."""
+    ...
+
+def algorithms(kind: str) -> List[Dict[str, Any]]:
+    """Every registered algorithm of ``kind`` ("scheduler" or "cc"): ``name``, ``aliases``
+    (``(alias, preset parameters)`` pairs), ``doc`` and ``params`` (dicts with ``name``,
+    ``type``, ``default``, ``range``, ``doc``)."""
+    ...
+
 def version() -> str:
     """Version of the compiled core."""
 

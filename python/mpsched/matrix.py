@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from . import _core
 from ._core import ScenarioError
 from .api import run as run_scenario
 from .scenario import LoadedScenario, check, load, load_dict

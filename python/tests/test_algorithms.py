@@ -71,3 +71,16 @@ def test_compare_runs_each_parameter_set(mini_toml):
     assert len({r.scenario_hash for r in m.runs}) == 2
     m = build_matrix(mini_toml, [1], None, parse_names("lia,cubic:beta=0.5,c=0.3", "--cc"))
     assert [r.run_id for r in m.runs] == ["lia_seed1", "cubic-beta=0.5-c=0.3_seed1"]
+
+
+def test_cli_lists_algorithms(cli):
+    out = cli("algorithms", "cc", "--json")
+    assert out.returncode == 0, out.stderr
+    import json
+
+    ccs = {a["name"]: a for a in json.loads(out.stdout)["cc"]}
+    assert [p["name"] for p in ccs["cubic"]["params"]] == ["beta", "c", "fast_convergence"]
+    table = cli("algorithms")
+    assert table.returncode == 0 and "minrtt" in table.stdout and "Congestion controllers" in table.stdout
+    bad = cli("algorithms", "qdisc")
+    assert bad.returncode == 2 and 'kind: expected "scheduler" or "cc"' in bad.stderr

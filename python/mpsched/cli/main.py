@@ -6,7 +6,7 @@ collects them. ``mpsched.cli.app`` (the console-script entry point) is the :data
 
 import typer
 
-from . import bench, collect, results, run, trace, train
+from . import algorithms, bench, collect, results, run, trace, train
 from .errors import OneLineErrorGroup
 
 app = typer.Typer(
@@ -29,6 +29,7 @@ app.command("version")(run.version_command)
 app.command("compare")(results.compare_command)
 app.command("plot")(results.plot_command)
 app.command("report")(results.report_command)
+app.command("algorithms")(algorithms.algorithms_command)
 app.add_typer(trace.trace_app, name="trace")
 app.add_typer(train.train_app, name="train")
 

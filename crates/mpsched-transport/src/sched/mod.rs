@@ -347,7 +347,7 @@ registry! {
     /// ECF (Lim et al., CoNEXT 2017): earliest completion first.
     Ecf(Ecf) "ecf" [];
     /// Peekaboo (Wu et al., 2020): online-learning wait/send decisions.
-    Peekaboo(Peekaboo) "peekaboo" ["peekaboo-pkt" = "per_packet_reward=true"];
+    Peekaboo(Box<Peekaboo>) "peekaboo" ["peekaboo-pkt" = "per_packet_reward=true"];
     /// Driven from outside: per-interval mode or weights, or per-packet paths (learning).
     External(External) "external" ["external-mode" = "mode=mode", "external-weights" = "mode=weights", "external-packet" = "mode=packet"];
     /// OLMS (Cai et al., IEEE TNSE 2025): Thompson sampling and a linear program per packet.
