@@ -1,5 +1,4 @@
-mod util;
-use util::*;
+use crate::util::*;
 
 #[test]
 fn scratch_pen() {

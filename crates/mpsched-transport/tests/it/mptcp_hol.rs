@@ -8,10 +8,8 @@
 //! part: the fast subflow is window-limited every 20 ms and minRTT then puts segments on the
 //! slow subflow, whose late arrival blocks the shared window.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{ConnInfo, Flags, Side};
-use util::*;
 
 const BUF: u64 = 64 << 10;
 
