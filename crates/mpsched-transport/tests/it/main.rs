@@ -13,7 +13,6 @@ mod mptcp_failover;
 mod mptcp_hol;
 mod mptcp_join;
 mod mptcp_schedulers;
-mod mptcp_scratch;
 mod no_loss;
 mod rto;
 mod slot_stats;
