@@ -82,51 +82,103 @@ impl Reassembly {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
     use super::*;
 
-    /// Naive model: a bitmap of received bytes.
-    fn check_against_model(ops: &[(u64, u64)]) {
-        let mut r = Reassembly::new(0);
-        let mut got = vec![false; 4096];
-        let mut delivered = 0u64;
-        for &(s, e) in ops {
-            delivered += r.insert(s, e);
+    /// Reference model: the set of every byte received at or beyond the start point.
+    struct Model {
+        start: u64,
+        got: BTreeSet<u64>,
+        next: u64,
+        duplicate_bytes: u64,
+    }
+
+    impl Model {
+        fn new(start: u64) -> Self {
+            Model { start, got: BTreeSet::new(), next: start, duplicate_bytes: 0 }
+        }
+
+        /// Marks `[s, e)` received; returns how far the first missing byte moved.
+        fn insert(&mut self, s: u64, e: u64) -> u64 {
             for b in s..e {
-                got[b as usize] = true;
+                if b < self.start || !self.got.insert(b) {
+                    self.duplicate_bytes += 1;
+                }
             }
-            let model_next = got.iter().position(|x| !x).unwrap() as u64;
-            assert_eq!(r.next(), model_next);
-            assert_eq!(delivered, model_next);
-            let model_ooo = got[model_next as usize..].iter().filter(|x| **x).count() as u64;
-            assert_eq!(r.ooo_bytes(), model_ooo);
-            let sum: u64 = r.ranges().iter().map(|(a, b)| b - a).sum();
-            assert_eq!(sum, model_ooo);
-            assert!(r.ranges().windows(2).all(|w| w[0].1 < w[1].0), "ranges sorted, disjoint, non-adjacent");
+            let before = self.next;
+            while self.got.contains(&self.next) {
+                self.next += 1;
+            }
+            self.next - before
+        }
+
+        /// Maximal runs of received bytes beyond `next`, ascending.
+        fn ranges(&self) -> Vec<(u64, u64)> {
+            let mut out: Vec<(u64, u64)> = Vec::new();
+            for &b in self.got.range(self.next..) {
+                match out.last_mut() {
+                    Some(r) if r.1 == b => r.1 += 1,
+                    _ => out.push((b, b + 1)),
+                }
+            }
+            out
+        }
+    }
+
+    /// Inserts `ops` (ranges `[s, e)`, e > s) into a `Reassembly` starting at `start` and checks,
+    /// after every insert, the delivered count and every accessor against the model.
+    fn check_against_model(start: u64, ops: &[(u64, u64)]) {
+        let mut r = Reassembly::new(start);
+        let mut m = Model::new(start);
+        for (k, &(s, e)) in ops.iter().enumerate() {
+            assert_eq!(r.insert(s, e), m.insert(s, e), "insert #{k} [{s}, {e})");
+            assert_eq!(r.next(), m.next, "next after #{k}");
+            assert_eq!(r.duplicate_bytes(), m.duplicate_bytes, "duplicates after #{k}");
+            let ranges = m.ranges();
+            assert_eq!(r.ranges(), &ranges[..], "ranges after #{k}");
+            assert_eq!(r.ooo_bytes(), ranges.iter().map(|(a, b)| b - a).sum::<u64>(), "ooo after #{k}");
         }
     }
 
     #[test]
     fn in_order_and_holes() {
-        check_against_model(&[(0, 10), (20, 30), (40, 50), (10, 20), (30, 40)]);
-        check_against_model(&[(5, 10), (0, 5)]);
-        check_against_model(&[(5, 10), (3, 12), (0, 4), (0, 12)]);
+        check_against_model(0, &[(0, 10), (20, 30), (40, 50), (10, 20), (30, 40)]);
+        check_against_model(0, &[(5, 10), (0, 5)]);
+        check_against_model(0, &[(5, 10), (3, 12), (0, 4), (0, 12)]);
     }
 
+    /// Exact values for one arrival pattern: a hole, a range filling part of it, a duplicate.
     #[test]
-    fn random_arrivals_match_model() {
-        // Deterministic xorshift; segments of 1..=64 bytes, arbitrary order and duplicates.
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..200 {
-            let mut ops = Vec::new();
-            for _ in 0..60 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let s = x % 2000;
-                let l = 1 + (x >> 20) % 64;
-                ops.push((s, s + l));
-            }
-            check_against_model(&ops);
+    fn exact_ranges_and_counters() {
+        let mut r = Reassembly::new(100);
+        assert_eq!(r.insert(110, 120), 0);
+        assert_eq!(r.insert(130, 140), 0);
+        assert_eq!(r.ranges(), &[(110, 120), (130, 140)]);
+        assert_eq!(r.insert(115, 135), 0, "bridges both ranges");
+        assert_eq!((r.ranges(), r.ooo_bytes(), r.duplicate_bytes()), (&[(110, 140)][..], 30, 10));
+        assert_eq!(r.insert(90, 110), 40, "delivers 100..140; 90..100 is a duplicate");
+        assert_eq!((r.next(), r.ooo_bytes(), r.duplicate_bytes()), (140, 0, 20));
+        assert!(r.ranges().is_empty());
+    }
+
+    /// Arrival patterns: ranges of 1..=64 bytes at offsets up to 2000 bytes from just below the
+    /// start point, in any order, with overlaps and duplicates.
+    fn arrivals() -> impl Strategy<Value = (u64, Vec<(u64, u64)>)> {
+        let start = prop_oneof![Just(0u64), 0u64..100_000, Just(1u64 << 62)];
+        let ops = prop::collection::vec((0u64..2000, 1u64..=64), 0..80);
+        (start, ops).prop_map(|(start, ops)| {
+            let base = start.saturating_sub(100);
+            (start, ops.into_iter().map(|(off, len)| (base + off, base + off + len)).collect())
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn random_arrivals_match_model((start, ops) in arrivals()) {
+            check_against_model(start, &ops);
         }
     }
 }

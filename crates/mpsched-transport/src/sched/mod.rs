@@ -101,30 +101,49 @@ pub struct SchedView<'a> {
 }
 
 impl SchedView<'_> {
-    /// A.2 minRTT selection: the available active subflow with the smallest srtt; backups only
-    /// when no active subflow is usable at all. Reinjections prefer subflows that have not carried
-    /// the segment. Ties go to the lower index.
+    /// A.2 minRTT selection, as Linux's `get_available_subflow` (mptcp_sched.c): the available
+    /// active subflow with the smallest srtt; backups only when no active subflow is usable at
+    /// all. Reinjections prefer subflows that have not carried the segment; when the active and
+    /// backup passes find no such subflow to send on now, the path mask is cleared and the
+    /// active pass repeated once. Ties go to the lower index.
     pub fn min_rtt(&self) -> Option<usize> {
-        let pick = |backup: bool, skip_carried: bool| -> (Option<usize>, bool) {
-            let mut best: Option<usize> = None;
-            let mut any_usable = false;
+        // One pass of Linux's `get_subflow_from_selectors` over the active or the backup
+        // subflows; `masked` marks carriers as used. Returns the choice and Linux's `force`: set
+        // when the choice is an unused subflow, or (no choice) when an unused one is only busy.
+        let select = |backup: bool, masked: bool| -> (Option<usize>, bool) {
+            let (mut best, mut found_unused, mut unused_busy) = (None::<usize>, false, false);
             for (i, s) in self.subflows.iter().enumerate() {
-                if s.backup != backup || !s.usable || (skip_carried && s.carried) {
+                let unused = !(masked && s.carried);
+                if s.backup != backup || (!unused && found_unused) || !s.usable {
                     continue;
                 }
-                any_usable = true;
-                if s.available && best.is_none_or(|b| s.info.srtt < self.subflows[b].info.srtt) {
+                if !s.available {
+                    unused_busy |= unused;
+                    continue;
+                }
+                if unused && !found_unused {
+                    // The first unused candidate wipes a used one.
+                    (best, found_unused) = (None, true);
+                }
+                if best.is_none_or(|b| s.info.srtt < self.subflows[b].info.srtt) {
                     best = Some(i);
                 }
             }
-            (best, any_usable)
+            (best, if best.is_some() { found_unused } else { unused_busy })
         };
-        let skip = self.reinjection && self.subflows.iter().any(|s| s.usable && !s.carried);
-        let (best, any_active) = pick(false, skip);
-        if any_active {
-            return best;
+        let mut masked = self.reinjection;
+        loop {
+            let (best, force) = select(false, masked);
+            if force {
+                return best;
+            }
+            let (best, force) = select(true, masked);
+            // Without a mask (new data, or the second round) another round would repeat this one.
+            if force || !masked {
+                return best;
+            }
+            masked = false;
         }
-        pick(true, skip).0.or_else(|| if skip { pick(true, false).0 } else { None })
     }
 
     /// Sends on the minRTT choice, or waits if there is none: the default answer of most
@@ -560,9 +579,26 @@ pub(crate) mod tests {
     /// unavailable); the backup pass finds nothing, so the mask is cleared and the active pass
     /// repeated, which returns the carrier. The reinjection goes out now on subflow 0.
     #[test]
-    #[ignore = "BUG (A.2 deviation): min_rtt() waits for a busy subflow that has not carried a reinjected segment instead of resending it on an available subflow that already carried it"]
     fn min_rtt_reinjection_busy_unused_falls_back_to_available_carrier() {
         assert_eq!(min_rtt_reinj(&[carried(idle(10)), busy(30)]), Some(0));
+    }
+
+    /// A.2 select() with backups, following the passes of Linux's `get_available_subflow`.
+    #[test]
+    fn min_rtt_reinjection_passes_with_backups() {
+        // Active pass: only the used carrier is available (force = false); the backup pass finds
+        // an unused available backup (force = true): the backup takes the reinjection.
+        assert_eq!(min_rtt_reinj(&[carried(idle(10)), busy(30), backup(idle(50))]), Some(2));
+        // The backup pass finds only a used backup (force = false): mask cleared, active pass
+        // repeated, now every subflow is unused and the fastest available active one wins.
+        assert_eq!(min_rtt_reinj(&[carried(idle(10)), busy(30), backup(carried(idle(5)))]), Some(0));
+        // The unused backup is only busy: the backup pass returns none with force = true: wait.
+        assert_eq!(min_rtt_reinj(&[carried(idle(10)), backup(busy(50))]), None);
+        // Nothing available: the unused active subflow is busy (force = true): wait.
+        assert_eq!(min_rtt_reinj(&[carried(busy(10)), busy(30)]), None);
+        // Carriers all busy, no other subflow: after the mask is cleared they are busy unused
+        // ones: wait.
+        assert_eq!(min_rtt_reinj(&[carried(busy(10)), carried(busy(30))]), None);
     }
 
     // ------------------------------------------------------------------ fastest

@@ -5,12 +5,10 @@
 //! Two equal paths (20 ms one-way, 10 Mbit/s each) unless stated; linux profile, NewReno, minRTT,
 //! 1 MiB shared receive buffer.
 
-mod util;
-
 use std::collections::BTreeMap;
 
+use crate::util::*;
 use mpsched_transport::{Event, Instant, PathState, Side};
-use util::*;
 
 fn equal_paths(sched: &str) -> Pair {
     Pair::new(multipath_config(sched, 2, 1 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(

@@ -1,8 +1,7 @@
 //! Multipath validation: MPTCP connection semantics, schedulers and coupled congestion control.
 //! Each test states what is expected and why.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// 1. Two 10 Mbps paths (25 ms and 50 ms one-way), no loss, large buffers: a minRTT MPTCP
 /// connection aggregates both, ≥ 18 Mbps (the payload ceiling is 2 × 9.65 = 19.3 Mbps).

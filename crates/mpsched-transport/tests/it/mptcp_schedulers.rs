@@ -3,12 +3,10 @@
 //!
 //! Linux profile (IW 10, MSS 1448), NewReno; per-test paths as stated.
 
-mod util;
-
 use std::collections::BTreeSet;
 
+use crate::util::*;
 use mpsched_transport::{Decision, Event, PathState, Side};
-use util::*;
 
 fn dsns_on(p: &Pair, sf: u8, from: mpsched_transport::Instant) -> BTreeSet<u64> {
     p.client_data_on(sf).filter(|s| s.at >= from).map(|s| s.seg.dsn).collect()

@@ -8,10 +8,8 @@
 //! part: the fast subflow is window-limited every 20 ms and minRTT then puts segments on the
 //! slow subflow, whose late arrival blocks the shared window.
 
-mod util;
-
-use mpsched_transport::{ConnInfo, Flags, Side};
-use util::*;
+use crate::util::*;
+use mpsched_transport::{ConnInfo, Flags, Instant, Side};
 
 const BUF: u64 = 64 << 10;
 
@@ -77,6 +75,42 @@ fn opportunistic_retransmission_and_penalization_relieve_hol() {
         assert_buffer_bounded(p);
         assert_eq!(p.app_read[1], p.server.info().bytes_delivered, "in order, read once");
     }
+}
+
+/// Penalization is rate-limited per subflow that finds the window blocked (Linux
+/// `mptcp_rcv_buf_optimization`: at most once per that subflow's srtt, `last_rbuf_opti`), and
+/// each one halves the slow carrier's window (`Subflow::penalize`: cwnd / 2 rounded down to
+/// whole segments, at least one; external CC never grows it back). The client is polled at the
+/// start of each step (at the previous instant) and after each of its inputs, so penalizations
+/// are observed around both. None comes closer than the fast path's 20 ms propagation RTT (a
+/// lower bound of its srtt) to the previous one.
+#[test]
+fn penalization_halves_slow_window_at_most_once_per_fast_srtt() {
+    let mut p = hol_pair("minrtt");
+    p.client.write(100 << 20);
+    let mut times: Vec<Instant> = Vec::new();
+    let mut observe = |p: &Pair, before: u64, cwnd1: u64| {
+        let after = p.client.info().penalizations;
+        if after == before {
+            return;
+        }
+        assert_eq!(after, before + 1, "{:?}: one penalization per poll", p.now);
+        assert_eq!(p.client_sf(1).cwnd, (cwnd1 / 2 / MSS * MSS).max(MSS), "{:?}: halved", p.now);
+        if let Some(&last) = times.last() {
+            assert!(p.now.saturating_since(last) >= ms(20), "{:?} after {last:?}", p.now);
+        }
+        times.push(p.now);
+    };
+    while p.now < at_ms(3000) {
+        let (before, cwnd1) = (p.client.info().penalizations, p.client_sf(1).cwnd);
+        p.flush();
+        observe(&p, before, cwnd1);
+        let (before, cwnd1) = (p.client.info().penalizations, p.client_sf(1).cwnd);
+        p.step();
+        observe(&p, before, cwnd1);
+    }
+    assert!(times.len() >= 3, "penalized {} times: {times:?}", times.len());
+    assert_eq!(p.client_sf(1).cwnd, MSS, "halved down to one segment");
 }
 
 /// BLEST and ECF predict the blocking and keep data off the slow path (wait for the fast

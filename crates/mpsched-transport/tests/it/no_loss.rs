@@ -1,10 +1,8 @@
 //! A loss-free transfer: every byte delivered once and in order, no retransmission, slow start
 //! doubling the window each RTT; and the harness's bottleneck serialization.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{Duration, Instant, Segment, SubflowConfig};
-use util::*;
 
 const N: u64 = 1_000_000;
 /// ceil(1e6 / 1448): 690 full segments and one of 880 bytes.

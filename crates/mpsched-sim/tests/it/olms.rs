@@ -7,7 +7,7 @@ use mpsched_sim::scenario::Scenario;
 use mpsched_sim::sim::Sim;
 use mpsched_transport::sched::olms::App;
 
-const APP1: &str = include_str!("../../../scenarios/olms-app1.toml");
+const APP1: &str = include_str!("../../../../scenarios/olms-app1.toml");
 
 fn app1(size: u64, scheduler: &str) -> Scenario {
     let text = APP1

@@ -1,7 +1,6 @@
 //! Workloads: application-limited sources, chunked sources, repeated downloads, generated flows.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const PATHS: &str = r#"
 [[paths]]

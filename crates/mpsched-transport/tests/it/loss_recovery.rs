@@ -4,10 +4,8 @@
 //! Default pair: RTT 100 ms, no rate limit, linux profile (IW 10, MSS 1448, delayed ACK, ABC).
 //! Data segment k (1-based) of the first flight carries seq 1 + (k-1)·1448.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{SubflowConfig, SubflowInfo};
-use util::*;
 
 const N: u64 = 60 * MSS;
 

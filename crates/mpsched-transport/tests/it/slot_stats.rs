@@ -5,10 +5,8 @@
 //!
 //! Hand-checked cases: the initial window of one path, and minRTT on two idle established paths.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{Side, SlotStats};
-use util::*;
 
 /// cwnd × 8 × 10⁹ / srtt, bits per second, as the connection computes it per slot.
 fn bw(cwnd: u64, srtt_ns: u64) -> u128 {

@@ -1,10 +1,8 @@
 //! Retransmission timeout (RFC 6298): tail loss, blackouts with exponential backoff, Karn's rule,
 //! min/max RTO clamps; RFC 5681's window after a timeout.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{Duration, Instant, SubflowConfig, SubflowInfo};
-use util::*;
 
 /// Client snapshot taken at exactly `t` (the last one if several).
 fn client_at(p: &Pair, t: Instant) -> SubflowInfo {

@@ -4,10 +4,8 @@
 //! Paths: 0 = 25 ms one-way (RTT0 50 ms), 1 = 40 ms one-way (RTT1 80 ms), no rate limit, linux
 //! profile (IW 10, MSS 1448), NewReno, minRTT, 1 MiB shared receive buffer.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{Event, Flags, Side};
-use util::*;
 
 fn two_paths() -> Pair {
     Pair::new(multipath_config("minrtt", 2, 1 << 20)).with_path(0, ms(25), None).with_path(1, ms(40), None)

@@ -2,8 +2,7 @@
 //! (paths 10 Mbps/10 ms and 1 Mbps/200 ms, 64 KB receive buffer, 30 s greedy transfer) and two
 //! equal-rate paths without HoL.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn hol(scheduler: &str, seed: u64) -> (f64, i64) {
     let out = run(&format!(

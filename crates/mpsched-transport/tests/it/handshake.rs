@@ -4,10 +4,8 @@
 //! Default pair: 50 ms one-way delay each way (RTT 100 ms), no rate limit, linux profile
 //! (IW 10, MSS 1448, delayed ACK 40 ms), NewReno.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{Duration, Flags};
-use util::*;
 
 #[test]
 fn syn_synack_then_data_one_rtt_after_syn() {

@@ -4,10 +4,8 @@
 //!
 //! Default pair: RTT 100 ms; the first flight (IW 10) leaves at 100 ms and arrives at 150 ms.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{Segment, SubflowConfig};
-use util::*;
 
 fn seq_of(k: u64) -> u64 {
     1 + (k - 1) * MSS

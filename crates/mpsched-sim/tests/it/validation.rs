@@ -1,8 +1,7 @@
 //! Validation against theory: tests that fail when the physics is wrong.
 //! Each test states the expected value, where it comes from, and the tolerance.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// 1. One bulk NewReno flow, 10 Mbps, 25 ms one-way, no loss, buffer = 1 BDP (62.5 KB).
 /// A Reno sawtooth with a one-BDP drop-tail buffer never drains the queue (the window halves from

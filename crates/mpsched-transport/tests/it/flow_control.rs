@@ -1,10 +1,8 @@
 //! Receive window (flow control): the sender never has more than the receiver's buffer beyond the
 //! application's read point.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::{ConnConfig, Instant, Side};
-use util::*;
 
 fn small_buffer(rcv_buf: u64) -> ConnConfig {
     let mut cfg = linux_reno();

@@ -1,7 +1,6 @@
 //! Energy model integrated over a run (baselines spec D).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn interfaces(out: &mpsched_sim::RunOutput) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();

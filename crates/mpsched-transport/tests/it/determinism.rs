@@ -1,10 +1,8 @@
 //! Determinism: the transport has no clock, RNG or hash-order dependence, so the same script
 //! gives the same segments at the same instants, bit for bit.
 
-mod util;
-
+use crate::util::*;
 use mpsched_transport::SubflowConfig;
-use util::*;
 
 /// A busy script: bottleneck, CUBIC, scattered losses, a burst, lost ACKs and a blackout.
 fn script(extra_loss: Option<u64>) -> Pair {

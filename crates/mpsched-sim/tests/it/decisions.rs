@@ -1,7 +1,6 @@
 //! Decision points: the simulator pauses for outside policies and resumes exactly.
 
-mod common;
-use common::*;
+use crate::common::*;
 use mpsched_sim::{Decision, Scenario, Sim, Stop};
 
 fn scenario(scheduler: &str, extra: &str) -> String {

@@ -1,0 +1,15 @@
+//! The simulator's integration tests, linked as one test binary (one module per topic) so the
+//! workspace links one executable per crate instead of one per file. `common` holds the shared
+//! helpers (running a scenario text, reading table columns).
+
+mod common;
+
+mod decisions;
+mod energy;
+mod env_initial_mode;
+mod olms;
+mod peekaboo;
+mod ranges_traces_handoffs;
+mod validation;
+mod validation_multipath;
+mod workloads;
