@@ -7,11 +7,11 @@
 
 pub mod cc;
 pub mod connection;
-pub mod reassembly;
-pub mod rtt;
+mod reassembly;
+mod rtt;
 pub mod sched;
 pub mod segment;
-pub mod subflow;
+mod subflow;
 pub mod time;
 
 pub use connection::{
