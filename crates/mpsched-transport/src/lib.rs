@@ -7,6 +7,7 @@
 
 pub mod cc;
 pub mod connection;
+pub mod info;
 mod reassembly;
 mod rtt;
 pub mod sched;
@@ -14,10 +15,10 @@ pub mod segment;
 mod subflow;
 pub mod time;
 
-pub use connection::{
-    ConfigError, ConnConfig, ConnInfo, Connection, Event, PathId, PathState, Side, SlotStats, Transmit,
-};
+pub use connection::{ConfigError, ConnConfig, Connection, Event, PathId, PathState, Side, Transmit};
+pub use info::{ConnInfo, SubflowInfo};
+pub use sched::olms::SlotStats;
 pub use sched::{AnySched, Decision};
 pub use segment::{Flags, SackBlock, Segment, SubflowId};
-pub use subflow::{SubflowConfig, SubflowInfo};
+pub use subflow::SubflowConfig;
 pub use time::{Duration, Instant};

@@ -12,6 +12,7 @@ pub(crate) mod scoreboard;
 mod timers;
 
 use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
+pub use crate::info::SubflowInfo;
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::SubflowId;
@@ -158,40 +159,6 @@ impl ConnShared {
 /// Lent to a subflow for one call.
 pub struct SubflowCx<'a> {
     pub conn: &'a mut ConnShared,
-}
-
-/// A snapshot of a subflow's state for schedulers, metrics and observations.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SubflowInfo {
-    pub established: bool,
-    pub srtt: Duration,
-    pub rttvar: Duration,
-    pub min_rtt: Duration,
-    pub rto: Duration,
-    pub cwnd: u64,
-    pub ssthresh: u64,
-    /// Bytes in flight (RFC 6675 pipe).
-    pub pipe: u64,
-    /// Bytes sent and not cumulatively acknowledged.
-    pub outstanding: u64,
-    /// Bytes acknowledged (cumulatively or by SACK) over the subflow's life.
-    pub delivered: u64,
-    /// Payload bytes sent, retransmissions included.
-    pub bytes_sent: u64,
-    pub bytes_retransmitted: u64,
-    pub segments_sent: u64,
-    pub segments_retransmitted: u64,
-    /// Segments detected lost (by SACK or RTO).
-    pub segments_lost: u64,
-    pub rto_count: u64,
-    pub fast_recoveries: u64,
-    /// Latest delivery-rate sample, bytes per second.
-    pub delivery_rate: u64,
-    pub in_recovery: bool,
-    /// Peer's advertised receive window.
-    pub peer_wnd: u64,
-    /// Payload bytes received in order on this subflow.
-    pub bytes_received: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

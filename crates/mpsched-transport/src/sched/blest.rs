@@ -87,7 +87,7 @@ mod tests {
     //! segments, 2 in flight = 2896 bytes queued). Calls at `now = 0` leave lambda at 1.2
     //! (the first update is due once min_srtt_s = 40 ms has passed).
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{at_ms, busy, idle, ms, send, sf, view, MSS};
     use crate::sched::{SchedSubflow, SchedView};
 

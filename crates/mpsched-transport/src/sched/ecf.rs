@@ -60,7 +60,7 @@ mod tests {
     //! available with a 10-segment window. CWND_f = CWND_s = 14 480 bytes. δ = 2·max(rttvar).
     //! All terms are linear in time, so the byte thresholds below are exact in nanoseconds.
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, idle, ms, send, view};
     use crate::sched::{SchedSubflow, SchedView};
     use crate::time::Duration;

@@ -108,7 +108,7 @@ impl Scheduler for External {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, idle, send, unusable, view};
     use crate::sched::SchedSubflow;
 

@@ -36,7 +36,7 @@ impl Scheduler for MinRtt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{backup, busy, carried, idle, reinj_view, retrans, send, unusable, view};
 
     #[test]

@@ -22,8 +22,7 @@ pub use peekaboo::Peekaboo;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
 
-use crate::connection::ConnInfo;
-use crate::subflow::SubflowInfo;
+use crate::info::{ConnInfo, SubflowInfo};
 use crate::time::Instant;
 
 /// A set of subflows as a bitmask (bit i = subflow i).

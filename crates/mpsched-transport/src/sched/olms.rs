@@ -30,9 +30,11 @@
 pub mod learner;
 pub mod lp;
 pub mod rounding;
+pub mod slots;
 
 pub use learner::{MonitorParams, PathStats, SplitMix};
 pub use lp::App;
+pub use slots::SlotStats;
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
@@ -436,7 +438,7 @@ mod tests {
     //! The learning loop on synthetic paths (each slot every path can send; the scheduled path
     //! returns one measurement drawn around its true mean), i.e. the setting of Theorem 1.
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, idle, send, view};
 
     /// Measurement of a path with true mean `m`: uniform in [m − 0.05, m + 0.05] clipped.

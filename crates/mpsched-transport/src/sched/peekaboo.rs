@@ -287,7 +287,7 @@ impl Scheduler for Peekaboo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{at_ms, busy, idle, send, view, MSS};
     use crate::sched::SchedSubflow;
 

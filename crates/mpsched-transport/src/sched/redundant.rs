@@ -30,7 +30,7 @@ impl Scheduler for Redundant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, carried, idle, reinj_view, retrans, send, unusable, view};
 
     /// Redundant only switches the connection's per-subflow catch-up mode on (A.5 (a)); the

@@ -53,7 +53,7 @@ impl Scheduler for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{backup, busy, carried, idle, reinj_view, retrans, send, unusable, view};
     use crate::sched::SchedSubflow;
 
