@@ -282,7 +282,7 @@ impl Connection {
     pub fn info_at(&mut self, now: Instant) -> ConnInfo {
         self.account_hol(now);
         if let Some(t) = self.blocked_since {
-            self.info.send_blocked_seconds += now.saturating_since(t).as_secs_f64();
+            self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
             self.blocked_since = Some(now);
         }
         self.info_now()

@@ -438,7 +438,7 @@ mod tests {
             assert_eq!(sf.new_data_space(now), 0);
             now = sf.next_send_time;
         }
-        let gaps: Vec<u64> = sent.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        let gaps: Vec<u64> = sent.windows(2).map(|w| w[1].saturating_duration_since(w[0]).0).collect();
         assert_eq!(gaps, vec![1_250_000; 4]);
     }
 

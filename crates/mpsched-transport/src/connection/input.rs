@@ -31,7 +31,7 @@ impl Connection {
 
     /// Integrates the receiver's HoL figures up to `now`.
     pub(super) fn account_hol(&mut self, now: Instant) {
-        let dt = now.saturating_since(self.hol_last).as_secs_f64();
+        let dt = now.saturating_duration_since(self.hol_last).as_secs_f64();
         if dt > 0.0 {
             self.info.ooo_byte_seconds += self.shared.rcv.ooo_bytes() as f64 * dt;
             if self.shared.rcv_window() < self.subflows[0].mss() as u64 {

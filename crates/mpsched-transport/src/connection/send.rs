@@ -181,7 +181,7 @@ impl Connection {
             return None;
         }
         if let Some(t) = self.blocked_since.take() {
-            self.info.send_blocked_seconds += now.saturating_since(t).as_secs_f64();
+            self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
         }
         self.shared.snd_next_dsn += len as u64;
         if self.multipath() {
@@ -238,7 +238,7 @@ impl Connection {
                 return None;
             }
             if let Some(t) = self.blocked_since.take() {
-                self.info.send_blocked_seconds += now.saturating_since(t).as_secs_f64();
+                self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
             }
             self.shared.snd_next_dsn += len_new as u64;
             self.sent.push_back(MetaSeg { dsn, len: len_new, carried: SubflowSet::default() });
@@ -256,7 +256,7 @@ impl Connection {
             return None;
         }
         let srtt_s = self.views[s].info.srtt;
-        let due = self.meta[s].last_penalization.is_none_or(|t| now.saturating_since(t) >= srtt_s);
+        let due = self.meta[s].last_penalization.is_none_or(|t| now.saturating_duration_since(t) >= srtt_s);
         if due {
             let all = self.sched.penalize_all_carriers();
             for o in (0..self.subflows.len()).filter(|&o| o != s && h.carried.contains(o)) {

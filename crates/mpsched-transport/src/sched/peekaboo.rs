@@ -217,7 +217,7 @@ impl Peekaboo {
                 break;
             }
             self.pending.pop_front();
-            let dt = now.saturating_since(p.at).0.max(1);
+            let dt = now.saturating_duration_since(p.at).0.max(1);
             let bytes = if self.per_packet_reward { p.len as u64 } else { data_acked - p.acked_at };
             let r = mbps(bytes, dt);
             let predicted = self.arms[p.action].predict(&p.x);

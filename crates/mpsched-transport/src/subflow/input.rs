@@ -81,7 +81,7 @@ impl Subflow {
         self.peer_wnd = seg.wnd as u64;
         if self.backoff == 0 {
             // Karn: no sample from a retransmitted SYN.
-            self.rtt.on_sample(now.saturating_since(Instant(seg.ts_ecr)));
+            self.rtt.on_sample(now.saturating_duration_since(Instant(seg.ts_ecr)));
             self.cc_state.srtt = self.rtt.srtt();
             self.cc_state.min_rtt = self.rtt.min_rtt();
         } else if self.cc_state.cwnd > self.cfg.mss as u64 {
@@ -138,7 +138,7 @@ impl Subflow {
     fn take_samples(&mut self, now: Instant, acked: &Acked) -> Option<Duration> {
         let mut rtt_sample = None;
         if let Some(s) = acked.sample {
-            let r = now.saturating_since(s.sent_at);
+            let r = now.saturating_duration_since(s.sent_at);
             // RFC 6298 5.7 / Karn: the backed-off RTO stays until a valid measurement.
             self.backoff = 0;
             self.rtt.on_sample(r);
@@ -150,7 +150,7 @@ impl Subflow {
             self.delivered += acked.newly_acked;
             self.delivered_time = now;
             if let Some(s) = acked.sample {
-                let dt = now.saturating_since(s.delivered_time).0;
+                let dt = now.saturating_duration_since(s.delivered_time).0;
                 if dt > 0 {
                     self.delivery_rate = ((self.delivered - s.delivered) as u128 * 1_000_000_000 / dt as u128) as u64;
                 }
