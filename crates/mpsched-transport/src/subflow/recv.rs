@@ -155,3 +155,7 @@ impl RecvSeq {
         (lo, SackBlock { start: v[lo].0, end: v[hi].1 })
     }
 }
+
+#[cfg(test)]
+#[path = "recv_tests.rs"]
+mod tests;

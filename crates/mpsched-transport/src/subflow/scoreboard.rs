@@ -397,3 +397,7 @@ impl Scoreboard {
         self.retx_ptr = self.head_abs;
     }
 }
+
+#[cfg(test)]
+#[path = "scoreboard_tests.rs"]
+mod tests;
