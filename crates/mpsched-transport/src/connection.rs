@@ -30,11 +30,14 @@ pub type PathId = u16;
 pub enum Side {
     /// Opens the connection (sends SYN) and the MP_JOIN subflows.
     Client,
+    /// Answers the SYN and the MP_JOINs.
     Server,
 }
 
+/// Parameters of a [`Connection`].
 #[derive(Clone, Debug)]
 pub struct ConnConfig {
+    /// TCP parameters of every subflow.
     pub subflow: SubflowConfig,
     /// Congestion-control name, see [`AnyCc::NAMES`].
     pub cc: String,
@@ -64,15 +67,20 @@ impl Default for ConnConfig {
 /// A segment to put on a path.
 #[derive(Clone, Copy, Debug)]
 pub struct Transmit {
+    /// The path to send it on.
     pub path: PathId,
+    /// The segment (payload is virtual: byte ranges only).
     pub seg: Segment,
 }
 
 /// Up/down/backup state of a path, from the driver (interface events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathState {
+    /// The interface is usable (again): the subflow resumes at once.
     Up,
+    /// The interface is gone: the subflow's unacknowledged data is reinjected elsewhere.
     Down,
+    /// Set (`true`) or clear the backup priority of the path (MP_PRIO, RFC 8684 3.3.8).
     Backup(bool),
 }
 
@@ -119,6 +127,57 @@ struct SfMeta {
     slots: SlotStats,
 }
 
+/// One end of a multipath connection, sans-IO: it never reads a clock, touches a socket or draws
+/// random numbers. Inputs carry `now`; outputs are segments and a timer deadline.
+///
+/// Call order (after quinn-proto's `Connection`): after [`Connection::new`], after every input
+/// ([`Connection::handle_segment`], [`Connection::handle_timeout`]) and after every command
+/// ([`Connection::write`], [`Connection::read`], [`Connection::set_path`], [`Connection::decide`],
+/// [`Connection::set_subflow_cwnd`]) the driver
+/// 1. drains [`Connection::poll_transmit`] until it returns `None` and puts each [`Transmit`] on
+///    its path,
+/// 2. reads [`Connection::poll_timeout`] and calls [`Connection::handle_timeout`] at that instant
+///    unless another input comes first (a deadline may move earlier or later after any call),
+/// 3. drains [`Connection::poll_event`] until `None`.
+///
+/// Timeouts are exact deadlines: `handle_timeout` before the deadline does nothing, so a driver
+/// may call it early. `now` must never go backwards between calls.
+///
+/// ```
+/// use mpsched_transport::{ConnConfig, Connection, Duration, Instant, Side};
+///
+/// let cfg = ConnConfig::default();
+/// let mut client = Connection::new(&cfg, Side::Client, Instant::ZERO).unwrap();
+/// let mut server = Connection::new(&cfg, Side::Server, Instant::ZERO).unwrap();
+/// client.write(10_000);
+/// // A lossless wire with a 10 ms one-way delay, both ends driven by one loop.
+/// let (mut now, delay) = (Instant::ZERO, Duration::from_millis(10));
+/// for _ in 0..20 {
+///     let mut c2s = Vec::new();
+///     while let Some(t) = client.poll_transmit(now) {
+///         c2s.push(t);
+///     }
+///     now += delay;
+///     for t in &c2s {
+///         server.handle_segment(now, t.path, &t.seg);
+///     }
+///     server.read(u64::MAX);
+///     let mut s2c = Vec::new();
+///     while let Some(t) = server.poll_transmit(now) {
+///         s2c.push(t);
+///     }
+///     now += delay;
+///     for t in &s2c {
+///         client.handle_segment(now, t.path, &t.seg);
+///     }
+///     if client.poll_timeout().is_some_and(|d| d <= now) {
+///         client.handle_timeout(now);
+///     }
+///     while client.poll_event().is_some() {}
+/// }
+/// assert_eq!(server.info().bytes_delivered, 10_000);
+/// assert_eq!(client.info().data_acked, 10_000);
+/// ```
 pub struct Connection {
     side: Side,
     shared: ConnShared,
@@ -147,10 +206,14 @@ pub struct Connection {
     scratch: Vec<(u64, u32)>,
 }
 
+/// Why [`Connection::new`] rejected a [`ConnConfig`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigError {
+    /// No congestion control of that name.
     UnknownCc(String),
+    /// No scheduler of that name.
     UnknownScheduler(String),
+    /// The path list is empty or longer than 8.
     Paths(String),
 }
 
@@ -169,6 +232,8 @@ impl std::fmt::Display for ConfigError {
 }
 
 impl Connection {
+    /// A connection over `cfg.paths`, opened at `now`. A client sends its SYN at the first
+    /// [`Connection::poll_transmit`]; a server waits for it.
     pub fn new(cfg: &ConnConfig, side: Side, now: Instant) -> Result<Self, ConfigError> {
         if cfg.paths.is_empty() || cfg.paths.len() > 8 {
             return Err(ConfigError::Paths(format!("expected 1 to 8 paths, got {}", cfg.paths.len())));
@@ -231,6 +296,7 @@ impl Connection {
         })
     }
 
+    /// Which end this is.
     pub fn side(&self) -> Side {
         self.side
     }
@@ -257,10 +323,12 @@ impl Connection {
         self.parked
     }
 
+    /// The next event for the driver, oldest first. Drain after every input.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
 
+    /// The earliest timer deadline of any subflow: call [`Connection::handle_timeout`] then.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.subflows.iter().filter_map(|s| s.poll_timeout()).min()
     }
@@ -293,10 +361,12 @@ impl Connection {
         self.info_now()
     }
 
+    /// Number of subflows (one per configured path).
     pub fn subflow_count(&self) -> usize {
         self.subflows.len()
     }
 
+    /// Snapshot of subflow `i`. Panics if `i` is out of range.
     pub fn subflow_info(&self, i: usize) -> SubflowInfo {
         self.subflows[i].info()
     }
@@ -306,6 +376,7 @@ impl Connection {
         self.meta[i].slots
     }
 
+    /// Snapshots of every subflow with its id.
     pub fn subflows(&self) -> impl Iterator<Item = (u8, SubflowInfo)> + '_ {
         self.subflows.iter().map(|s| (s.id, s.info()))
     }
@@ -317,10 +388,12 @@ impl Connection {
         }
     }
 
+    /// Name of the subflows' congestion control.
     pub fn cc_name(&self) -> &'static str {
         self.subflows.first().map(|s| s.cc_name()).unwrap_or("")
     }
 
+    /// Name of the packet scheduler.
     pub fn scheduler_name(&self) -> &'static str {
         self.sched.name()
     }

@@ -6,12 +6,19 @@ use crate::time::Duration;
 /// A snapshot of a subflow's state for schedulers, metrics and observations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SubflowInfo {
+    /// The handshake (or join) completed.
     pub established: bool,
+    /// Smoothed RTT (RFC 6298), zero before the first sample.
     pub srtt: Duration,
+    /// RTT variation (RFC 6298).
     pub rttvar: Duration,
+    /// Smallest RTT sample, zero before the first.
     pub min_rtt: Duration,
+    /// Current retransmission timeout, backoff included.
     pub rto: Duration,
+    /// Congestion window in bytes.
     pub cwnd: u64,
+    /// Slow-start threshold in bytes (`u64::MAX` until the first loss).
     pub ssthresh: u64,
     /// Bytes in flight (RFC 6675 pipe).
     pub pipe: u64,
@@ -21,15 +28,21 @@ pub struct SubflowInfo {
     pub delivered: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
+    /// Payload bytes retransmitted.
     pub bytes_retransmitted: u64,
+    /// Data segments sent, retransmissions included.
     pub segments_sent: u64,
+    /// Data segments retransmitted.
     pub segments_retransmitted: u64,
-    /// Segments detected lost (by SACK or RTO).
+    /// Segments detected lost (by SACK, RTO, or a retransmission found lost again).
     pub segments_lost: u64,
+    /// Retransmission timeouts fired (SYN and data).
     pub rto_count: u64,
+    /// Fast-recovery episodes entered (RFC 6675).
     pub fast_recoveries: u64,
     /// Latest delivery-rate sample, bytes per second.
     pub delivery_rate: u64,
+    /// In fast recovery or RTO recovery now.
     pub in_recovery: bool,
     /// Peer's advertised receive window.
     pub peer_wnd: u64,
@@ -61,8 +74,11 @@ pub struct ConnInfo {
     pub duplicate_bytes: u64,
     /// Free receive window advertised now.
     pub rcv_window: u64,
+    /// Bytes reinjected on another subflow after an RTO or a path failure (A.0 step 2).
     pub reinjected_bytes: u64,
+    /// Segments resent by opportunistic retransmission (baselines spec A.3).
     pub opportunistic_retransmissions: u64,
+    /// Window halvings of slow subflows by penalization (A.3).
     pub penalizations: u64,
     /// Bytes sent as copies on additional subflows by redundant scheduling.
     pub redundant_bytes: u64,

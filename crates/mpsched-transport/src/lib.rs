@@ -4,6 +4,7 @@
 //! nothing reads a clock, touches a socket or draws random numbers. The simulator
 //! (`mpsched-sim`) drives it today; a UDP transport will drive the same code.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod cc;
 pub mod connection;

@@ -28,9 +28,13 @@ pub struct SubflowConfig {
     pub mss: u32,
     /// Initial congestion window in segments.
     pub init_cwnd: u32,
+    /// Lower bound of the retransmission timeout (RFC 6298 2.4; Linux 200 ms).
     pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout, backoff included.
     pub max_rto: Duration,
+    /// Acknowledge every second full segment only (RFC 9293 3.8.6.3).
     pub delayed_ack: bool,
+    /// Longest delay of an ACK when `delayed_ack` is set.
     pub delayed_ack_timeout: Duration,
     /// Duplicate-ACK threshold (RFC 6675 DupThresh).
     pub dupthresh: u32,

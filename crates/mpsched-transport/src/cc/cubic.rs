@@ -10,6 +10,7 @@ const BETA_CUBIC: f64 = 0.7;
 const ALPHA_CUBIC: f64 = 3.0 * (1.0 - BETA_CUBIC) / (1.0 + BETA_CUBIC);
 
 #[derive(Clone, Debug)]
+/// The controller; see the module docs.
 pub struct Cubic {
     /// Fast convergence (section 4.7); on by default as the RFC recommends.
     pub fast_convergence: bool,

@@ -41,6 +41,7 @@ impl Connection {
         self.hol_last = now;
     }
 
+    /// Handles a segment from the peer that arrived on `path` (the segment names its subflow).
     pub fn handle_segment(&mut self, now: Instant, _path: PathId, seg: &Segment) {
         let i = seg.sf as usize;
         if i >= self.subflows.len() {

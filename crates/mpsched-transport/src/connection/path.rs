@@ -7,6 +7,9 @@ use crate::subflow::SubflowCx;
 use crate::time::Instant;
 
 impl Connection {
+    /// Fires every subflow timer due at `now` (a no-op before [`Connection::poll_timeout`]).
+    /// An RTO on an established subflow of a multipath connection marks it potentially failed
+    /// and reinjects its unacknowledged data (baselines spec A.1 D3, A.0 step 2).
     pub fn handle_timeout(&mut self, now: Instant) {
         for i in 0..self.subflows.len() {
             if !self.subflows[i].poll_timeout().is_some_and(|t| t <= now) {

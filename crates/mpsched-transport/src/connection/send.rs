@@ -9,6 +9,8 @@ use crate::subflow::SubflowCx;
 use crate::time::{Duration, Instant};
 
 impl Connection {
+    /// The next segment to send at `now`, `None` when there is nothing more for now. Call until
+    /// `None` after every input.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         if let Some(t) = self.pending.pop_front() {
             return Some(t);

@@ -8,6 +8,7 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct Blest {
     /// Scaling factor of the fast subflow's estimate (starts at 1.2).
     pub lambda: f64,

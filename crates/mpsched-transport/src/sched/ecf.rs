@@ -8,6 +8,7 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The scheduler; see the module docs.
 pub struct Ecf {
     waiting: bool,
 }

@@ -8,14 +8,20 @@ use super::{Decision, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the outside policy decides (see the module docs).
 pub enum ExternalMode {
+    /// Per interval: minRTT or redundant.
     Mode,
+    /// Per interval: each subflow's share of new data.
     Weights,
+    /// Per segment: the subflow to send it on.
     Packet,
 }
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct External {
+    /// What the outside policy decides.
     pub mode: ExternalMode,
     redundant: bool,
     weights: [f32; 8],

@@ -7,7 +7,9 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct MinRtt {
+    /// Opportunistic retransmission and penalization (A.3) on.
     pub opportunistic: bool,
 }
 

@@ -123,6 +123,7 @@ struct Pending {
 }
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct Peekaboo {
     /// LinUCB exploration weight α (0.75 in the authors' code).
     pub alpha: f64,
@@ -144,6 +145,7 @@ pub struct Peekaboo {
     rng: u64,
     /// Counters: decisions taken per action, and how many the stochastic adjustment flipped.
     pub decisions: [u64; 2],
+    /// Decisions the stochastic adjustment flipped.
     pub flips: u64,
 }
 

@@ -6,6 +6,7 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The scheduler; see the module docs.
 pub struct RoundRobin {
     /// Subflows that already had their turn in the current round.
     served: u16,

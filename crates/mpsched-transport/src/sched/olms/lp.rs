@@ -13,9 +13,15 @@ use good_lp::{microlp, variable, Expression, ProblemVariables, Solution, SolverM
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum App {
     /// Maximize bandwidth, the scheduled path's RTT at most `c_r`.
-    MaxRtt { c_r: f64 },
+    MaxRtt {
+        /// RTT bound, normalized.
+        c_r: f64,
+    },
     /// Minimize the maximum RTT, the scheduled bandwidth at most `c_b`.
-    Bandwidth { c_b: f64 },
+    Bandwidth {
+        /// Bandwidth bound, normalized.
+        c_b: f64,
+    },
 }
 
 impl App {
