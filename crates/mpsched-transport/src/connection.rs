@@ -10,6 +10,8 @@
 mod input;
 mod path;
 mod send;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 
@@ -96,6 +98,9 @@ pub enum Event {
     /// The scheduler asked for an outside decision; the connection sends no new data until
     /// [`Connection::decide`] is called.
     DecisionNeeded,
+    /// DATA_ACK advanced to this DSN: every byte below it is acknowledged at connection level
+    /// (RFC 8684 3.3.2) and will not be sent again, so the driver may free its payload.
+    DataAcked(u64),
 }
 
 /// A connection-level segment not yet DATA_ACKed, with the subflows that carried it.
@@ -197,6 +202,8 @@ pub struct Connection {
     parked: bool,
     established: bool,
     read_total: u64,
+    /// Send buffer limit in bytes: written and not yet DATA_ACKed (Linux `sk_sndbuf`).
+    snd_buf: u64,
     next_poll: usize,
     next_red: usize,
     info: ConnInfo,
@@ -286,6 +293,7 @@ impl Connection {
             parked: false,
             established: false,
             read_total: 0,
+            snd_buf: u64::MAX,
             next_poll: 0,
             next_red: 0,
             info: ConnInfo::default(),
@@ -301,10 +309,20 @@ impl Connection {
         self.side
     }
 
-    /// Application writes `bytes` more bytes; all are accepted (the send buffer is unbounded).
+    /// Application writes up to `bytes` more bytes; returns how many the send buffer took. The
+    /// buffer holds written bytes until they are DATA_ACKed; once [`Event::DataAcked`] frees
+    /// space, write the rest. Unbounded unless [`Connection::set_send_buffer`] set a limit.
     pub fn write(&mut self, bytes: u64) -> u64 {
-        self.shared.snd_end_dsn = self.shared.snd_end_dsn.saturating_add(bytes);
-        bytes
+        let held = self.shared.snd_end_dsn.saturating_sub(self.data_una);
+        let n = bytes.min(self.snd_buf.saturating_sub(held));
+        self.shared.snd_end_dsn = self.shared.snd_end_dsn.saturating_add(n);
+        n
+    }
+
+    /// Limits the send buffer to `bytes` (written and not yet DATA_ACKed). Bytes already written
+    /// stay; [`Connection::write`] takes no more until DATA_ACKs bring the total below the limit.
+    pub fn set_send_buffer(&mut self, bytes: u64) {
+        self.snd_buf = bytes;
     }
 
     /// Answers a `DecisionNeeded` (per-packet policies) or applies a per-interval decision.

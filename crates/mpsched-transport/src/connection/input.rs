@@ -54,6 +54,9 @@ impl Connection {
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
 
         if seg.flags.contains(Flags::ACK) && seg.data_ack >= self.data_una {
+            if seg.data_ack > self.data_una {
+                self.events.push_back(Event::DataAcked(seg.data_ack));
+            }
             self.data_una = seg.data_ack;
             // C.2: keep the largest right edge seen (a reordered or duplicated ACK with a smaller
             // window must not pull it back).
