@@ -170,6 +170,11 @@ impl Scoreboard {
                         acked.newly_acked += cut;
                     } else {
                         self.sacked_bytes -= cut;
+                        if self.head_abs < self.lost_ptr {
+                            // Those bytes also leave the SACKed bytes below the loss pointer
+                            // (without this, `sacked_bytes - sacked_before_ptr` underflowed).
+                            self.sacked_before_ptr -= cut;
+                        }
                     }
                     self.forget(flags, cut);
                 }

@@ -16,9 +16,10 @@ const REO: u64 = 2;
 enum Op {
     /// Send a new segment of this many bytes.
     Send(u32),
-    /// Cumulatively acknowledge the first `cum % (n + 1)` outstanding segments, then SACK the
-    /// blocks `(first, count)` given as segment indices (taken modulo the outstanding count).
-    Ack { cum: usize, blocks: Vec<(usize, usize)> },
+    /// Cumulatively acknowledge the first `cum % (n + 1)` outstanding segments and `part`
+    /// bytes of the next one (modulo its length: a partial ACK trims it), then SACK the blocks
+    /// `(first, count)` given as segment indices (taken modulo the outstanding count).
+    Ack { cum: usize, part: u64, blocks: Vec<(usize, usize)> },
     /// Ask for the next retransmission and send it.
     Retransmit,
     /// Retransmission timeout.
@@ -28,8 +29,12 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (1u32..=MSS as u32).prop_map(Op::Send),
-        4 => (any::<usize>(), prop::collection::vec((any::<usize>(), 0usize..4), 0..=3))
-            .prop_map(|(cum, blocks)| Op::Ack { cum, blocks }),
+        4 => (
+            any::<usize>(),
+            prop_oneof![3 => Just(0u64), 1 => 1u64..MSS],
+            prop::collection::vec((any::<usize>(), 0usize..4), 0..=3)
+        )
+            .prop_map(|(cum, part, blocks)| Op::Ack { cum, part, blocks }),
         3 => Just(Op::Retransmit),
         1 => Just(Op::Rto),
     ]
@@ -67,7 +72,7 @@ impl Model {
         self.segs.iter().filter(|s| f(s)).map(|s| s.len).sum()
     }
     /// Applies an ACK; returns (newly acknowledged bytes, send time of the RTT sample).
-    fn ack(&mut self, k: usize, blocks: &[(u64, u64)]) -> (u64, Option<u64>) {
+    fn ack(&mut self, k: usize, part: u64, blocks: &[(u64, u64)]) -> (u64, Option<u64>) {
         let (mut newly, mut sample) = (0, None::<u64>);
         let mut take = |s: &MSeg| {
             newly += s.len;
@@ -84,6 +89,16 @@ impl Model {
             if !s.sacked && blocks.iter().any(|&(a, b)| a <= s.seq && s.seq + s.len <= b) {
                 take(s);
                 *s = MSeg { sacked: true, lost: false, retrans: false, relost: false, ..*s };
+            }
+        }
+        if let Some(s) = self.segs.first_mut().filter(|_| part > 0) {
+            // A partial ACK trims the segment (no RTT sample from it). Done after the SACK
+            // blocks, which cover the segment whole or not at all either way: if this ACK also
+            // SACKed it, its whole length was counted there.
+            s.seq += part;
+            s.len -= part;
+            if !s.sacked {
+                newly += part;
             }
         }
         if let Some(t) = sample {
@@ -160,7 +175,7 @@ fn run(ops: &[Op]) {
                 m.segs.push(MSeg { seq, len: *len as u64, sent_at: now, ..Default::default() });
                 m.nxt += *len as u64;
             }
-            Op::Ack { cum, blocks } => {
+            Op::Ack { cum, part, blocks } => {
                 let n = m.segs.len();
                 let k = cum % (n + 1);
                 let una = if k == 0 {
@@ -168,6 +183,8 @@ fn run(ops: &[Op]) {
                 } else {
                     m.segs[k - 1].seq + m.segs[k - 1].len
                 };
+                let part = m.segs.get(k).map_or(0, |s| part % s.len);
+                let una = una + part;
                 // Blocks aligned to segment boundaries, as a receiver builds them.
                 let ranges: Vec<(u64, u64)> = if n == 0 {
                     Vec::new()
@@ -182,12 +199,12 @@ fn run(ops: &[Op]) {
                 };
                 let sack: Vec<SackBlock> = ranges.iter().map(|&(start, end)| SackBlock { start, end }).collect();
                 let mut acked = Acked::default();
-                if k > 0 {
+                if k > 0 || part > 0 {
                     sb.cumulative_ack(una, &mut acked);
                 }
                 sb.sack(&sack, una, m.nxt, &mut acked);
                 sb.detect(&acked, THRESH, Duration(REO), una);
-                let (newly, sample) = m.ack(k, &ranges);
+                let (newly, sample) = m.ack(k, part, &ranges);
                 assert_eq!(acked.newly_acked, newly);
                 assert_eq!(acked.sample.map(|s| s.sent_at.0), sample);
             }
@@ -235,13 +252,29 @@ fn dupthresh_and_lost_retransmission() {
         Op::Send(10),
         Op::Send(10),
         Op::Send(10),
-        Op::Ack { cum: 0, blocks: vec![(1, 2)] },
+        Op::Ack { cum: 0, part: 0, blocks: vec![(1, 2)] },
         Op::Retransmit,
         Op::Send(10),
         Op::Send(10),
         Op::Send(10),
         Op::Send(10),
-        Op::Ack { cum: 0, blocks: vec![(7, 0)] },
+        Op::Ack { cum: 0, part: 0, blocks: vec![(7, 0)] },
         Op::Retransmit,
+    ]);
+}
+
+/// Regression: a partial cumulative ACK of a SACKed segment that loss detection had already
+/// passed left the SACKed-bytes-below-the-pointer count too high; `sacked_bytes -
+/// sacked_before_ptr` underflowed and the next hole was marked lost with a single byte SACKed.
+#[test]
+fn partial_ack_of_a_sacked_segment() {
+    run(&[
+        Op::Send(2),
+        Op::Ack { cum: 0, part: 0, blocks: vec![(0, 0)] },
+        Op::Send(1),
+        Op::Send(1),
+        Op::Send(1),
+        Op::Send(1),
+        Op::Ack { cum: 0, part: 1, blocks: vec![] },
     ]);
 }
