@@ -10,23 +10,25 @@
 //! registered algorithm with its parameters (`olms:app=bandwidth`, `cubic:beta=0.8`), see
 //! [`algo`].
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod algo;
 pub mod cc;
 pub mod connection;
-pub mod reassembly;
-pub mod rtt;
+pub mod info;
+mod reassembly;
+mod rtt;
 pub mod sched;
 pub mod segment;
-pub mod subflow;
+mod subflow;
 pub mod time;
 
 pub use algo::{ParamError, ParamValue, Spec};
 pub use cc::{AnyCc, CcSpec};
-pub use connection::{
-    ConfigError, ConnConfig, ConnInfo, Connection, Event, PathId, PathState, Side, SlotStats, Transmit,
-};
+pub use connection::{ConfigError, ConnConfig, Connection, Event, PathId, PathState, Side, Transmit};
+pub use info::{ConnInfo, SubflowInfo};
+pub use sched::olms::SlotStats;
 pub use sched::{AnySched, Decision, SchedSpec};
 pub use segment::{Flags, SackBlock, Segment, SubflowId};
-pub use subflow::{SubflowConfig, SubflowInfo};
+pub use subflow::SubflowConfig;
 pub use time::{Duration, Instant};

@@ -31,7 +31,7 @@ impl Reassembly {
         self.duplicate_bytes
     }
     /// Out-of-order ranges, ascending.
-    #[inline]
+    #[cfg(test)]
     pub fn ranges(&self) -> &[(u64, u64)] {
         &self.ooo
     }

@@ -65,9 +65,6 @@ impl RttEstimator {
     pub fn rttvar(&self) -> Duration {
         self.rttvar
     }
-    pub fn latest(&self) -> Duration {
-        self.latest
-    }
     /// Minimum RTT seen, zero before any sample.
     pub fn min_rtt(&self) -> Duration {
         if self.has_sample {
@@ -75,9 +72,6 @@ impl RttEstimator {
         } else {
             Duration::ZERO
         }
-    }
-    pub fn has_sample(&self) -> bool {
-        self.has_sample
     }
     pub fn max_rto(&self) -> Duration {
         self.max_rto

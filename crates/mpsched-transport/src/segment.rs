@@ -8,18 +8,25 @@ pub type SubflowId = u8;
 pub struct Flags(pub u8);
 
 impl Flags {
+    /// Synchronize sequence numbers (opens a subflow).
     pub const SYN: Flags = Flags(1);
+    /// The `ack` field is valid.
     pub const ACK: Flags = Flags(2);
+    /// No more data from the sender on this subflow (RFC 9293).
     pub const FIN: Flags = Flags(4);
+    /// The SYN opens an additional subflow of an existing connection (RFC 8684 3.2).
     pub const MP_JOIN: Flags = Flags(8);
+    /// No more data from the sender on the connection (RFC 8684 3.3.3).
     pub const DATA_FIN: Flags = Flags(16);
     /// The third ACK of an MP_JOIN handshake (in MPTCP it carries the MP_JOIN HMAC), repeated
     /// until the peer acknowledges it; the peer answers each with an ACK (RFC 8684 3.2).
     pub const MP_JOIN_ACK: Flags = Flags(32);
+    /// Every flag of `f` is set.
     #[inline]
     pub fn contains(self, f: Flags) -> bool {
         self.0 & f.0 == f.0
     }
+    /// These flags plus those of `f`.
     #[inline]
     pub fn with(self, f: Flags) -> Flags {
         Flags(self.0 | f.0)
@@ -29,7 +36,9 @@ impl Flags {
 /// A SACK block `[start, end)` in subflow sequence space.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlock {
+    /// First sequence number received.
     pub start: u64,
+    /// One past the last sequence number received.
     pub end: u64,
 }
 
@@ -37,15 +46,21 @@ pub struct SackBlock {
 /// (the later UDP transport) truncates them to 32 bits and extends them on receipt.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Segment {
+    /// The subflow it belongs to.
     pub sf: SubflowId,
+    /// TCP and MPTCP flags.
     pub flags: Flags,
+    /// Number of valid entries in `sack`.
     pub n_sack: u8,
     /// Payload length in bytes (0 for a pure ACK).
     pub len: u16,
     /// Receive window advertised by the sender of this segment, in bytes.
     pub wnd: u32,
+    /// Subflow sequence number of the first payload byte.
     pub seq: u64,
+    /// Subflow cumulative acknowledgement: next sequence number expected.
     pub ack: u64,
+    /// SACK blocks (RFC 2018), the first `n_sack` valid, most recent arrival first.
     pub sack: [SackBlock; 3],
     /// Data sequence number of the first payload byte (MPTCP DSS mapping).
     pub dsn: u64,
@@ -53,6 +68,7 @@ pub struct Segment {
     pub data_ack: u64,
     /// Sender's transmit time in nanoseconds (timestamp option, echoed in `ts_ecr`).
     pub ts_val: u64,
+    /// Echo of the peer's latest `ts_val` (RFC 7323).
     pub ts_ecr: u64,
 }
 
@@ -66,10 +82,12 @@ impl Segment {
         let sack = if self.n_sack > 0 { 4 + 8 * self.n_sack as u32 } else { 0 };
         HEADER_BYTES + sack + self.len as u32
     }
+    /// One past the last payload sequence number.
     #[inline]
     pub fn end(&self) -> u64 {
         self.seq + self.len as u64
     }
+    /// The valid SACK blocks.
     #[inline]
     pub fn sacks(&self) -> &[SackBlock] {
         &self.sack[..self.n_sack as usize]

@@ -34,6 +34,7 @@ use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionE
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The controller; see the module docs.
 pub struct Balia {
     /// Fractional bytes of window growth not yet applied.
     frac: f64,

@@ -18,6 +18,7 @@ crate::params! {
 
 /// CUBIC's congestion-avoidance state.
 #[derive(Clone, Debug)]
+/// The controller; see the module docs.
 pub struct Cubic {
     /// Fast convergence (section 4.7); on by default as the RFC recommends.
     pub fast_convergence: bool,
@@ -117,7 +118,7 @@ impl CongestionControl for Cubic {
         if self.t_epoch.is_none() {
             self.start_epoch(now, cwnd_seg);
         }
-        let t = (now.0 - self.t_epoch.unwrap().0) as f64 * 1e-9;
+        let t = now.saturating_duration_since(self.t_epoch.unwrap()).as_secs_f64();
         let rtt = st.srtt.as_secs_f64();
         // Without byte counting every ACK counts as one segment, like a per-ACK stack.
         let segs = if st.abc { acked as f64 / mss } else { 1.0 };

@@ -8,6 +8,7 @@ use super::{AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// Window set from outside (`Connection::set_subflow_cwnd`); halves on loss, one segment on RTO.
 pub struct ExternalCc;
 
 crate::no_params!(ExternalCc);

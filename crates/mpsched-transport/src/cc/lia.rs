@@ -128,6 +128,7 @@ pub(crate) fn reno_ssthresh(st: &CcState) -> u64 {
 }
 
 #[derive(Clone, Debug, Default)]
+/// The controller; see the module docs.
 pub struct Lia {
     /// Fractional bytes of window growth not yet applied.
     frac: f64,

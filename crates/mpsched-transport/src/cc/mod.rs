@@ -34,10 +34,13 @@ pub struct CcState {
     pub cwnd: u64,
     /// Slow-start threshold in bytes.
     pub ssthresh: u64,
+    /// Maximum segment payload in bytes.
     pub mss: u32,
     /// Bytes in flight (RFC 6675 `pipe`).
     pub pipe: u64,
+    /// Smoothed RTT (RFC 6298), zero before the first sample.
     pub srtt: Duration,
+    /// Smallest RTT sample, zero before the first.
     pub min_rtt: Duration,
     /// Appropriate byte counting (RFC 3465, Linux): grow by bytes acknowledged rather than per ACK.
     pub abc: bool,
@@ -48,6 +51,7 @@ pub struct CcState {
 }
 
 impl CcState {
+    /// The window is below the slow-start threshold.
     #[inline]
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
@@ -65,6 +69,7 @@ pub struct AckSample {
     pub delivered: u64,
     /// Delivery-rate sample in bytes per second (0 if none).
     pub delivery_rate: u64,
+    /// The sender had nothing more to send when the sample's segment left (always false today).
     pub app_limited: bool,
 }
 
@@ -81,22 +86,31 @@ pub enum CongestionEvent {
 /// including the caller, in subflow order).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SiblingInfo {
+    /// Congestion window in bytes.
     pub cwnd: u64,
+    /// Slow-start threshold in bytes.
     pub ssthresh: u64,
+    /// Smoothed RTT, zero before the first sample.
     pub srtt: Duration,
+    /// Smallest RTT sample, zero before the first.
     pub min_rtt: Duration,
+    /// Maximum segment payload in bytes.
     pub mss: u32,
+    /// The subflow completed its handshake.
     pub established: bool,
     /// Controller-specific state a coupled algorithm shares with its siblings
     /// ([`CongestionControl::shared_state`]), e.g. OLIA's bytes between losses.
     pub cc_shared: [f64; 2],
 }
 
+/// Every subflow of the connection, in subflow order (empty unless the controller is coupled).
 pub type Siblings<'a> = &'a [SiblingInfo];
 
 /// A congestion controller. Windows are in bytes.
 pub trait CongestionControl {
+    /// Registry name of the algorithm.
     fn name(&self) -> &'static str;
+    /// A segment of `bytes` payload left (new data or retransmission).
     fn on_sent(&mut self, _now: Instant, _st: &CcState, _bytes: u32) {}
     /// An ACK acknowledged new data (not called while in recovery).
     fn on_ack(&mut self, now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings);
@@ -104,6 +118,7 @@ pub trait CongestionControl {
     fn on_congestion_event(&mut self, now: Instant, st: &mut CcState, ev: CongestionEvent, sib: Siblings);
     /// Retransmission timeout: set `st.ssthresh`, `st.cwnd` (normally one segment).
     fn on_rto(&mut self, now: Instant, st: &mut CcState);
+    /// Fast or RTO recovery ended (the cumulative ACK passed the recovery point).
     fn on_recovery_exit(&mut self, _now: Instant, _st: &mut CcState) {}
     /// Pacing rate in bytes per second, if this controller paces.
     fn pacing_rate(&self, _st: &CcState) -> Option<u64> {

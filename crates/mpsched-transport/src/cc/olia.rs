@@ -44,6 +44,7 @@ use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionE
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The controller; see the module docs.
 pub struct Olia {
     loss1: u64,
     loss2: u64,

@@ -4,6 +4,7 @@ use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionE
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The controller; see the module docs.
 pub struct NewReno {
     /// Bytes acknowledged since the last congestion-avoidance increase (byte counting).
     acked_acc: u64,

@@ -72,9 +72,13 @@ crate::params! {
 
 /// wVegas's per-subflow state.
 #[derive(Clone, Debug)]
+/// The controller; see the module docs.
 pub struct WVegas {
+    /// Per-subflow alpha (queued packets) before the first weight update.
     pub initial_alpha: u32,
+    /// Sum of the subflows' alphas, split by rate weight.
     pub total_alpha: u32,
+    /// Slow-start exit threshold on the queued-packet estimate.
     pub gamma: u32,
     /// Drain even when the round's queueing delay is exactly zero (the kernel's literal behaviour).
     pub kernel_zero_queue_drain: bool,

@@ -9,6 +9,7 @@ use crate::algo::FromParams;
 use crate::time::Instant;
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct Blest {
     /// Scaling factor of the fast subflow's estimate (starts at 1.2).
     pub lambda: f64,
@@ -25,7 +26,8 @@ crate::params! {
 }
 
 impl Blest {
-    /// BLEST with the Linux defaults.
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(_: &str) -> Self {
         Self::from_params(&BlestParams::default())
     }
@@ -104,7 +106,7 @@ mod tests {
     //! segments, 2 in flight = 2896 bytes queued). Calls at `now = 0` leave lambda at 1.2
     //! (the first update is due once min_srtt_s = 40 ms has passed).
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{at_ms, busy, idle, ms, send, sf, view, MSS};
     use crate::sched::{SchedSubflow, SchedView};
 

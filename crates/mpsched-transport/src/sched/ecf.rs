@@ -8,11 +8,14 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The scheduler; see the module docs.
 pub struct Ecf {
     waiting: bool,
 }
 
 impl Ecf {
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(_: &str) -> Self {
         Self::default()
     }
@@ -67,7 +70,7 @@ mod tests {
     //! available with a 10-segment window. CWND_f = CWND_s = 14 480 bytes. δ = 2·max(rttvar).
     //! All terms are linear in time, so the byte thresholds below are exact in nanoseconds.
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, idle, ms, send, view};
     use crate::sched::{SchedSubflow, SchedView};
     use crate::time::Duration;

@@ -28,7 +28,9 @@ crate::params! {
 }
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct External {
+    /// What the outside policy decides.
     pub mode: ExternalMode,
     redundant: bool,
     weights: [f32; 8],
@@ -38,6 +40,8 @@ pub struct External {
 }
 
 impl External {
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(name: &str) -> Self {
         let mode = match name {
             "external-weights" => ExternalMode::Weights,
@@ -128,7 +132,7 @@ impl Scheduler for External {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, idle, send, unusable, view};
     use crate::sched::SchedSubflow;
 

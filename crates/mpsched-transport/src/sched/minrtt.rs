@@ -17,12 +17,15 @@ crate::params! {
 }
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct MinRtt {
+    /// Opportunistic retransmission and penalization (A.3) on.
     pub opportunistic: bool,
 }
 
 impl MinRtt {
-    /// minRTT as registered under `name` (`minrtt-norp`: without opportunistic retransmission).
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(name: &str) -> Self {
         MinRtt { opportunistic: name != "minrtt-norp" }
     }
@@ -54,7 +57,7 @@ impl Scheduler for MinRtt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{backup, busy, carried, idle, reinj_view, retrans, send, unusable, view};
 
     #[test]

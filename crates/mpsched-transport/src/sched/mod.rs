@@ -27,8 +27,7 @@ pub use roundrobin::RoundRobin;
 use std::sync::Arc;
 
 use crate::algo::{AlgoEntry, AlgoSet, Custom, FromParams, ParamDoc, ParamValue, Params, Spec};
-use crate::connection::ConnInfo;
-use crate::subflow::SubflowInfo;
+use crate::info::{ConnInfo, SubflowInfo};
 use crate::time::Instant;
 
 /// A set of subflows as a bitmask (bit i = subflow i).
@@ -36,14 +35,17 @@ use crate::time::Instant;
 pub struct SubflowSet(pub u16);
 
 impl SubflowSet {
+    /// Adds subflow `i`.
     #[inline]
     pub fn insert(&mut self, i: usize) {
         self.0 |= 1 << i;
     }
+    /// Subflow `i` is a member.
     #[inline]
     pub fn contains(self, i: usize) -> bool {
         self.0 & (1 << i) != 0
     }
+    /// No member.
     #[inline]
     pub fn is_empty(self) -> bool {
         self.0 == 0
@@ -69,11 +71,13 @@ pub enum Verdict {
 /// One subflow as the scheduler sees it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SchedSubflow {
+    /// The subflow's snapshot.
     pub info: SubflowInfo,
     /// Not definitely unavailable (established, joined, not potentially failed, path up).
     pub usable: bool,
     /// Usable and has congestion-window space for the segment (A.1 "available").
     pub available: bool,
+    /// Flagged backup (MP_PRIO): used only when no active subflow is usable.
     pub backup: bool,
     /// Free congestion window in bytes.
     pub space: u64,
@@ -81,14 +85,17 @@ pub struct SchedSubflow {
     pub carried: bool,
     /// Bytes sent on this subflow and not yet acknowledged on it.
     pub queued: u64,
-    /// Running min and max of srtt (BLEST's linger estimate).
+    /// Running minimum of srtt in nanoseconds (BLEST's linger estimate), 0 before a sample.
     pub min_srtt_ns: u64,
+    /// Running maximum of srtt in nanoseconds.
     pub max_srtt_ns: u64,
 }
 
 /// Everything a scheduler may look at.
 pub struct SchedView<'a> {
+    /// Every subflow, in subflow order.
     pub subflows: &'a [SchedSubflow],
+    /// Connection counters.
     pub conn: &'a ConnInfo,
     /// Length of the segment to schedule.
     pub seg_len: u32,
@@ -172,6 +179,7 @@ impl SchedView<'_> {
 
 /// A packet scheduler.
 pub trait Scheduler {
+    /// Registry name of the scheduler.
     fn name(&self) -> &'static str;
     /// A segment of new data waits and some subflow may have space: set bits in `out`.
     fn get_send(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict;

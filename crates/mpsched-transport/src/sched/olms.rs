@@ -30,9 +30,11 @@
 pub mod learner;
 pub mod lp;
 pub mod rounding;
+pub mod slots;
 
 pub use learner::{MonitorParams, PathStats, SplitMix};
 pub use lp::App;
+pub use slots::SlotStats;
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
@@ -145,13 +147,17 @@ impl OlmsConfig {
 /// Counters for inspection and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OlmsCounters {
+    /// Time slots (scheduler calls for new data).
     pub slots: u64,
+    /// LP solves (fewer than slots with `cycle > 1`).
     pub lp_solves: u64,
     /// LP infeasible: minRTT fallback.
     pub infeasible: u64,
     /// No member of the sampled set had window space: minRTT fallback (or a wait).
     pub busy: u64,
+    /// Packets held (`on_busy = "wait"`).
     pub waits: u64,
+    /// Statistics resets by the monitor (Algorithm 2).
     pub resets: u64,
 }
 
@@ -160,10 +166,13 @@ pub struct OlmsCounters {
 pub enum Plan {
     /// Bitmask of the L sampled paths (indices into the candidate list given to `plan`).
     Set(u16),
+    /// The LP had no solution: minRTT decides.
     Infeasible,
 }
 
+/// The scheduler; see the module docs.
 pub struct Olms {
+    /// Parameters.
     pub cfg: OlmsConfig,
     rng: SplitMix,
     stats: Vec<PathStats>,
@@ -172,6 +181,7 @@ pub struct Olms {
     v_feasible: bool,
     v_mask: u16,
     cycle_left: u32,
+    /// Counters for inspection and tests.
     pub counters: OlmsCounters,
     b_hat: Vec<f64>,
     r_hat: Vec<f64>,
@@ -182,6 +192,7 @@ pub struct Olms {
 }
 
 impl Olms {
+    /// OLMS with configuration `cfg`.
     pub fn new(cfg: OlmsConfig) -> Self {
         Olms {
             rng: SplitMix::new(cfg.seed ^ 0x4F4C_4D53_0000_0000),
@@ -200,6 +211,7 @@ impl Olms {
         }
     }
 
+    /// Learned statistics of subflow `i`.
     pub fn stats(&self, i: usize) -> PathStats {
         self.stats[i]
     }
@@ -378,14 +390,20 @@ impl Scheduler for Olms {
 /// (For Application II this equals OPT_min = 0.3.) `None` when the true problem is infeasible.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Oracle {
+    /// The application's constraint.
     pub app: App,
+    /// True normalized bandwidths.
     pub b: Vec<f64>,
+    /// True normalized RTTs.
     pub r: Vec<f64>,
+    /// Optimal scheduling vector v*.
     pub v_star: Vec<f64>,
+    /// Optimal expected utility per slot.
     pub opt_slot: f64,
 }
 
 impl Oracle {
+    /// The oracle for true values `b`, `r` and set size `l`; `None` if infeasible.
     pub fn new(app: App, b: &[f64], r: &[f64], l: usize) -> Option<Oracle> {
         let l = l.min(b.len().saturating_sub(1)).max(1);
         let v = lp::solve(app, b, r, l as f64)?;
@@ -412,7 +430,7 @@ mod tests {
     //! The learning loop on synthetic paths (each slot every path can send; the scheduled path
     //! returns one measurement drawn around its true mean), i.e. the setting of Theorem 1.
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, idle, send, view};
 
     /// Measurement of a path with true mean `m`: uniform in [m − 0.05, m + 0.05] clipped.

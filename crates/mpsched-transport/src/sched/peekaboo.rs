@@ -123,6 +123,7 @@ struct Pending {
 }
 
 #[derive(Clone, Debug)]
+/// The scheduler; see the module docs.
 pub struct Peekaboo {
     /// LinUCB exploration weight α (0.75 in the authors' code).
     pub alpha: f64,
@@ -144,6 +145,7 @@ pub struct Peekaboo {
     rng: u64,
     /// Counters: decisions taken per action, and how many the stochastic adjustment flipped.
     pub decisions: [u64; 2],
+    /// Decisions the stochastic adjustment flipped.
     pub flips: u64,
 }
 
@@ -206,6 +208,8 @@ fn mbps(bytes: u64, ns: u64) -> f64 {
 }
 
 impl Peekaboo {
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(name: &str) -> Self {
         let p = PeekabooParams { per_packet_reward: name == "peekaboo-pkt", ..PeekabooParams::default() };
         crate::algo::FromParams::from_params(&p)
@@ -248,7 +252,7 @@ impl Peekaboo {
                 break;
             }
             self.pending.pop_front();
-            let dt = now.saturating_since(p.at).0.max(1);
+            let dt = now.saturating_duration_since(p.at).0.max(1);
             let bytes = if self.per_packet_reward { p.len as u64 } else { data_acked - p.acked_at };
             let r = mbps(bytes, dt);
             let predicted = self.arms[p.action].predict(&p.x);
@@ -318,7 +322,7 @@ impl Scheduler for Peekaboo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{at_ms, busy, idle, send, view, MSS};
     use crate::sched::SchedSubflow;
 

@@ -7,9 +7,12 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The scheduler; see the module docs.
 pub struct Redundant;
 
 impl Redundant {
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(_: &str) -> Self {
         Redundant
     }
@@ -37,7 +40,7 @@ impl Scheduler for Redundant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{busy, carried, idle, reinj_view, retrans, send, unusable, view};
 
     /// Redundant only switches the connection's per-subflow catch-up mode on (A.5 (a)); the

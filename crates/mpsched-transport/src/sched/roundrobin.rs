@@ -6,12 +6,15 @@ use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;
 
 #[derive(Clone, Debug, Default)]
+/// The scheduler; see the module docs.
 pub struct RoundRobin {
     /// Subflows that already had their turn in the current round.
     served: u16,
 }
 
 impl RoundRobin {
+    /// Test convenience: the scheduler registered under `name` with default parameters (the
+    /// registry builds schedulers from their parameter struct, see `FromParams`).
     pub fn from_name(_: &str) -> Self {
         Self::default()
     }
@@ -60,7 +63,7 @@ impl Scheduler for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::ConnInfo;
+    use crate::info::ConnInfo;
     use crate::sched::tests::{backup, busy, carried, idle, reinj_view, retrans, send, unusable, view};
     use crate::sched::SchedSubflow;
 

@@ -31,7 +31,7 @@ fn syn_synack_then_data_one_rtt_after_syn() {
     //    of the handshake is either piggybacked on the data or (as Linux does) a pure ACK sent just
     //    before it, at the same instant; nothing else is sent in between.
     let first_data = p.data(Dir::C2S).next().copied().unwrap();
-    assert_eq!(first_data.at - syn.at, ms(100));
+    assert_eq!(first_data.at.saturating_duration_since(syn.at), ms(100));
     assert_eq!(first_data.seg.seq, 1, "the SYN occupies sequence number 0");
     assert_eq!(first_data.seg.dsn, 0);
     assert!(first_data.seg.flags.contains(Flags::ACK));
@@ -79,7 +79,7 @@ fn lost_syn_retransmitted_after_1s_and_data_starts_with_one_segment() {
     assert_eq!(syns.len(), 2);
     assert!(syns[0].dropped() && !syns[1].dropped());
     // RFC 6298 2.1: RTO = 1 s before any RTT sample.
-    assert_eq!(syns[1].at - syns[0].at, Duration::from_secs(1));
+    assert_eq!(syns[1].at.saturating_duration_since(syns[0].at), Duration::from_secs(1));
     let synack = p.sent(Dir::S2C).find(|s| s.is_syn()).copied().unwrap();
     assert_eq!(synack.at, at_ms(1050));
 

@@ -97,7 +97,7 @@ fn penalization_halves_slow_window_at_most_once_per_fast_srtt() {
         assert_eq!(after, before + 1, "{:?}: one penalization per poll", p.now);
         assert_eq!(p.client_sf(1).cwnd, (cwnd1 / 2 / MSS * MSS).max(MSS), "{:?}: halved", p.now);
         if let Some(&last) = times.last() {
-            assert!(p.now.saturating_since(last) >= ms(20), "{:?} after {last:?}", p.now);
+            assert!(p.now.saturating_duration_since(last) >= ms(20), "{:?} after {last:?}", p.now);
         }
         times.push(p.now);
     };

@@ -75,10 +75,10 @@ fn blackout_rto_backoff_doubles_and_transfer_completes() {
     let base = client_at(&p, at_ms(100)).rto;
     assert_eq!(base, ms(200));
     assert_eq!(last_ack_arrival_before(&p, at_ms(300)), at_ms(100));
-    assert_eq!(times[0] - at_ms(100), base);
+    assert_eq!(times[0].saturating_duration_since(at_ms(100)), base);
     // RFC 6298 5.5: back off the timer on each expiry: gaps of 2·RTO and 4·RTO.
-    assert_eq!(times[1] - times[0], base.saturating_mul(2));
-    assert_eq!(times[2] - times[1], base.saturating_mul(4));
+    assert_eq!(times[1].saturating_duration_since(times[0]), base.saturating_mul(2));
+    assert_eq!(times[2].saturating_duration_since(times[1]), base.saturating_mul(4));
     for (k, t) in times.iter().enumerate() {
         let s = client_at(&p, *t);
         assert_eq!(s.rto_count, k as u64 + 1);
@@ -164,7 +164,7 @@ fn rto_backoff_is_capped_by_max_rto() {
     p.drive();
     let head = 1 + 150 * MSS;
     let times: Vec<_> = p.retransmissions(Dir::C2S).iter().filter(|s| s.seg.seq == head).map(|s| s.at).collect();
-    let gaps: Vec<u64> = times.windows(2).map(|w| (w[1] - w[0]).nanos() / 1_000_000).collect();
+    let gaps: Vec<u64> = times.windows(2).map(|w| w[1].saturating_duration_since(w[0]).nanos() / 1_000_000).collect();
     assert_eq!(times[0], at_ms(300));
     assert_eq!(gaps[..11], [400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 102400, 120000, 120000]);
     assert_eq!(
@@ -196,7 +196,7 @@ fn rto_never_below_min_rto() {
     }
     let rtx = p.retransmissions(Dir::C2S);
     assert_eq!(rtx.len(), 1);
-    assert_eq!(rtx[0].at - last_ack_arrival_before(&p, rtx[0].at), ms(200));
+    assert_eq!(rtx[0].at.saturating_duration_since(last_ack_arrival_before(&p, rtx[0].at)), ms(200));
 }
 
 #[test]
@@ -210,6 +210,6 @@ fn ns3_profile_min_rto_is_one_second() {
     assert_complete(&p, n);
     let rtx = p.retransmissions(Dir::C2S);
     assert_eq!(rtx.len(), 1);
-    assert_eq!(rtx[0].at - last_ack_arrival_before(&p, rtx[0].at), Duration::from_secs(1));
+    assert_eq!(rtx[0].at.saturating_duration_since(last_ack_arrival_before(&p, rtx[0].at)), Duration::from_secs(1));
     assert!(p.client_trace.iter().all(|(_, s)| s.rto >= Duration::from_secs(1)));
 }

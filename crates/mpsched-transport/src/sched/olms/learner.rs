@@ -10,9 +10,11 @@
 pub struct SplitMix(u64);
 
 impl SplitMix {
+    /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Self {
         SplitMix(seed)
     }
+    /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -65,6 +67,7 @@ impl SplitMix {
 /// Monitor parameters (Algorithm 2). The paper's experiments use q = 20, δ = 3, h = 3.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MonitorParams {
+    /// Run the monitor (Algorithm 2) at all.
     pub enabled: bool,
     /// Measurements ignored after a (re)initialization.
     pub q: u64,
@@ -84,9 +87,13 @@ impl Default for MonitorParams {
 /// the monitor's deviation counter c.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stat {
+    /// Successes Sᴮ / Sᴿ.
     pub s: u64,
+    /// Trials Nᴮ / Nᴿ.
     pub n: u64,
+    /// Consecutive deviations seen by the monitor.
     pub c: u32,
+    /// Times the monitor reset the statistics.
     pub resets: u64,
 }
 
@@ -136,7 +143,9 @@ impl Stat {
 /// Bandwidth and RTT statistics of one path.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PathStats {
+    /// Bandwidth statistics.
     pub bw: Stat,
+    /// RTT statistics.
     pub rtt: Stat,
 }
 

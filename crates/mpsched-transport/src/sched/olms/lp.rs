@@ -7,15 +7,22 @@
 //!
 //! `None` = infeasible (the caller falls back to minRTT, as the paper prescribes).
 
+#[cfg(feature = "olms")]
 use good_lp::{microlp, variable, Expression, ProblemVariables, Solution, SolverModel, Variable};
 
 /// The application's constraint, in normalized units ([0, 1]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum App {
     /// Maximize bandwidth, the scheduled path's RTT at most `c_r`.
-    MaxRtt { c_r: f64 },
+    MaxRtt {
+        /// RTT bound, normalized.
+        c_r: f64,
+    },
     /// Minimize the maximum RTT, the scheduled bandwidth at most `c_b`.
-    Bandwidth { c_b: f64 },
+    Bandwidth {
+        /// Bandwidth bound, normalized.
+        c_b: f64,
+    },
 }
 
 impl App {
@@ -28,8 +35,16 @@ impl App {
     }
 }
 
+/// Without the `olms` cargo feature there is no LP solver (and OLMS is not registered): every
+/// LP reads as infeasible.
+#[cfg(not(feature = "olms"))]
+pub fn solve(_app: App, _b: &[f64], _r: &[f64], _l: f64) -> Option<Vec<f64>> {
+    None
+}
+
 /// Solves the application's LP for the scheduling vector over `b.len()` paths with `l` paths
 /// per set. Returns `None` when infeasible (or if the solver fails).
+#[cfg(feature = "olms")]
 pub fn solve(app: App, b: &[f64], r: &[f64], l: f64) -> Option<Vec<f64>> {
     let k = b.len();
     debug_assert_eq!(k, r.len());

@@ -1,0 +1,95 @@
+//! Segments from the peer: subflow input, DATA_ACK and the peer's connection-level window
+//! (RFC 8684 3.3.2, baselines spec C.2), subflow announcements and the path manager's joins;
+//! the application's reads from the shared receive buffer (with the head-of-line accounting of
+//! baselines spec C.3).
+
+use super::{Connection, Event, PathId, Side};
+use crate::segment::{Flags, Segment};
+use crate::subflow::SubflowCx;
+use crate::time::Instant;
+
+impl Connection {
+    /// Application reads up to `max` in-order bytes; returns how many.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let avail = self.shared.rcv.next() - self.read_total;
+        let n = avail.min(max);
+        if n == 0 {
+            return 0;
+        }
+        let before = self.shared.rcv_window();
+        self.read_total += n;
+        self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
+        // Linux tcp_cleanup_rbuf: announce a window that at least doubled.
+        let after = self.shared.rcv_window();
+        if after >= 2 * before.max(1) && after >= self.subflows[0].mss() as u64 {
+            if let Some(sf) = self.subflows.iter_mut().find(|s| s.is_established()) {
+                sf.request_ack();
+            }
+        }
+        n
+    }
+
+    /// Integrates the receiver's HoL figures up to `now`.
+    pub(super) fn account_hol(&mut self, now: Instant) {
+        let dt = now.saturating_duration_since(self.hol_last).as_secs_f64();
+        if dt > 0.0 {
+            self.info.ooo_byte_seconds += self.shared.rcv.ooo_bytes() as f64 * dt;
+            if self.shared.rcv_window() < self.subflows[0].mss() as u64 {
+                self.info.rwnd_full_seconds += dt;
+            }
+        }
+        self.hol_last = now;
+    }
+
+    /// Handles a segment from the peer that arrived on `path` (the segment names its subflow).
+    pub fn handle_segment(&mut self, now: Instant, _path: PathId, seg: &Segment) {
+        let i = seg.sf as usize;
+        if i >= self.subflows.len() {
+            return;
+        }
+        self.account_hol(now);
+        self.refresh_siblings();
+        let mut cx = SubflowCx { conn: &mut self.shared };
+        self.subflows[i].handle_segment(now, seg, &mut cx);
+        self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
+
+        if seg.flags.contains(Flags::ACK) && seg.data_ack >= self.data_una {
+            if seg.data_ack > self.data_una {
+                self.events.push_back(Event::DataAcked(seg.data_ack));
+            }
+            self.data_una = seg.data_ack;
+            // C.2: keep the largest right edge seen (a reordered or duplicated ACK with a smaller
+            // window must not pull it back).
+            self.wnd_right = self.wnd_right.max(seg.data_ack + seg.wnd as u64);
+            while self.sent.front().is_some_and(|m| m.dsn + m.len as u64 <= self.data_una) {
+                self.sent.pop_front();
+            }
+        }
+        let sf = &self.subflows[i];
+        let (delivered, srtt, established) = (sf.delivered(), sf.srtt(), sf.is_established());
+        let m = &mut self.meta[i];
+        if delivered > m.delivered_seen {
+            m.delivered_seen = delivered;
+            m.pf = false;
+            m.up_restart = false;
+        }
+        if srtt.0 > 0 {
+            m.min_srtt = m.min_srtt.min(srtt.0);
+            m.max_srtt = m.max_srtt.max(srtt.0);
+        }
+        if established && !m.announced {
+            m.announced = true;
+            self.events.push_back(Event::SubflowUp(i as u8));
+            if i == 0 && !self.established {
+                self.established = true;
+                self.events.push_back(Event::Established);
+                if self.side == Side::Client {
+                    // Path manager (full mesh): join the other paths once MP_CAPABLE completed.
+                    for sf in self.subflows.iter_mut().skip(1) {
+                        sf.start_join();
+                    }
+                }
+            }
+        }
+    }
+}

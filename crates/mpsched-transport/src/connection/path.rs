@@ -1,0 +1,87 @@
+//! Path management: subflow timeouts that mark a subflow potentially failed (baselines spec
+//! A.1 D3), interface up / down / backup events from the driver, and reinjection of a failed
+//! subflow's unacknowledged data on the others (A.0 step 2).
+
+use super::{Connection, Event, PathState};
+use crate::subflow::SubflowCx;
+use crate::time::Instant;
+
+impl Connection {
+    /// Fires every subflow timer due at `now` (a no-op before [`Connection::poll_timeout`]).
+    /// An RTO on an established subflow of a multipath connection marks it potentially failed
+    /// and reinjects its unacknowledged data (baselines spec A.1 D3, A.0 step 2).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for i in 0..self.subflows.len() {
+            if !self.subflows[i].poll_timeout().is_some_and(|t| t <= now) {
+                continue;
+            }
+            let mut cx = SubflowCx { conn: &mut self.shared };
+            self.subflows[i].handle_timeout(now, &mut cx);
+            let rtos = self.subflows[i].info().rto_count;
+            if rtos > self.meta[i].rto_seen {
+                self.meta[i].rto_seen = rtos;
+                if std::mem::take(&mut self.meta[i].up_restart) {
+                    // The restart armed by set_path(Up): the path was just declared usable (A.1 D3
+                    // "cleared when the interface comes back up"), so this is no new failure.
+                    continue;
+                }
+                if !self.meta[i].path_up {
+                    // The path is down: SubflowDown was reported and the subflow's data queued for
+                    // reinjection at set_path(Down), and nothing new was put on it since.
+                    continue;
+                }
+                if self.subflows.len() > 1 && self.subflows[i].is_established() {
+                    // Linux: RTO => potentially failed, reinject its unacknowledged data elsewhere.
+                    if !self.meta[i].pf {
+                        self.events.push_back(Event::SubflowDown(i as u8));
+                    }
+                    self.meta[i].pf = true;
+                    self.reinject_from(i);
+                }
+            }
+        }
+    }
+
+    /// Queues subflow `i`'s unacknowledged data for reinjection on the others.
+    fn reinject_from(&mut self, i: usize) {
+        self.scratch.clear();
+        self.subflows[i].unacked_data(&mut self.scratch);
+        for &(dsn, len) in &self.scratch {
+            if dsn + len as u64 <= self.data_una {
+                continue;
+            }
+            // Keep the queue sorted by DSN and free of duplicates.
+            let pos = self.reinject.partition_point(|r| r.0 < dsn);
+            if self.reinject.get(pos).is_some_and(|r| r.0 == dsn) {
+                continue;
+            }
+            self.reinject.insert(pos, (dsn, len));
+        }
+    }
+
+    /// Interface events from the driver.
+    pub fn set_path(&mut self, now: Instant, i: usize, st: PathState) {
+        if i >= self.subflows.len() {
+            return;
+        }
+        match st {
+            PathState::Down => {
+                if self.meta[i].path_up {
+                    self.meta[i].path_up = false;
+                    self.events.push_back(Event::SubflowDown(i as u8));
+                    if self.subflows.len() > 1 {
+                        self.reinject_from(i);
+                    }
+                }
+            }
+            PathState::Up => {
+                if !self.meta[i].path_up {
+                    self.meta[i].path_up = true;
+                    self.meta[i].pf = false;
+                    self.meta[i].up_restart = self.subflows[i].path_up(now);
+                }
+            }
+            PathState::Backup(b) => self.meta[i].backup = b,
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! The send side: subflow-level output first (handshakes, retransmissions, ACKs), then the
+//! connection's data in the order of baselines spec A.0: reinjections, redundant copies, new data
+//! chosen by the scheduler, and when the peer's window is closed opportunistic retransmission
+//! with penalization (A.3).
+
+use super::{Connection, Event, MetaSeg, Side, Transmit};
+use crate::sched::{SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
+use crate::subflow::SubflowCx;
+use crate::time::{Duration, Instant};
+
+impl Connection {
+    /// The next segment to send at `now`, `None` when there is nothing more for now. Call until
+    /// `None` after every input.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if let Some(t) = self.pending.pop_front() {
+            return Some(t);
+        }
+        // Subflow-level work first: handshakes, retransmissions, pure ACKs.
+        let n = self.subflows.len();
+        for k in 0..n {
+            let i = (self.next_poll + k) % n;
+            let mut cx = SubflowCx { conn: &mut self.shared };
+            if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
+                self.next_poll = (i + 1) % n;
+                return Some(Transmit { path: self.paths[i], seg });
+            }
+        }
+        if self.parked || self.side == Side::Server && self.shared.unsent() == 0 && self.reinject.is_empty() {
+            return None;
+        }
+        self.schedule(now)
+    }
+
+    /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`.
+    fn build_views(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
+        self.views.clear();
+        let mut any_space = false;
+        for (i, sf) in self.subflows.iter().enumerate() {
+            let m = &self.meta[i];
+            let info = sf.info();
+            // A.1 D1-D3: established, not pre-established (join's 4th ACK), not potentially failed.
+            let usable = sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up;
+            let space = if usable { sf.new_data_space(now) } else { 0 };
+            let available = usable && space >= len as u64;
+            any_space |= available;
+            self.views.push(SchedSubflow {
+                info,
+                usable,
+                available,
+                backup: m.backup,
+                space,
+                carried: carried.contains(i),
+                queued: info.outstanding,
+                min_srtt_ns: if m.min_srtt == u64::MAX { 0 } else { m.min_srtt },
+                max_srtt_ns: m.max_srtt,
+            });
+        }
+        any_space
+    }
+
+    /// Bytes the application has queued in the send buffer and no subflow has taken yet.
+    /// Linux autotunes the send buffer to about twice the sum of the subflows' windows
+    /// (tcp_sndbuf_expand), between 16 KiB and tcp_wmem[2] = 4 MiB; an application that writes
+    /// more waits. ECF's k is this figure, not the whole file.
+    fn queued_unsent(&self) -> u64 {
+        let sum_cwnd: u64 = self.views.iter().map(|v| v.info.cwnd).sum();
+        let sndbuf = (2 * sum_cwnd).clamp(16 << 10, 4 << 20);
+        let in_flight = self.shared.snd_next_dsn - self.data_una;
+        self.shared.unsent().min(sndbuf.saturating_sub(in_flight))
+    }
+
+    /// Asks the scheduler about a segment of `len` bytes (views already built).
+    fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
+        let info = self.info_now();
+        let v = SchedView {
+            subflows: &self.views,
+            conn: &info,
+            seg_len: len,
+            reinjection,
+            unsent: self.queued_unsent(),
+            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+        };
+        let mut out = SubflowSet::default();
+        let verdict = if reinjection {
+            self.sched.get_retrans(now, &v, &mut out)
+        } else {
+            self.sched.get_send(now, &v, &mut out)
+        };
+        (verdict, out)
+    }
+
+    fn carriers_of(&self, dsn: u64) -> Option<usize> {
+        // New data is at the back: check it before searching.
+        if let Some(last) = self.sent.back() {
+            if last.dsn == dsn {
+                return Some(self.sent.len() - 1);
+            }
+        }
+        let k = self.sent.partition_point(|m| m.dsn < dsn);
+        (k < self.sent.len() && self.sent[k].dsn == dsn).then_some(k)
+    }
+
+    /// Sends `len` bytes at `dsn` on subflow `i`.
+    fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
+        let mut cx = SubflowCx { conn: &mut self.shared };
+        let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
+        if self.multipath() {
+            if let Some(k) = self.carriers_of(dsn) {
+                self.sent[k].carried.insert(i);
+            }
+        }
+        Transmit { path: self.paths[i], seg }
+    }
+
+    /// More than one subflow: the connection-level retransmission queue is needed (reinjection,
+    /// opportunistic retransmission, redundant scheduling). Plain TCP skips that bookkeeping.
+    #[inline]
+    fn multipath(&self) -> bool {
+        self.subflows.len() > 1
+    }
+
+    fn schedule(&mut self, now: Instant) -> Option<Transmit> {
+        let mss = self.subflows[0].mss();
+        // 1. Reinjections (A.0 step 2).
+        while let Some(&(dsn, len)) = self.reinject.front() {
+            if dsn + len as u64 <= self.data_una {
+                self.reinject.pop_front();
+                continue;
+            }
+            let carried = self.carriers_of(dsn).map(|k| self.sent[k].carried).unwrap_or_default();
+            if !self.build_views(now, len, carried) {
+                return None;
+            }
+            let (verdict, out) = self.ask_scheduler(now, len, true);
+            match (verdict, out.first()) {
+                (Verdict::Send, Some(i)) if self.views[i].available => {
+                    self.reinject.pop_front();
+                    self.info.reinjected_bytes += len as u64;
+                    return Some(self.send_on(now, i, dsn, len));
+                }
+                (Verdict::Ask, _) => return self.park(),
+                _ => return None,
+            }
+        }
+        // 2. Redundant mode (A.5 (a)): each subflow catches up on what it has not carried.
+        if self.sched.redundant() && self.subflows.len() > 1 {
+            return self.schedule_redundant(now, mss);
+        }
+        // 3. New data.
+        let unsent = self.shared.unsent();
+        if unsent == 0 {
+            return None;
+        }
+        let len = (mss as u64).min(unsent) as u32;
+        let s = if self.subflows.len() == 1 {
+            // Plain TCP: no scheduling decision to make.
+            let sf = &self.subflows[0];
+            if !sf.is_established() || sf.new_data_space(now) < len as u64 {
+                return None;
+            }
+            0
+        } else {
+            if !self.build_views(now, len, SubflowSet::default()) {
+                return None;
+            }
+            let (verdict, out) = self.ask_scheduler(now, len, false);
+            match (verdict, out.first()) {
+                (Verdict::Send, Some(s)) if self.views[s].available => s,
+                (Verdict::Ask, _) => return self.park(),
+                _ => return None,
+            }
+        };
+        let dsn = self.shared.snd_next_dsn;
+        if dsn + len as u64 > self.wnd_right {
+            // Receive-window limited (A.0 step 5): opportunistic retransmission + penalization.
+            self.blocked_since.get_or_insert(now);
+            if self.subflows.iter().all(|sf| sf.outstanding() == 0) {
+                self.subflows[s].arm_probe(now);
+            }
+            if self.sched.opportunistic_retransmission() && self.subflows.len() > 1 {
+                return self.opportunistic(now, s);
+            }
+            return None;
+        }
+        if let Some(t) = self.blocked_since.take() {
+            self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
+        }
+        self.shared.snd_next_dsn += len as u64;
+        if self.multipath() {
+            self.sent.push_back(MetaSeg { dsn, len, carried: SubflowSet::default() });
+            // The state the scheduler chose from (views are built before asking it).
+            let info = &self.views[s].info;
+            self.meta[s].slots.record(info.cwnd, info.srtt.0);
+        } else {
+            let si = self.subflows[0].sibling_info();
+            self.meta[0].slots.record(si.cwnd, si.srtt.0);
+        }
+        Some(self.send_on(now, s, dsn, len))
+    }
+
+    fn park(&mut self) -> Option<Transmit> {
+        self.parked = true;
+        self.events.push_back(Event::DecisionNeeded);
+        None
+    }
+
+    fn schedule_redundant(&mut self, now: Instant, mss: u32) -> Option<Transmit> {
+        let n = self.subflows.len();
+        let unsent = self.shared.unsent();
+        let len_new = (mss as u64).min(unsent) as u32;
+        self.build_views(now, 1, SubflowSet::default());
+        let any_active = self.views.iter().any(|v| v.usable && !v.backup);
+        for k in 0..n {
+            let i = (self.next_red + k) % n;
+            let v = self.views[i];
+            if !v.usable || (v.backup && any_active) {
+                continue;
+            }
+            let cursor = self.meta[i].red_next.max(self.data_una);
+            if cursor < self.shared.snd_next_dsn {
+                // Catch up: the first unacknowledged segment at or after the cursor.
+                let kseg = self.sent.partition_point(|m| m.dsn + m.len as u64 <= cursor);
+                let Some(&m) = self.sent.get(kseg) else { continue };
+                if v.space < m.len as u64 {
+                    continue;
+                }
+                self.meta[i].red_next = m.dsn + m.len as u64;
+                self.next_red = (i + 1) % n;
+                if !m.carried.is_empty() && !m.carried.contains(i) {
+                    self.info.redundant_bytes += m.len as u64;
+                }
+                return Some(self.send_on(now, i, m.dsn, m.len));
+            }
+            if len_new == 0 || v.space < len_new as u64 {
+                continue;
+            }
+            let dsn = self.shared.snd_next_dsn;
+            if dsn + len_new as u64 > self.wnd_right {
+                self.blocked_since.get_or_insert(now);
+                return None;
+            }
+            if let Some(t) = self.blocked_since.take() {
+                self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
+            }
+            self.shared.snd_next_dsn += len_new as u64;
+            self.sent.push_back(MetaSeg { dsn, len: len_new, carried: SubflowSet::default() });
+            self.meta[i].red_next = dsn + len_new as u64;
+            self.next_red = (i + 1) % n;
+            return Some(self.send_on(now, i, dsn, len_new));
+        }
+        None
+    }
+
+    /// Opportunistic retransmission and penalization (baselines spec A.3) on subflow `s`.
+    fn opportunistic(&mut self, now: Instant, s: usize) -> Option<Transmit> {
+        let h = *self.sent.front()?;
+        if h.carried.is_empty() {
+            return None;
+        }
+        let srtt_s = self.views[s].info.srtt;
+        let due = self.meta[s].last_penalization.is_none_or(|t| now.saturating_duration_since(t) >= srtt_s);
+        if due {
+            let all = self.sched.penalize_all_carriers();
+            for o in (0..self.subflows.len()).filter(|&o| o != s && h.carried.contains(o)) {
+                let vo = self.views[o].info;
+                if srtt_s < vo.srtt && !vo.in_recovery {
+                    self.subflows[o].penalize();
+                    self.info.penalizations += 1;
+                    self.meta[s].last_penalization = Some(now);
+                }
+                if !all {
+                    break;
+                }
+            }
+            self.sched.on_hol_event();
+        }
+        if h.carried.contains(s) {
+            return None;
+        }
+        let mut retransmit = false;
+        for o in (0..self.subflows.len()).filter(|&o| o != s && h.carried.contains(o)) {
+            let vo = self.views[o].info;
+            if vo.cwnd <= 4 * self.subflows[o].mss() as u64 {
+                retransmit = true;
+                break;
+            } else if Duration(4 * srtt_s.0) >= vo.srtt {
+                retransmit = false;
+                break;
+            } else {
+                retransmit = true;
+            }
+        }
+        if retransmit && self.views[s].space >= h.len as u64 {
+            self.info.opportunistic_retransmissions += 1;
+            return Some(self.send_on(now, s, h.dsn, h.len));
+        }
+        None
+    }
+}

@@ -1,0 +1,85 @@
+//! Snapshots of connection and subflow state: what schedulers, metrics and observations read.
+//! A leaf module: it imports neither the connection nor the schedulers, so both can use it.
+
+use crate::time::Duration;
+
+/// A snapshot of a subflow's state for schedulers, metrics and observations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubflowInfo {
+    /// The handshake (or join) completed.
+    pub established: bool,
+    /// Smoothed RTT (RFC 6298), zero before the first sample.
+    pub srtt: Duration,
+    /// RTT variation (RFC 6298).
+    pub rttvar: Duration,
+    /// Smallest RTT sample, zero before the first.
+    pub min_rtt: Duration,
+    /// Current retransmission timeout, backoff included.
+    pub rto: Duration,
+    /// Congestion window in bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold in bytes (`u64::MAX` until the first loss).
+    pub ssthresh: u64,
+    /// Bytes in flight (RFC 6675 pipe).
+    pub pipe: u64,
+    /// Bytes sent and not cumulatively acknowledged.
+    pub outstanding: u64,
+    /// Bytes acknowledged (cumulatively or by SACK) over the subflow's life.
+    pub delivered: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Payload bytes retransmitted.
+    pub bytes_retransmitted: u64,
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Data segments retransmitted.
+    pub segments_retransmitted: u64,
+    /// Segments detected lost (by SACK, RTO, or a retransmission found lost again).
+    pub segments_lost: u64,
+    /// Retransmission timeouts fired (SYN and data).
+    pub rto_count: u64,
+    /// Fast-recovery episodes entered (RFC 6675).
+    pub fast_recoveries: u64,
+    /// Latest delivery-rate sample, bytes per second.
+    pub delivery_rate: u64,
+    /// In fast recovery or RTO recovery now.
+    pub in_recovery: bool,
+    /// Peer's advertised receive window.
+    pub peer_wnd: u64,
+    /// Payload bytes received in order on this subflow.
+    pub bytes_received: u64,
+}
+
+/// Connection-level counters, including the head-of-line (HoL) figures of baselines spec C.3.
+/// Counters are cumulative; interval figures are differences of two snapshots.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ConnInfo {
+    /// Bytes the application has written.
+    pub bytes_written: u64,
+    /// Bytes handed to subflows at least once (next new DSN).
+    pub bytes_sent_new: u64,
+    /// Highest DATA_ACK received (sender side).
+    pub data_acked: u64,
+    /// Bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Bytes waiting out of order in the shared receive buffer (now).
+    pub ooo_bytes: u64,
+    /// Integral of out-of-order bytes over time, in byte·seconds.
+    pub ooo_byte_seconds: f64,
+    /// Time the receive window was below one MSS ("buffer full"), in seconds.
+    pub rwnd_full_seconds: f64,
+    /// Time the sender had data and window space on a subflow but the peer's window was closed.
+    pub send_blocked_seconds: f64,
+    /// Bytes received more than once at the connection level.
+    pub duplicate_bytes: u64,
+    /// Free receive window advertised now.
+    pub rcv_window: u64,
+    /// Bytes reinjected on another subflow after an RTO or a path failure (A.0 step 2).
+    pub reinjected_bytes: u64,
+    /// Segments resent by opportunistic retransmission (baselines spec A.3).
+    pub opportunistic_retransmissions: u64,
+    /// Window halvings of slow subflows by penalization (A.3).
+    pub penalizations: u64,
+    /// Bytes sent as copies on additional subflows by redundant scheduling.
+    pub redundant_bytes: u64,
+}

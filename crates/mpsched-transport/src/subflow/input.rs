@@ -1,0 +1,219 @@
+//! Segments from the peer: the handshake (SYN, SYN-ACK, MP_JOIN's third and fourth ACK), ACK
+//! processing (scoreboard, RTT and delivery-rate samples, RFC 6675 recovery entry and exit,
+//! RFC 6298 timer restart) and received data.
+
+use super::recv::Arrival;
+use super::scoreboard::Acked;
+use super::{Recovery, Role, SfState, Subflow, SubflowCx, Timer};
+use crate::cc::{AckSample, CongestionControl, CongestionEvent};
+use crate::segment::{Flags, Segment};
+use crate::time::{Duration, Instant};
+
+impl Subflow {
+    /// Handles one segment received from the peer.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
+        self.ts_recent = seg.ts_val;
+        if seg.flags.contains(Flags::SYN) {
+            self.handle_syn(now, seg);
+            return;
+        }
+        if self.state == SfState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
+            self.snd_una = 1;
+            self.timers[Timer::Rto as usize] = None;
+            self.state = SfState::Established;
+            self.backoff = 0;
+        }
+        if self.state != SfState::Established {
+            return;
+        }
+        if seg.flags.contains(Flags::MP_JOIN_ACK) {
+            // The joining peer's third ACK (or its repetition): acknowledge it at once (4th ACK).
+            self.ack_now = true;
+        }
+        if self.pre_established && seg.flags.contains(Flags::ACK) {
+            // The peer acknowledged our third ACK: the subflow may carry data (A.1 D2).
+            self.pre_established = false;
+            self.backoff = 0;
+            if self.snd_una == self.snd_nxt {
+                self.timers[Timer::Rto as usize] = None;
+            }
+        }
+        if seg.flags.contains(Flags::ACK) {
+            self.on_ack(now, seg, cx);
+        }
+        if seg.len > 0 {
+            self.on_data(now, seg, cx);
+        } else if seg.seq < self.rcv.nxt() {
+            // A window probe (sequence number below what we expect): answer with an ACK.
+            self.ack_now = true;
+        }
+    }
+
+    fn handle_syn(&mut self, now: Instant, seg: &Segment) {
+        match (self.role, seg.flags.contains(Flags::ACK)) {
+            (Role::Server, false) => {
+                // SYN (or its retransmission): answer with SYN-ACK.
+                self.rcv.set_nxt(seg.seq + 1);
+                if self.state == SfState::Closed {
+                    self.state = SfState::SynReceived;
+                }
+                if self.state == SfState::SynReceived {
+                    self.syn_pending = true;
+                } else {
+                    self.ack_now = true;
+                }
+            }
+            (Role::Client, true) => {
+                if self.state == SfState::SynSent && seg.ack == 1 {
+                    self.on_syn_ack(now, seg);
+                }
+                // A duplicate SYN-ACK means our ACK was lost: acknowledge again.
+                self.ack_now = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// The client's SYN was answered: the subflow is established (or pre-established, MP_JOIN).
+    fn on_syn_ack(&mut self, now: Instant, seg: &Segment) {
+        self.rcv.set_nxt(seg.seq + 1);
+        self.snd_una = 1;
+        self.peer_wnd = seg.wnd as u64;
+        if self.backoff == 0 {
+            // Karn: no sample from a retransmitted SYN.
+            self.rtt.on_sample(now.saturating_duration_since(Instant(seg.ts_ecr)));
+            self.cc_state.srtt = self.rtt.srtt();
+            self.cc_state.min_rtt = self.rtt.min_rtt();
+        } else if self.cc_state.cwnd > self.cfg.mss as u64 {
+            // RFC 6298 5.7 / RFC 5681: lost SYN => initial window of one segment.
+            self.cc_state.cwnd = self.cfg.mss as u64;
+        }
+        self.backoff = 0;
+        self.timers[Timer::Rto as usize] = None;
+        self.state = SfState::Established;
+        self.delivered_time = now;
+        if self.id != 0 {
+            // MP_JOIN: pre-established until the server acknowledges the third ACK
+            // (A.1 D2); the third ACK is repeated on the retransmission timer.
+            self.pre_established = true;
+            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        }
+    }
+
+    fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
+        self.peer_wnd = seg.wnd as u64;
+        let una_before = self.snd_una;
+        let mut acked = Acked::default();
+        if seg.ack > self.snd_una && seg.ack <= self.snd_nxt {
+            self.sb.cumulative_ack(seg.ack, &mut acked);
+            self.snd_una = seg.ack;
+        }
+        self.sb.sack(seg.sacks(), self.snd_una, self.snd_nxt, &mut acked);
+        let thresh = (self.cfg.dupthresh as u64 - 1) * self.cfg.mss as u64;
+        let reo_wnd = Duration(self.rtt.min_rtt().0 / 4);
+        self.sb.detect(&acked, thresh, reo_wnd, self.snd_una);
+        let rtt_sample = self.take_samples(now, &acked);
+        self.update_recovery(now, cx);
+        if acked.newly_acked > 0 && !matches!(self.recovery, Recovery::Fast { .. }) {
+            self.cc_state.pipe = self.pipe();
+            let ack = AckSample {
+                newly_acked: acked.newly_acked,
+                rtt: rtt_sample,
+                delivered: self.delivered,
+                delivery_rate: self.delivery_rate,
+                app_limited: false,
+            };
+            self.cc.on_ack(now, &mut self.cc_state, &ack, &cx.conn.siblings);
+        }
+        // RFC 6298 5.2 / 5.3: stop when all is acknowledged, restart on a cumulative ACK.
+        if self.snd_una == self.snd_nxt {
+            self.timers[Timer::Rto as usize] = None;
+        } else if self.snd_una > una_before {
+            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        }
+    }
+
+    /// RTT (Karn: only never-retransmitted segments) and delivery-rate samples of one ACK;
+    /// returns the RTT sample.
+    fn take_samples(&mut self, now: Instant, acked: &Acked) -> Option<Duration> {
+        let mut rtt_sample = None;
+        if let Some(s) = acked.sample {
+            let r = now.saturating_duration_since(s.sent_at);
+            // RFC 6298 5.7 / Karn: the backed-off RTO stays until a valid measurement.
+            self.backoff = 0;
+            self.rtt.on_sample(r);
+            rtt_sample = Some(r);
+            self.cc_state.srtt = self.rtt.srtt();
+            self.cc_state.min_rtt = self.rtt.min_rtt();
+        }
+        if acked.newly_acked > 0 {
+            self.delivered += acked.newly_acked;
+            self.delivered_time = now;
+            if let Some(s) = acked.sample {
+                let dt = now.saturating_duration_since(s.delivered_time).0;
+                if dt > 0 {
+                    self.delivery_rate = ((self.delivered - s.delivered) as u128 * 1_000_000_000 / dt as u128) as u64;
+                }
+            }
+        }
+        rtt_sample
+    }
+
+    /// Recovery state machine: leave recovery once `snd_una` passes the recovery point; enter
+    /// fast recovery (RFC 6675 section 5) when the scoreboard holds lost data.
+    fn update_recovery(&mut self, now: Instant, cx: &mut SubflowCx) {
+        match self.recovery {
+            Recovery::Fast { point } | Recovery::Rto { point } if self.snd_una >= point => {
+                self.recovery = Recovery::None;
+                self.cc_state.in_recovery = false;
+                self.cc.on_recovery_exit(now, &mut self.cc_state);
+            }
+            _ => {}
+        }
+        if self.recovery == Recovery::None && self.sb.lost_bytes() > 0 {
+            self.recovery = Recovery::Fast { point: self.snd_nxt };
+            self.fast_retx_pending = true;
+            self.stats.fast_recoveries += 1;
+            self.cc_state.pipe = self.pipe();
+            self.cc_state.in_recovery = true;
+            let sib = &cx.conn.siblings;
+            self.cc.on_congestion_event(now, &mut self.cc_state, CongestionEvent::Loss, sib);
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
+        // Data beyond the receive buffer (in DSN space) is dropped, as a real stack would.
+        let read_point = cx.conn.rcv.next() - cx.conn.rcv_unread;
+        if seg.dsn + seg.len as u64 > read_point + cx.conn.rcv_buf {
+            self.ack_now = true;
+            return;
+        }
+        let (ack_now, received, conn_rcv) = (&mut self.ack_now, &mut self.stats.bytes_received, &mut cx.conn.rcv);
+        let arrival = self.rcv.receive(seg.seq, seg.end(), seg.dsn, |s, e, dsn| {
+            *received += e - s;
+            let ooo_before = conn_rcv.ooo_bytes();
+            conn_rcv.insert(dsn, dsn + (e - s));
+            if conn_rcv.ooo_bytes() < ooo_before {
+                // A connection-level hole was filled: the shared window just opened, tell the
+                // peer now.
+                *ack_now = true;
+            }
+        });
+        match arrival {
+            // Duplicate: acknowledge at once. Out of order: immediate duplicate ACK with SACK.
+            Arrival::Duplicate | Arrival::OutOfOrder => self.ack_now = true,
+            Arrival::InOrder { filled_hole } => {
+                if filled_hole || !self.cfg.delayed_ack {
+                    self.ack_now = true;
+                } else {
+                    self.unacked_segs += 1;
+                    if self.unacked_segs >= 2 {
+                        self.ack_now = true;
+                    } else if self.timers[Timer::DelayedAck as usize].is_none() {
+                        self.timers[Timer::DelayedAck as usize] = Some(now + self.cfg.delayed_ack_timeout);
+                    }
+                }
+            }
+        }
+    }
+}

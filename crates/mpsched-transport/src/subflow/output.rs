@@ -1,0 +1,185 @@
+//! Segments to the peer: SYN / SYN-ACK, retransmissions (RFC 6675 NextSeg rule 1), new data
+//! handed over by the connection, window probes and pure ACKs, with pacing.
+
+use super::scoreboard::SentSeg;
+use super::{Role, SfState, Subflow, SubflowCx, Timer};
+use crate::cc::CongestionControl;
+use crate::segment::{Flags, Segment};
+use crate::time::{Duration, Instant};
+
+impl Subflow {
+    /// Next segment to send, if any. Call until `None` after every input.
+    pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
+        if self.syn_pending {
+            self.syn_pending = false;
+            let wnd = cx.conn.rcv_window().min(u32::MAX as u64) as u32;
+            return Some(self.make_syn(now, wnd));
+        }
+        if self.state == SfState::Established {
+            if let Some(seg) = self.poll_retransmission(now, cx) {
+                return Some(seg);
+            }
+        }
+        if self.probe_pending && self.state == SfState::Established {
+            self.probe_pending = false;
+            let mut seg = self.base_segment(now, cx);
+            seg.seq = self.snd_una - 1;
+            return Some(seg);
+        }
+        if self.ack_now {
+            let mut seg = self.base_segment(now, cx);
+            seg.seq = self.snd_nxt;
+            return Some(seg);
+        }
+        None
+    }
+
+    /// Sends an ACK at the next `poll_transmit` (window update after the application read).
+    pub fn request_ack(&mut self) {
+        if self.state == SfState::Established {
+            self.ack_now = true;
+        }
+    }
+
+    fn make_syn(&mut self, now: Instant, wnd: u32) -> Segment {
+        let mut seg = Segment {
+            sf: self.id,
+            flags: Flags::SYN,
+            wnd,
+            seq: 0,
+            ts_val: now.0,
+            ts_ecr: self.ts_recent,
+            ..Default::default()
+        };
+        if self.id != 0 {
+            seg.flags = seg.flags.with(Flags::MP_JOIN);
+        }
+        if self.role == Role::Server {
+            seg.flags = seg.flags.with(Flags::ACK);
+            seg.ack = self.rcv.nxt();
+            self.state = SfState::SynReceived;
+        } else {
+            self.state = SfState::SynSent;
+        }
+        self.snd_nxt = self.snd_nxt.max(1);
+        if self.timers[Timer::Rto as usize].is_none() {
+            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        }
+        seg
+    }
+
+    /// ACK fields common to every segment; clears the pending-ACK state.
+    fn base_segment(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
+        self.ack_now = false;
+        self.unacked_segs = 0;
+        self.timers[Timer::DelayedAck as usize] = None;
+        let mut seg = Segment {
+            sf: self.id,
+            flags: Flags::ACK,
+            ack: self.rcv.nxt(),
+            wnd: cx.conn.advertise_window().min(u32::MAX as u64) as u32,
+            data_ack: cx.conn.rcv.next(),
+            ts_val: now.0,
+            ts_ecr: self.ts_recent,
+            ..Default::default()
+        };
+        if !self.rcv.no_ooo() {
+            (seg.sack, seg.n_sack) = self.rcv.sack_blocks();
+        }
+        if self.pre_established {
+            seg.flags = seg.flags.with(Flags::MP_JOIN_ACK);
+        }
+        seg
+    }
+
+    /// The next lost segment, if the window (or RFC 6675 step 4.3's first retransmission of a
+    /// recovery episode) allows it.
+    fn poll_retransmission(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
+        // Pacing.
+        if let Some(rate) = self.cc.pacing_rate(&self.cc_state) {
+            if rate > 0 && now < self.next_send_time {
+                self.timers[Timer::Pacing as usize] = Some(self.next_send_time);
+                return None;
+            }
+        }
+        let pipe = self.pipe();
+        let cwnd = self.cc_state.cwnd;
+        // Retransmit a lost segment first (RFC 6675 NextSeg rule 1).
+        let i = self.sb.next_retransmission()?;
+        let s = self.sb.get(i);
+        if pipe + s.len as u64 > cwnd && !self.fast_retx_pending {
+            return None;
+        }
+        self.fast_retx_pending = false;
+        self.sb.retransmitted(i, now, self.delivered, self.delivered_time);
+        self.stats.segments_retransmitted += 1;
+        self.stats.bytes_retransmitted += s.len as u64;
+        let mut seg = self.base_segment(now, cx);
+        seg.seq = s.seq;
+        seg.len = s.len as u16;
+        seg.dsn = s.dsn;
+        if i == 0 {
+            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        }
+        Some(self.account_sent(now, seg))
+    }
+
+    /// Bytes of new data this subflow may send now: free congestion window, zero while it is
+    /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
+    /// data before new data; A.1 T1 after an RTO).
+    pub fn new_data_space(&self, now: Instant) -> u64 {
+        if self.state != SfState::Established
+            || self.pre_established
+            || (self.sb.lost_bytes() > 0 && self.sb.lost_bytes() > self.sb.retrans_bytes())
+        {
+            return 0;
+        }
+        if self.next_send_time > now && self.cc.pacing_rate(&self.cc_state).is_some_and(|r| r > 0) {
+            return 0;
+        }
+        self.cc_state.cwnd.saturating_sub(self.pipe())
+    }
+
+    /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.
+    /// The caller checked [`Subflow::new_data_space`].
+    pub fn send_new(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx) -> Segment {
+        self.timers[Timer::Probe as usize] = None;
+        self.probe_backoff = 0;
+        let seq = self.snd_nxt;
+        self.snd_nxt += len as u64;
+        if self.sb.is_empty() {
+            // Nothing in flight: a new delivery-rate interval starts now.
+            self.delivered_time = now;
+        }
+        self.sb.push(SentSeg {
+            seq,
+            dsn,
+            len,
+            flags: 0,
+            sent_at: now,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+        });
+        if self.timers[Timer::Rto as usize].is_none() {
+            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        }
+        let mut seg = self.base_segment(now, cx);
+        seg.seq = seq;
+        seg.len = len as u16;
+        seg.dsn = dsn;
+        self.account_sent(now, seg)
+    }
+
+    fn account_sent(&mut self, now: Instant, seg: Segment) -> Segment {
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += seg.len as u64;
+        self.cc.on_sent(now, &self.cc_state, seg.len as u32);
+        if let Some(rate) = self.cc.pacing_rate(&self.cc_state) {
+            if rate > 0 {
+                let gap = Duration(seg.wire_size() as u64 * 1_000_000_000 / rate);
+                self.next_send_time = self.next_send_time.max(now) + gap;
+            }
+        }
+        seg
+    }
+}

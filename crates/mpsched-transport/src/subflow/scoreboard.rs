@@ -1,0 +1,408 @@
+//! The sender's SACK scoreboard (RFC 6675 section 3): segments sent and not cumulatively
+//! acknowledged, with their SACKed / lost / retransmitted state, the byte counters that make up
+//! RFC 6675's `pipe`, loss marking by the DupThresh rule (IsLost) and detection of lost
+//! retransmissions (Linux `tcp_mark_lost_retrans`, the RACK idea of RFC 8985).
+
+use std::collections::VecDeque;
+
+use crate::segment::SackBlock;
+use crate::time::{Duration, Instant};
+
+/// Scoreboard flag: acknowledged by a SACK block.
+pub(crate) const SACKED: u8 = 1;
+/// Scoreboard flag: deemed lost (RFC 6675 IsLost, or every un-SACKed segment after an RTO).
+pub(crate) const LOST: u8 = 2;
+/// Scoreboard flag: a retransmission of it is in flight.
+pub(crate) const RETRANS: u8 = 4;
+/// Scoreboard flag: retransmitted at least once (Karn's rule: no RTT sample from it).
+pub(crate) const EVER_RETRANS: u8 = 8;
+
+/// One sent segment as the scoreboard keeps it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SentSeg {
+    /// First subflow sequence number.
+    pub seq: u64,
+    /// Connection-level sequence number of `seq`.
+    pub dsn: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// `SACKED | LOST | RETRANS | EVER_RETRANS`.
+    pub flags: u8,
+    /// Time of the latest (re)transmission.
+    pub sent_at: Instant,
+    /// Delivery-rate sampling state at send time (as BBR's rate sample).
+    pub delivered: u64,
+    /// Time `delivered` was last advanced when the segment was sent.
+    pub delivered_time: Instant,
+}
+
+impl SentSeg {
+    #[inline]
+    fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+}
+
+/// What one ACK acknowledged: new bytes and the segment that gives the RTT / rate sample.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Acked {
+    /// Bytes acknowledged for the first time (cumulatively or by SACK).
+    pub newly_acked: u64,
+    /// Newest-sent, never-retransmitted segment acknowledged by this ACK (Karn's rule).
+    pub sample: Option<SentSeg>,
+}
+
+impl Acked {
+    /// Counts `s` as acknowledged now; keeps it as the sample if it is the newest valid one.
+    #[inline]
+    fn note(&mut self, s: &SentSeg, bytes: u64) {
+        self.newly_acked += bytes;
+        if s.flags & EVER_RETRANS == 0 && self.sample.is_none_or(|x| s.sent_at >= x.sent_at) {
+            self.sample = Some(*s);
+        }
+    }
+}
+
+/// The scoreboard. Segments are kept in ascending `seq`; loss detection and the retransmission
+/// scan each move a pointer forward once, so an ACK costs time proportional to what it changes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scoreboard {
+    /// Sent, not cumulatively acknowledged segments, ascending `seq`.
+    segs: VecDeque<SentSeg>,
+    /// Absolute index of `segs[0]` (segments popped so far).
+    head_abs: u64,
+    sacked_bytes: u64,
+    lost_bytes: u64,
+    retrans_bytes: u64,
+    /// Segments below this absolute index were evaluated for loss.
+    lost_ptr: u64,
+    /// Sacked bytes in `[head, lost_ptr)`.
+    sacked_before_ptr: u64,
+    /// Lost segments below this absolute index were retransmitted already.
+    retx_ptr: u64,
+    /// SACK blocks of the previous ACK: their segments are already marked.
+    sack_cache: [SackBlock; 3],
+    /// Retransmissions in the order they were sent: (seq, sent_at). Lets a lost retransmission
+    /// be detected without an RTO once a later-sent segment is delivered.
+    retx_log: VecDeque<(u64, Instant)>,
+    /// Retransmissions found lost again, to resend before scanning on (ascending send order).
+    relost: VecDeque<u64>,
+    /// Send time of the most recently sent segment known delivered.
+    rack_xmit: Instant,
+    /// Segments detected lost over the subflow's life (by SACK, RTO or lost retransmission).
+    segments_lost: u64,
+}
+
+impl Scoreboard {
+    /// An empty scoreboard.
+    pub fn new() -> Self {
+        Scoreboard { segs: VecDeque::with_capacity(64), ..Default::default() }
+    }
+
+    /// No segment outstanding.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    /// Bytes SACKed above the cumulative ACK.
+    #[inline]
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked_bytes
+    }
+    /// Bytes marked lost and not SACKed since.
+    #[inline]
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+    /// Bytes of retransmissions in flight.
+    #[inline]
+    pub fn retrans_bytes(&self) -> u64 {
+        self.retrans_bytes
+    }
+    /// Segments detected lost so far.
+    #[inline]
+    pub fn segments_lost(&self) -> u64 {
+        self.segments_lost
+    }
+    /// The outstanding segment at index `i` (0 = oldest).
+    #[inline]
+    pub fn get(&self, i: usize) -> SentSeg {
+        self.segs[i]
+    }
+
+    /// Records a newly sent segment (above every outstanding one).
+    pub fn push(&mut self, s: SentSeg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() <= s.seq));
+        self.segs.push_back(s);
+    }
+
+    /// Connection-level ranges `(dsn, len)` of segments not SACKed.
+    pub fn unacked_data(&self, out: &mut Vec<(u64, u32)>) {
+        out.extend(self.segs.iter().filter(|s| s.flags & SACKED == 0).map(|s| (s.dsn, s.len)));
+    }
+
+    /// Removes (or trims) everything below the cumulative acknowledgement `ack`.
+    pub fn cumulative_ack(&mut self, ack: u64, acked: &mut Acked) {
+        while let Some(front) = self.segs.front_mut() {
+            if front.end() <= ack {
+                let s = *front;
+                self.segs.pop_front();
+                let abs = self.head_abs;
+                self.head_abs += 1;
+                if s.flags & SACKED != 0 {
+                    self.sacked_bytes -= s.len as u64;
+                    if abs < self.lost_ptr {
+                        self.sacked_before_ptr -= s.len as u64;
+                    }
+                } else {
+                    acked.note(&s, s.len as u64);
+                }
+                self.forget(s.flags, s.len as u64);
+            } else {
+                if front.seq < ack {
+                    // Partial acknowledgement of a segment: trim it (no RTT sample from it).
+                    let cut = ack - front.seq;
+                    let flags = front.flags;
+                    front.seq += cut;
+                    front.dsn += cut;
+                    front.len -= cut as u32;
+                    if flags & SACKED == 0 {
+                        acked.newly_acked += cut;
+                    } else {
+                        self.sacked_bytes -= cut;
+                        if self.head_abs < self.lost_ptr {
+                            // Those bytes also leave the SACKed bytes below the loss pointer
+                            // (without this, `sacked_bytes - sacked_before_ptr` underflowed).
+                            self.sacked_before_ptr -= cut;
+                        }
+                    }
+                    self.forget(flags, cut);
+                }
+                break;
+            }
+        }
+        self.lost_ptr = self.lost_ptr.max(self.head_abs);
+        self.retx_ptr = self.retx_ptr.max(self.head_abs);
+        if self.lost_ptr == self.head_abs {
+            self.sacked_before_ptr = 0;
+        }
+    }
+
+    /// `bytes` of a segment with `flags` left the lost / retransmitted counters.
+    #[inline]
+    fn forget(&mut self, flags: u8, bytes: u64) {
+        if flags & LOST != 0 {
+            self.lost_bytes -= bytes;
+        }
+        if flags & RETRANS != 0 {
+            self.retrans_bytes -= bytes;
+        }
+    }
+
+    /// Applies an ACK's SACK blocks, clipped to `[una, nxt)`. Parts covered by the previous
+    /// ACK's blocks are skipped (their segments are marked already).
+    pub fn sack(&mut self, blocks: &[SackBlock], una: u64, nxt: u64, acked: &mut Acked) {
+        let mut cache = [SackBlock::default(); 3];
+        for (i, b) in blocks.iter().enumerate() {
+            cache[i] = *b;
+            let (lo, hi) = (b.start.max(una), b.end.min(nxt));
+            if lo >= hi {
+                continue;
+            }
+            let (pieces, n) = self.uncached_pieces(lo, hi);
+            for &(s, e) in &pieces[..n] {
+                self.mark_sacked(s, e, acked);
+            }
+        }
+        self.sack_cache = cache;
+    }
+
+    /// `[lo, hi)` minus the previous ACK's blocks: at most 4 pieces.
+    fn uncached_pieces(&self, lo: u64, hi: u64) -> ([(u64, u64); 4], usize) {
+        let mut pieces = [(lo, hi), (0, 0), (0, 0), (0, 0)];
+        let mut n = 1;
+        for c in self.sack_cache.iter().filter(|c| c.end > c.start) {
+            let mut out = [(0u64, 0u64); 4];
+            let mut m = 0;
+            for &(s, e) in &pieces[..n] {
+                if c.end <= s || c.start >= e {
+                    out[m] = (s, e);
+                    m += 1;
+                } else {
+                    if s < c.start {
+                        out[m] = (s, c.start);
+                        m += 1;
+                    }
+                    if c.end < e && m < 4 {
+                        out[m] = (c.end, e);
+                        m += 1;
+                    }
+                }
+            }
+            pieces = out;
+            n = m;
+        }
+        (pieces, n)
+    }
+
+    /// Marks segments fully inside `[s, e)` as SACKed.
+    fn mark_sacked(&mut self, s: u64, e: u64, acked: &mut Acked) {
+        let mut i = self.segs.partition_point(|x| x.seq < s);
+        while i < self.segs.len() {
+            let seg = self.segs[i];
+            if seg.end() > e {
+                break;
+            }
+            if seg.flags & SACKED == 0 {
+                let len = seg.len as u64;
+                self.forget(seg.flags, len);
+                acked.note(&seg, len);
+                self.segs[i].flags = (seg.flags & EVER_RETRANS) | SACKED;
+                self.sacked_bytes += len;
+                if self.head_abs + (i as u64) < self.lost_ptr {
+                    self.sacked_before_ptr += len;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// After an ACK was applied: notes the newest delivered send time, marks holes lost by the
+    /// DupThresh rule (`thresh` = (DupThresh − 1)·MSS bytes) and finds lost retransmissions
+    /// (`reo_wnd`: reordering window, `una`: the cumulative ACK).
+    pub fn detect(&mut self, acked: &Acked, thresh: u64, reo_wnd: Duration, una: u64) {
+        if let Some(sm) = acked.sample {
+            self.rack_xmit = self.rack_xmit.max(sm.sent_at);
+        }
+        if self.sacked_bytes > 0 {
+            self.detect_losses(thresh);
+        }
+        if self.retrans_bytes > 0 {
+            self.detect_lost_retransmissions(reo_wnd, una);
+        }
+    }
+
+    /// RFC 6675 IsLost: a segment is lost once more than (DupThresh − 1)·MSS bytes above it are
+    /// SACKed. Holes are evaluated once, in ascending order.
+    fn detect_losses(&mut self, thresh: u64) {
+        let end_abs = self.head_abs + self.segs.len() as u64;
+        while self.lost_ptr < end_abs {
+            let i = (self.lost_ptr - self.head_abs) as usize;
+            let seg = self.segs[i];
+            if seg.flags & SACKED != 0 {
+                self.sacked_before_ptr += seg.len as u64;
+            } else if self.sacked_bytes - self.sacked_before_ptr > thresh {
+                if seg.flags & LOST == 0 {
+                    self.segs[i].flags |= LOST;
+                    self.lost_bytes += seg.len as u64;
+                    self.segments_lost += 1;
+                    if seg.flags & RETRANS != 0 {
+                        // A retransmission marked lost again (only after an RTO rewind).
+                        self.segs[i].flags &= !RETRANS;
+                        self.retrans_bytes -= seg.len as u64;
+                    }
+                }
+            } else {
+                break;
+            }
+            self.lost_ptr += 1;
+        }
+    }
+
+    /// A retransmission is lost if a segment sent after it (by more than the reordering window
+    /// `reo_wnd`) has been delivered: mark it lost again so it is resent without waiting for RTO.
+    fn detect_lost_retransmissions(&mut self, reo_wnd: Duration, una: u64) {
+        while let Some(&(seq, sent)) = self.retx_log.front() {
+            if seq < una {
+                self.retx_log.pop_front();
+                continue;
+            }
+            if sent + reo_wnd >= self.rack_xmit {
+                break;
+            }
+            self.retx_log.pop_front();
+            let i = self.segs.partition_point(|x| x.seq < seq);
+            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].sent_at == sent {
+                let f = self.segs[i].flags;
+                if f & RETRANS != 0 && f & SACKED == 0 {
+                    // Still LOST: only its retransmission stops counting as in flight.
+                    self.segs[i].flags &= !RETRANS;
+                    self.retrans_bytes -= self.segs[i].len as u64;
+                    self.segments_lost += 1;
+                    if self.head_abs + (i as u64) < self.retx_ptr {
+                        self.relost.push_back(seq);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Index of the next segment to retransmit (RFC 6675 NextSeg rule 1): a retransmission
+    /// found lost again first, else the first lost, not yet retransmitted segment in
+    /// `[retx_ptr, lost_ptr)`.
+    pub fn next_retransmission(&mut self) -> Option<usize> {
+        if self.lost_bytes == 0 {
+            return None;
+        }
+        // Retransmissions found lost again come first (they are below the scan pointer).
+        while let Some(&seq) = self.relost.front() {
+            let i = self.segs.partition_point(|x| x.seq < seq);
+            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST
+            {
+                return Some(i);
+            }
+            self.relost.pop_front();
+        }
+        while self.retx_ptr < self.lost_ptr {
+            let i = (self.retx_ptr - self.head_abs) as usize;
+            let f = self.segs[i].flags;
+            if f & LOST != 0 && f & RETRANS == 0 {
+                return Some(i);
+            }
+            self.retx_ptr += 1;
+        }
+        None
+    }
+
+    /// Records the retransmission of segment `i` (as returned by
+    /// [`Scoreboard::next_retransmission`]) at `now`, with the delivery-rate state of that time.
+    pub fn retransmitted(&mut self, i: usize, now: Instant, delivered: u64, delivered_time: Instant) {
+        let s = &mut self.segs[i];
+        s.flags |= RETRANS | EVER_RETRANS;
+        s.sent_at = now;
+        s.delivered = delivered;
+        s.delivered_time = delivered_time;
+        let (seq, len) = (s.seq, s.len);
+        self.retrans_bytes += len as u64;
+        if self.head_abs + i as u64 >= self.retx_ptr {
+            self.retx_ptr = self.head_abs + i as u64 + 1;
+        } else {
+            self.relost.pop_front();
+        }
+        self.retx_log.push_back((seq, now));
+    }
+
+    /// Linux `tcp_enter_loss` after an RTO: every un-SACKed segment is lost, retransmissions are
+    /// forgotten, the retransmission scan restarts at the oldest segment.
+    pub fn enter_loss(&mut self) {
+        for s in self.segs.iter_mut() {
+            if s.flags & SACKED == 0 {
+                if s.flags & LOST == 0 {
+                    self.lost_bytes += s.len as u64;
+                    self.segments_lost += 1;
+                }
+                s.flags = (s.flags | LOST) & !RETRANS;
+            }
+        }
+        self.retrans_bytes = 0;
+        self.retx_log.clear();
+        self.relost.clear();
+        self.lost_ptr = self.head_abs + self.segs.len() as u64;
+        self.sacked_before_ptr = self.sacked_bytes;
+        self.retx_ptr = self.head_abs;
+    }
+}
+
+#[cfg(test)]
+#[path = "scoreboard_tests.rs"]
+mod tests;
