@@ -291,7 +291,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySim>()?;
     m.add_class::<env::PyEnv>()?;
     m.add_class::<env::PyVecEnv>()?;
-    m.add_function(wrap_pyfunction!(env::env_features, m)?)?;
+    m.add_function(wrap_pyfunction!(env::obs_features, m)?)?;
+    m.add_function(wrap_pyfunction!(env::obs_layout, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_description, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
