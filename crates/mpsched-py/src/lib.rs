@@ -1,6 +1,8 @@
 //! `mpsched._core`: converts between Python and the simulator and releases the GIL while it runs.
 //! No simulation logic lives here.
 
+#![warn(missing_docs)]
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
