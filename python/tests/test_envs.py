@@ -296,6 +296,82 @@ def test_feature_names_cover_the_observation():
     assert names[0] == "t-2/sub0/srtt" and names[-1] == "mask/path1"
 
 
+def test_feature_layout_is_the_cores_export():
+    """Names, kinds, units and docs come from the core's feature enums, in frame order."""
+    from mpsched import _core
+    from mpsched.envs import FEATURES, FLOW_FEATURES, INTEGER_FEATURES
+
+    core = [(g, [tuple(f) for f in feats]) for g, feats in _core.obs_features()]
+    ours = [(g, [(f.name, f.kind, f.unit, f.doc) for f in feats]) for g, feats in FEATURES.items()]
+    assert ours == core
+    assert [g for g, _ in core] == ["subflow", "connection", "flow"]
+    assert SUBFLOW_FEATURES == tuple(n for n, *_ in core[0][1])
+    assert CONN_FEATURES == tuple(n for n, *_ in core[1][1])
+    assert FLOW_FEATURES == tuple(n for n, *_ in core[2][1])
+    assert INTEGER_FEATURES == {
+        "subflow": (),
+        "connection": ("prev_mode",),
+        "flow": ("target",),
+    }
+
+
+@pytest.mark.parametrize("max_paths, history, max_flows", [(2, 3, 0), (4, 1, 5), (1, 2, 2)])
+def test_layout_slices_match_feature_names(max_paths, history, max_flows):
+    """Every slice of ObsLayout (offsets from the core) lands on the element feature_names names."""
+    from mpsched.envs import FLOW_FEATURES, ObsLayout
+
+    lay = ObsLayout(max_paths, history, max_flows)
+    names = np.array(feature_names(lay))
+    assert names.shape == (lay.size,)
+    idx = np.arange(lay.size)
+    for h in range(history):
+        tag = f"t{h - history + 1}" if h < history - 1 else "t0"
+        sub = lay.subflows(idx)[h]
+        for i in range(max_paths):
+            assert list(names[sub[i]]) == [f"{tag}/sub{i}/{n}" for n in SUBFLOW_FEATURES]
+        assert list(names[lay.connection(idx)[h]]) == [f"{tag}/conn/{n}" for n in CONN_FEATURES]
+        fl = lay.flows(idx)[h]
+        for j in range(max_flows):
+            assert list(names[fl[j]]) == [f"{tag}/flow{j}/{n}" for n in FLOW_FEATURES]
+    assert list(names[lay.path_mask(idx)]) == [f"mask/path{i}" for i in range(max_paths)]
+    assert list(names[lay.flow_mask(idx)]) == [f"mask/flow{j}" for j in range(max_flows)]
+
+
+def test_integer_features_hold_whole_numbers():
+    from mpsched.envs import FLOW_FEATURES, INTEGER_FEATURES
+
+    env = gym.make(
+        "mpsched/CongestionControl-v0", scenario=HOST, interval=100.0, max_flows=4
+    ).unwrapped
+    obs, _ = env.reset(seed=1)
+    for _ in range(5):
+        obs, *_ = env.step(np.array([0.5, -0.5, 0, 0], np.float32))
+    lay = env.layout
+    for n in INTEGER_FEATURES["flow"]:
+        v = lay.flows(obs)[..., FLOW_FEATURES.index(n)]
+        assert np.array_equal(v, np.round(v))
+    for n in INTEGER_FEATURES["connection"]:
+        v = lay.connection(obs)[..., CONN_FEATURES.index(n)]
+        assert np.array_equal(v, np.round(v))
+
+
+def test_docs_feature_table_is_the_cores_export():
+    """docs/envs.md's observation table lists exactly the exported features."""
+    from pathlib import Path
+
+    from mpsched.envs import FEATURES
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "envs.md").read_text()
+    table = doc.split("<!-- obs-features:begin -->\n")[1].split("<!-- obs-features:end -->")[0]
+    rows = [r.strip("|").split(" | ") for r in table.strip().splitlines()[2:]]
+    want = [
+        [g, str(i), f"`{f.name}`", f.kind, f.unit, f.doc]
+        for g, feats in FEATURES.items()
+        for i, f in enumerate(feats)
+    ]
+    assert [[c.strip() for c in r] for r in rows] == want
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

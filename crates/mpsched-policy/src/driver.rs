@@ -15,13 +15,18 @@ use crate::edar::EdarNet;
 /// time is not deterministic).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecisionStats {
+    /// Decisions the network made.
     pub decisions: u64,
+    /// Of those, redundant ones.
     pub redundant: u64,
+    /// Wall time of all decisions (ns).
     pub total_ns: u64,
+    /// Slowest decision (ns).
     pub max_ns: u64,
 }
 
 impl DecisionStats {
+    /// Mean wall time of a decision (ns; 0 without decisions).
     pub fn mean_ns(&self) -> f64 {
         if self.decisions == 0 {
             0.0

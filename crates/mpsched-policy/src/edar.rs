@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mpsched_sim::env::{CONN_FEATURES, SUBFLOW_FEATURES};
+use mpsched_sim::env::{ObsLayout, CONN_FEATURES, SUBFLOW_FEATURES};
 
 use crate::safetensors::{self, Tensor};
 use crate::PolicyError;
@@ -182,8 +182,11 @@ const BO: usize = 8;
 
 /// A loaded EdAR Q-network.
 pub struct EdarNet {
+    /// The checkpoint's description file.
     pub path: PathBuf,
+    /// The checkpoint's variant (`edar`, `edar-p`, `edar-o`, ...).
     pub variant: String,
+    /// Intervals of history the network reads (`k + 1`).
     pub history: usize,
     u1: usize,
     /// Gate rows of one LSTM1 (`4 U1`), padded to a multiple of [`B1`].
@@ -256,103 +259,171 @@ pub fn checkpoint_paths(path: &Path) -> (PathBuf, PathBuf) {
     }
 }
 
+/// The network's sizes and variant, from a checkpoint's description.
+struct Hyper {
+    variant: String,
+    history: usize,
+    u1: usize,
+    u2: usize,
+    /// Input and output sizes of the core's layers: `[3 + U2, core0, core1, 2]`.
+    dims: [usize; 4],
+}
+
+/// A checkpoint's tensors, checked against [`Hyper`] (torch layout, row-major).
+struct Weights {
+    l1_w_ih: Vec<f32>,
+    l1_w_hh: Vec<f32>,
+    l1_b: Vec<f32>,
+    l2_w_ih: Vec<f32>,
+    l2_w_hh: Vec<f32>,
+    /// `b_ih + b_hh` of LSTM2.
+    l2_b: Vec<f32>,
+    /// (weight, bias) of the core's three layers.
+    core: [(Vec<f32>, Vec<f32>); 3],
+}
+
+/// Reads and parses a checkpoint's JSON description.
+fn read_description(js: &Path) -> Result<serde_json::Value, PolicyError> {
+    let text = std::fs::read_to_string(js)
+        .map_err(|e| PolicyError(format!("{}: cannot read checkpoint description: {e}", js.display())))?;
+    serde_json::from_str(&text).map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))
+}
+
+/// Checks the description's format, algorithm and action count, and reads the sizes.
+fn parse_hyper(desc: &serde_json::Value, js: &Path) -> Result<Hyper, PolicyError> {
+    let fmt = field(desc, "format", js)?.as_str().unwrap_or("");
+    if fmt != "mpsched-policy/1" {
+        return Err(PolicyError(format!(
+            "{}: field \"format\": expected \"mpsched-policy/1\", got {fmt:?}",
+            js.display()
+        )));
+    }
+    let alg = field(desc, "algorithm", js)?.as_str().unwrap_or("");
+    if alg != "edar" {
+        return Err(PolicyError(format!("{}: field \"algorithm\": expected \"edar\", got {alg:?}", js.display())));
+    }
+    let u1 = uint(desc, "net.lstm1_units", js)?;
+    let u2 = uint(desc, "net.lstm2_units", js)?;
+    let history = uint(desc, "net.history", js)?;
+    if history < 2 {
+        return Err(PolicyError(format!("{}: field \"net.history\": expected at least 2", js.display())));
+    }
+    let na = uint(desc, "net.n_actions", js)?;
+    if na != 2 {
+        return Err(PolicyError(format!("{}: field \"net.n_actions\": expected 2, got {na}", js.display())));
+    }
+    let core_units: Vec<usize> = field(desc, "net.core_units", js)?
+        .as_array()
+        .and_then(|a| a.iter().map(|x| x.as_u64().map(|v| v as usize)).collect::<Option<Vec<_>>>())
+        .filter(|v| v.len() == 2 && v.iter().all(|&x| x > 0))
+        .ok_or_else(|| {
+            PolicyError(format!("{}: field \"net.core_units\": expected two positive integers", js.display()))
+        })?;
+    check_inputs(desc, js)?;
+    let variant = desc.get("variant").and_then(|v| v.as_str()).unwrap_or("edar").to_owned();
+    let dims = [CONN_INPUTS.len() + u2, core_units[0], core_units[1], 2];
+    Ok(Hyper { variant, history, u1, u2, dims })
+}
+
+/// The description's input lists must be the network's ([`SUBFLOW_INPUTS`], [`CONN_INPUTS`]).
+fn check_inputs(desc: &serde_json::Value, js: &Path) -> Result<(), PolicyError> {
+    let subs = names(desc, "net.subflow_inputs", js)?;
+    let conns = names(desc, "net.conn_inputs", js)?;
+    if subs != SUBFLOW_INPUTS {
+        return Err(PolicyError(format!(
+            "{}: field \"net.subflow_inputs\": expected {SUBFLOW_INPUTS:?}, got {subs:?}",
+            js.display()
+        )));
+    }
+    if conns != CONN_INPUTS {
+        return Err(PolicyError(format!(
+            "{}: field \"net.conn_inputs\": expected {CONN_INPUTS:?}, got {conns:?}",
+            js.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Positions of the network's inputs among the observation's subflow and connection features.
+fn input_indices() -> ([usize; NF], [usize; 3]) {
+    let mut sub_idx = [0; NF];
+    for (k, n) in SUBFLOW_INPUTS.iter().enumerate() {
+        sub_idx[k] = SUBFLOW_FEATURES.iter().position(|f| f == n).expect("EdAR input in the observation");
+    }
+    let mut conn_idx = [0; 3];
+    for (k, n) in CONN_INPUTS.iter().enumerate() {
+        conn_idx[k] = CONN_FEATURES.iter().position(|f| f == n).expect("EdAR input in the observation");
+    }
+    (sub_idx, conn_idx)
+}
+
+/// Reads the weights file: every tensor the network needs, with its shape, finite, and no other.
+fn read_weights(st: &Path, h: &Hyper) -> Result<Weights, PolicyError> {
+    let mut t = safetensors::read(st)?;
+    let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, PolicyError> {
+        let Tensor { shape: got, data } = t.remove(name).ok_or_else(|| {
+            PolicyError(format!("{}: missing tensor {name:?} (expected shape {shape:?})", st.display()))
+        })?;
+        if got != shape {
+            return Err(PolicyError(format!(
+                "{}: tensor {name:?}: expected shape {shape:?}, got {got:?}",
+                st.display()
+            )));
+        }
+        if data.iter().any(|x| !x.is_finite()) {
+            return Err(PolicyError(format!("{}: tensor {name:?}: contains NaN or infinity", st.display())));
+        }
+        Ok(data)
+    };
+    let (u1, u2, dims) = (h.u1, h.u2, h.dims);
+    let l1_w_ih = take("lstm1_weight_ih", &[NF, 4 * u1])?;
+    let l1_w_hh = take("lstm1_weight_hh", &[NF, 4 * u1, u1])?;
+    let l1_b = take("lstm1_bias", &[NF, 4 * u1])?;
+    let l2_w_ih = take("lstm2.weight_ih", &[4 * u2, NF * 2 * u1])?;
+    let l2_w_hh = take("lstm2.weight_hh", &[4 * u2, u2])?;
+    let b_ih = take("lstm2.bias_ih", &[4 * u2])?;
+    let b_hh = take("lstm2.bias_hh", &[4 * u2])?;
+    let l2_b = b_ih.iter().zip(&b_hh).map(|(a, b)| a + b).collect();
+    let mut layer = |k: usize, i: usize| -> Result<(Vec<f32>, Vec<f32>), PolicyError> {
+        let (n_in, n_out) = (dims[i], dims[i + 1]);
+        Ok((take(&format!("core.{k}.weight"), &[n_out, n_in])?, take(&format!("core.{k}.bias"), &[n_out])?))
+    };
+    let core = [layer(0, 0)?, layer(2, 1)?, layer(4, 2)?];
+    if let Some(extra) = t.keys().next() {
+        return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", st.display())));
+    }
+    Ok(Weights { l1_w_ih, l1_w_hh, l1_b, l2_w_ih, l2_w_hh, l2_b, core })
+}
+
+/// Row scale of an LSTM's weights with `u` units: the g gate (rows 2U..3U) is doubled, so one
+/// sigmoid serves all gates (see [`cell`]).
+fn gate_scale(u: usize) -> impl Fn(usize) -> f32 {
+    move |r: usize| if r / u == 2 { 2.0 } else { 1.0 }
+}
+
+/// `b` padded with zeros to a multiple of `blk`.
+fn padded(b: &[f32], blk: usize) -> Vec<f32> {
+    let mut v = vec![0.0; round_up(b.len(), blk)];
+    v[..b.len()].copy_from_slice(b);
+    v
+}
+
 impl EdarNet {
     /// Loads a checkpoint (`NAME.json` + `NAME.safetensors`) and checks every shape.
     pub fn load(path: &Path) -> Result<EdarNet, PolicyError> {
         let (js, st) = checkpoint_paths(path);
-        let text = std::fs::read_to_string(&js)
-            .map_err(|e| PolicyError(format!("{}: cannot read checkpoint description: {e}", js.display())))?;
-        let desc: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))?;
-        let fmt = field(&desc, "format", &js)?.as_str().unwrap_or("");
-        if fmt != "mpsched-policy/1" {
-            return Err(PolicyError(format!(
-                "{}: field \"format\": expected \"mpsched-policy/1\", got {fmt:?}",
-                js.display()
-            )));
-        }
-        let alg = field(&desc, "algorithm", &js)?.as_str().unwrap_or("");
-        if alg != "edar" {
-            return Err(PolicyError(format!("{}: field \"algorithm\": expected \"edar\", got {alg:?}", js.display())));
-        }
-        let u1 = uint(&desc, "net.lstm1_units", &js)?;
-        let u2 = uint(&desc, "net.lstm2_units", &js)?;
-        let history = uint(&desc, "net.history", &js)?;
-        if history < 2 {
-            return Err(PolicyError(format!("{}: field \"net.history\": expected at least 2", js.display())));
-        }
-        let na = uint(&desc, "net.n_actions", &js)?;
-        if na != 2 {
-            return Err(PolicyError(format!("{}: field \"net.n_actions\": expected 2, got {na}", js.display())));
-        }
-        let core_units: Vec<usize> = field(&desc, "net.core_units", &js)?
-            .as_array()
-            .and_then(|a| a.iter().map(|x| x.as_u64().map(|v| v as usize)).collect::<Option<Vec<_>>>())
-            .filter(|v| v.len() == 2 && v.iter().all(|&x| x > 0))
-            .ok_or_else(|| {
-                PolicyError(format!("{}: field \"net.core_units\": expected two positive integers", js.display()))
-            })?;
-        let subs = names(&desc, "net.subflow_inputs", &js)?;
-        let conns = names(&desc, "net.conn_inputs", &js)?;
-        if subs != SUBFLOW_INPUTS {
-            return Err(PolicyError(format!(
-                "{}: field \"net.subflow_inputs\": expected {SUBFLOW_INPUTS:?}, got {subs:?}",
-                js.display()
-            )));
-        }
-        if conns != CONN_INPUTS {
-            return Err(PolicyError(format!(
-                "{}: field \"net.conn_inputs\": expected {CONN_INPUTS:?}, got {conns:?}",
-                js.display()
-            )));
-        }
-        let mut sub_idx = [0; NF];
-        for (k, n) in SUBFLOW_INPUTS.iter().enumerate() {
-            sub_idx[k] = SUBFLOW_FEATURES.iter().position(|f| f == n).expect("EdAR input in the observation");
-        }
-        let mut conn_idx = [0; 3];
-        for (k, n) in CONN_INPUTS.iter().enumerate() {
-            conn_idx[k] = CONN_FEATURES.iter().position(|f| f == n).expect("EdAR input in the observation");
-        }
-        let variant = desc.get("variant").and_then(|v| v.as_str()).unwrap_or("edar").to_owned();
+        let desc = read_description(&js)?;
+        let hyper = parse_hyper(&desc, &js)?;
+        let weights = read_weights(&st, &hyper)?;
+        Ok(Self::build(js, hyper, &weights))
+    }
 
-        let mut t = safetensors::read(&st)?;
-        let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, PolicyError> {
-            let Tensor { shape: got, data } = t.remove(name).ok_or_else(|| {
-                PolicyError(format!("{}: missing tensor {name:?} (expected shape {shape:?})", st.display()))
-            })?;
-            if got != shape {
-                return Err(PolicyError(format!(
-                    "{}: tensor {name:?}: expected shape {shape:?}, got {got:?}",
-                    st.display()
-                )));
-            }
-            if data.iter().any(|x| !x.is_finite()) {
-                return Err(PolicyError(format!("{}: tensor {name:?}: contains NaN or infinity", st.display())));
-            }
-            Ok(data)
-        };
+    /// The network in its computing layout (blocked matrices, scaled g gates, scratch buffers).
+    fn build(path: PathBuf, h: Hyper, w: &Weights) -> EdarNet {
+        let (u1, u2, dims) = (h.u1, h.u2, h.dims);
         let n_in2 = NF * 2 * u1;
-        let l1_w_ih = take("lstm1_weight_ih", &[NF, 4 * u1])?;
-        let l1_w_hh = take("lstm1_weight_hh", &[NF, 4 * u1, u1])?;
-        let l1_b = take("lstm1_bias", &[NF, 4 * u1])?;
-        let l2_w_ih = take("lstm2.weight_ih", &[4 * u2, n_in2])?;
-        let l2_w_hh = take("lstm2.weight_hh", &[4 * u2, u2])?;
-        let b_ih = take("lstm2.bias_ih", &[4 * u2])?;
-        let b_hh = take("lstm2.bias_hh", &[4 * u2])?;
-        let dims = [CONN_INPUTS.len() + u2, core_units[0], core_units[1], 2];
-        let mut layer = |k: usize, i: usize| -> Result<(Vec<f32>, Vec<f32>), PolicyError> {
-            let (n_in, n_out) = (dims[i], dims[i + 1]);
-            Ok((take(&format!("core.{k}.weight"), &[n_out, n_in])?, take(&format!("core.{k}.bias"), &[n_out])?))
-        };
-        let core = [layer(0, 0)?, layer(2, 1)?, layer(4, 2)?];
-        if let Some(extra) = t.keys().next() {
-            return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", st.display())));
-        }
-
-        // The g gate (rows 2U..3U of each LSTM) is doubled, so one sigmoid serves all gates.
-        let gate_scale = |u: usize| move |r: usize| if r / u == 2 { 2.0 } else { 1.0 };
         let r1 = round_up(4 * u1, B1);
+        // Per-series vectors ([F, 4U1]) padded to r1 rows per series, g gate doubled.
         let per_series = |v: &[f32]| -> Vec<f32> {
             let mut out = vec![0.0; NF * r1];
             for j in 0..NF {
@@ -363,39 +434,35 @@ impl EdarNet {
             out
         };
         let l1_w_hh = (0..NF)
-            .map(|j| Blocked::new(&l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1], 4 * u1, u1, gate_scale(u1)))
+            .map(|j| Blocked::new(&w.l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1], 4 * u1, u1, gate_scale(u1)))
             .collect();
         let mut l2_b = vec![0.0; round_up(4 * u2, B2)];
         for r in 0..4 * u2 {
-            l2_b[r] = (b_ih[r] + b_hh[r]) * gate_scale(u2)(r);
+            l2_b[r] = w.l2_b[r] * gate_scale(u2)(r);
         }
-        let padded = |b: &[f32], blk: usize| {
-            let mut v = vec![0.0; round_up(b.len(), blk)];
-            v[..b.len()].copy_from_slice(b);
-            v
-        };
         let one = |_: usize| 1.0;
-        Ok(EdarNet {
-            path: js,
-            variant,
-            history,
+        let core = &w.core;
+        EdarNet {
+            path,
+            variant: h.variant,
+            history: h.history,
             u1,
             r1,
             u2,
             n_core: [dims[1], dims[2]],
             avx2_fma: avx2_fma_available(),
-            l1_w_ih: per_series(&l1_w_ih),
-            l1_b: per_series(&l1_b),
+            l1_w_ih: per_series(&w.l1_w_ih),
+            l1_b: per_series(&w.l1_b),
             l1_w_hh,
-            l2_w_ih: Blocked::new(&l2_w_ih, 4 * u2, n_in2, gate_scale(u2)),
-            l2_w_hh: Blocked::new(&l2_w_hh, 4 * u2, u2, gate_scale(u2)),
+            l2_w_ih: Blocked::new(&w.l2_w_ih, 4 * u2, n_in2, gate_scale(u2)),
+            l2_w_hh: Blocked::new(&w.l2_w_hh, 4 * u2, u2, gate_scale(u2)),
             l2_b,
             core_w: [Blocked::new(&core[0].0, dims[1], dims[0], one), Blocked::new(&core[1].0, dims[2], dims[1], one)],
             core_b: [padded(&core[0].1, BC), padded(&core[1].1, BC)],
             out_w: Blocked::new(&core[2].0, 2, dims[2], one),
             out_b: padded(&core[2].1, BO),
-            sub_idx,
-            conn_idx,
+            sub_idx: input_indices().0,
+            conn_idx: input_indices().1,
             g1: vec![0.0; 2 * NF * r1],
             h1: vec![0.0; 2 * NF * u1],
             c1: vec![0.0; 2 * NF * u1],
@@ -410,7 +477,7 @@ impl EdarNet {
             y1: vec![0.0; round_up(dims[1], BC)],
             y2: vec![0.0; round_up(dims[2], BC)],
             y3: vec![0.0; BO],
-        })
+        }
     }
 
     /// Which compiled forward pass decisions use: `"avx2+fma"` or `"portable"`.
@@ -451,10 +518,10 @@ impl EdarNet {
 
     #[inline(always)]
     fn forward<const FMA: bool>(&mut self, obs: &[f32], max_paths: usize, q: &mut [f32; 2]) -> bool {
-        let ns = SUBFLOW_FEATURES.len();
-        let frame = max_paths * ns + CONN_FEATURES.len();
         let hist = self.history;
-        assert!(obs.len() >= hist * frame + max_paths, "observation shorter than the layout");
+        let layout = ObsLayout { max_paths, history: hist, max_flows: 0 };
+        let frame = layout.frame_len();
+        assert!(obs.len() >= layout.size(), "observation shorter than the layout");
         self.h2.fill(0.0);
         self.c2.fill(0.0);
         // LSTM2's state is zero before the first present subflow: skip its recurrent part.
@@ -467,16 +534,17 @@ impl EdarNet {
         let mut n_pending = 0;
         let mut any_rtt = false;
         for i in 0..max_paths {
-            let at = |t: usize, f: usize| obs[t * frame + i * ns + f];
+            let slot = layout.subflow_slot(i);
+            let at = |t: usize, f: usize| obs[layout.frame(t) + slot + f];
             let has_history = (0..hist).any(|t| self.sub_idx.iter().any(|&f| at(t, f) != 0.0));
-            let present = obs[hist * frame + i] > 0.5 || has_history;
+            let present = obs[layout.path_mask_offset() + i] > 0.5 || has_history;
             if !present {
                 continue;
             }
             if at(hist - 1, self.sub_idx[0]) > 0.0 {
                 any_rtt = true;
             }
-            pending[n_pending] = i * ns;
+            pending[n_pending] = slot;
             n_pending += 1;
             if n_pending == 2 {
                 self.lstm1::<FMA>(obs, frame, &pending);
@@ -490,7 +558,7 @@ impl EdarNet {
             self.lstm2::<FMA>(1, first);
         }
         // Core network.
-        let conn = (hist - 1) * frame + max_paths * ns;
+        let conn = layout.frame(hist - 1) + layout.conn_offset();
         for (k, &ci) in self.conn_idx.iter().enumerate() {
             self.x_core[k] = obs[conn + ci];
         }

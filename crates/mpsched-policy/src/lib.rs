@@ -8,6 +8,7 @@
 
 // One `unsafe` call: the AVX2 build of EdAR's forward pass, after checking the CPU (edar.rs).
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod driver;
 pub mod edar;

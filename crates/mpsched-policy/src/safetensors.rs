@@ -10,7 +10,9 @@ use crate::PolicyError;
 /// A float32 tensor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {
+    /// Dimensions, outermost first.
     pub shape: Vec<usize>,
+    /// Values, row-major.
     pub data: Vec<f32>,
 }
 

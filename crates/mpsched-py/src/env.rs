@@ -6,7 +6,8 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyReadwriteAr
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use mpsched_sim::env::{Env, EnvSpec, VecEnv, VecOut, CONN_FEATURES, FLOW_FEATURES, SUBFLOW_FEATURES};
+use mpsched_sim::env::features::feature_groups;
+use mpsched_sim::env::{Env, EnvSpec, ObsLayout, VecEnv, VecOut};
 
 use crate::ScenarioError;
 
@@ -27,6 +28,7 @@ fn layout(spec: &EnvSpec) -> (usize, usize, usize, usize, usize) {
     (spec.obs_len(), spec.action_len(), spec.terms_len(), spec.frame_len(), spec.mask_len())
 }
 
+/// `_core.Env`: one learning environment.
 #[pyclass(name = "Env", module = "mpsched._core")]
 pub struct PyEnv {
     env: Env,
@@ -123,6 +125,7 @@ impl PyEnv {
     }
 }
 
+/// `_core.VecEnv`: environments stepped together, over threads.
 #[pyclass(name = "VecEnv", module = "mpsched._core")]
 pub struct PyVecEnv {
     venv: VecEnv,
@@ -206,8 +209,22 @@ impl PyVecEnv {
     }
 }
 
-/// Feature names of a frame: (subflow, connection, flow).
+/// A feature as Python sees it: (name, kind "float"/"int", unit, doc).
+type FeatureRow = (&'static str, &'static str, &'static str, &'static str);
+
+/// The observation's feature groups in frame order, each as (group name, features): the one
+/// definition (`mpsched_sim::env::features`) the Python env builds its layout from.
 #[pyfunction]
-pub fn env_features() -> (Vec<&'static str>, Vec<&'static str>, Vec<&'static str>) {
-    (SUBFLOW_FEATURES.to_vec(), CONN_FEATURES.to_vec(), FLOW_FEATURES.to_vec())
+pub fn obs_features() -> Vec<(&'static str, Vec<FeatureRow>)> {
+    feature_groups()
+        .into_iter()
+        .map(|(g, fs)| (g, fs.iter().map(|f| (f.name, f.kind.name(), f.unit, f.doc)).collect()))
+        .collect()
+}
+
+/// Every offset and length of an observation with `max_paths` subflow slots, `history`
+/// frames and `max_flows` flow slots (0 without the host view), by name.
+#[pyfunction]
+pub fn obs_layout(max_paths: usize, history: usize, max_flows: usize) -> Vec<(&'static str, usize)> {
+    ObsLayout { max_paths, history, max_flows }.offsets()
 }

@@ -1,6 +1,8 @@
 //! `mpsched._core`: converts between Python and the simulator and releases the GIL while it runs.
 //! No simulation logic lives here.
 
+#![warn(missing_docs)]
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -292,7 +294,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySim>()?;
     m.add_class::<env::PyEnv>()?;
     m.add_class::<env::PyVecEnv>()?;
-    m.add_function(wrap_pyfunction!(env::env_features, m)?)?;
+    m.add_function(wrap_pyfunction!(env::obs_features, m)?)?;
+    m.add_function(wrap_pyfunction!(env::obs_layout, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_description, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

@@ -34,8 +34,8 @@ impl PyEdarNet {
     ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<bool>>)> {
         let a = obs.as_array();
         let (b, d) = (a.shape()[0], a.shape()[1]);
-        let frame = max_paths * mpsched_sim::env::SUBFLOW_FEATURES.len() + mpsched_sim::env::CONN_FEATURES.len();
-        let want = self.net.history * frame + max_paths;
+        let layout = mpsched_sim::env::ObsLayout { max_paths, history: self.net.history, max_flows: 0 };
+        let want = layout.size();
         if d != want {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "obs: expected {want} values per row (history {}, max_paths {max_paths}), got {d}",

@@ -93,29 +93,40 @@ cc = "cubic"
 /// Result of timing one bench scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BenchResult {
+    /// Bench scenario name.
     pub name: String,
+    /// What the scenario exercises.
     pub description: String,
+    /// Simulated time (s).
     pub sim_seconds: f64,
+    /// Wall-clock time of the run (s).
     pub wall_seconds: f64,
+    /// Events processed.
     pub events: u64,
+    /// Packets created.
     pub packets: u64,
 }
 
 impl BenchResult {
+    /// Simulated seconds per wall-clock second.
     pub fn realtime_factor(&self) -> f64 {
         self.sim_seconds / self.wall_seconds
     }
+    /// Events processed per wall-clock second.
     pub fn events_per_s(&self) -> f64 {
         self.events as f64 / self.wall_seconds
     }
+    /// Packets created per wall-clock second.
     pub fn packets_per_s(&self) -> f64 {
         self.packets as f64 / self.wall_seconds
     }
+    /// Wall-clock nanoseconds per event.
     pub fn ns_per_event(&self) -> f64 {
         self.wall_seconds * 1e9 / self.events as f64
     }
 }
 
+/// Names of the bench scenarios, in order.
 pub fn names() -> Vec<&'static str> {
     BENCHES.iter().map(|b| b.0).collect()
 }
@@ -123,8 +134,11 @@ pub fn names() -> Vec<&'static str> {
 /// Cost of pausing at decision points, measured in one run against the built-in equivalent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecisionOverhead {
+    /// Decision points in the run.
     pub decisions: u64,
+    /// Wall time with the built-in scheduler deciding inline (s).
     pub wall_builtin: f64,
+    /// Wall time pausing at every decision point (s).
     pub wall_paused: f64,
 }
 

@@ -21,11 +21,13 @@ pub struct EnergyParams {
     /// Promotion from idle: duration (s) and power (mW), charged once when traffic starts.
     #[serde(default)]
     pub promotion_s: f64,
+    /// Power during promotion (mW).
     #[serde(default)]
     pub promotion_mw: f64,
     /// Tail after the last packet: duration (s) and power (mW).
     #[serde(default)]
     pub tail_s: f64,
+    /// Power during the tail (mW).
     #[serde(default)]
     pub tail_mw: f64,
     /// Average power when idle (mW).
@@ -76,15 +78,20 @@ impl EnergyParams {
 pub struct InterfaceEnergy {
     /// Joules in each state.
     pub active_j: f64,
+    /// Joules spent in promotion.
     pub promotion_j: f64,
+    /// Joules spent in tails.
     pub tail_j: f64,
+    /// Joules spent idle.
     pub idle_j: f64,
+    /// Seconds spent transferring.
     pub active_s: f64,
     /// End of the last bin with traffic (ns); `None` before any traffic.
     last_active: Option<u64>,
 }
 
 impl InterfaceEnergy {
+    /// Energy over all states (J).
     pub fn total_j(&self) -> f64 {
         self.active_j + self.promotion_j + self.tail_j + self.idle_j
     }

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// What an event does; `a` and `b` are its arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
@@ -29,12 +30,18 @@ pub enum Kind {
     AppTick,
 }
 
+/// An event popped from the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
+    /// Time (ns).
     pub at: u64,
+    /// Insertion sequence number (ties at equal times pop in this order).
     pub seq: u64,
+    /// What happens.
     pub kind: Kind,
+    /// First argument (see [`Kind`]).
     pub a: u32,
+    /// Second argument (see [`Kind`]).
     pub b: u32,
 }
 
@@ -62,6 +69,7 @@ impl PartialOrd for Entry {
     }
 }
 
+/// Pending events, earliest first; equal times in insertion order.
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
@@ -70,17 +78,20 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
+    /// Schedules `kind(a, b)` at time `at` (ns).
     #[inline]
     pub fn push(&mut self, at: u64, kind: Kind, a: u32, b: u32) {
         self.seq += 1;
         self.heap.push(Entry { key: ((at as u128) << 64) | self.seq as u128, kind, a, b });
     }
+    /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
         let e = self.heap.pop()?;
         self.popped += 1;
         Some(Event { at: (e.key >> 64) as u64, seq: e.key as u64, kind: e.kind, a: e.a, b: e.b })
     }
+    /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<u64> {
         self.heap.peek().map(|e| (e.key >> 64) as u64)

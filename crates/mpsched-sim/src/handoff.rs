@@ -17,11 +17,14 @@ use crate::rng::Rng;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum DurationSpec {
+    /// Always this many seconds.
     Fixed(f64),
+    /// Uniform between the two bounds.
     Uniform([f64; 2]),
 }
 
 impl DurationSpec {
+    /// (shortest, longest) duration in seconds.
     pub fn bounds(&self) -> (f64, f64) {
         match *self {
             DurationSpec::Fixed(d) => (d, d),
@@ -30,6 +33,7 @@ impl DurationSpec {
     }
 }
 
+/// A `[[handoffs]]` entry: a Poisson process of handoffs on one path.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffSpec {
@@ -39,6 +43,7 @@ pub struct HandoffSpec {
     pub rate_per_min: f64,
     /// Length of each handoff, s.
     pub duration_s: DurationSpec,
+    /// Start of the first handoff process (s); default: the start of the simulation.
     pub start_s: Option<f64>,
     /// Default: the end of the simulation.
     pub stop_s: Option<f64>,

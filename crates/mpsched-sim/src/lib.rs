@@ -4,6 +4,8 @@
 //! component, FIFO links with at most one pending event per stage, and the sans-IO transport of
 //! `mpsched-transport` as the endpoints. Same scenario + seed ⇒ byte-identical outputs.
 
+#![warn(missing_docs)]
+
 pub mod algos;
 pub mod bench;
 pub mod energy;
@@ -29,7 +31,9 @@ pub use table::{Column, Table};
 /// Input format of a scenario text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// TOML text.
     Toml,
+    /// JSON text.
     Json,
 }
 

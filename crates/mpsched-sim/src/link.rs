@@ -11,21 +11,29 @@ use serde::{Deserialize, Serialize};
 use crate::event::{EventQueue, Kind};
 use crate::rng::Rng;
 
+/// Index of a packet in the simulator's arena.
 pub type PktId = u32;
 
 /// Packet loss model, applied to each packet as it leaves the serializer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LossModel {
+    /// No random loss.
     None,
+    /// Each packet lost independently.
     Bernoulli {
+        /// Loss probability.
         p: f64,
     },
     /// Two-state Markov chain: the packet is lost with the current state's probability, then the
     /// state moves (good→bad with `p_gb`, bad→good with `p_bg`).
     GilbertElliott {
+        /// Probability of moving from good to bad after a packet.
         p_gb: f64,
+        /// Probability of moving from bad to good after a packet.
         p_bg: f64,
+        /// Loss probability in the good state.
         loss_good: f64,
+        /// Loss probability in the bad state.
         loss_bad: f64,
     },
 }
@@ -47,16 +55,22 @@ impl LossModel {
 /// A change applied at a scheduled time; `None` fields stay as they are.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkChange {
+    /// When the change applies (ns).
     pub at_ns: u64,
+    /// New rate (bit/s).
     pub rate_bps: Option<u64>,
+    /// New one-way propagation delay (ns).
     pub delay_ns: Option<u64>,
+    /// New loss model.
     pub loss: Option<LossModel>,
+    /// Link down (true) or up (false).
     pub outage: Option<bool>,
 }
 
 /// A parsed mahimahi trace: delivery-opportunity times in ms, non-decreasing, last > 0.
 #[derive(Debug, PartialEq)]
 pub struct Trace {
+    /// Delivery-opportunity times (ms), one per 1500-byte packet.
     pub times_ms: Vec<u64>,
 }
 
@@ -116,22 +130,34 @@ impl TraceCursor {
     }
 }
 
+/// Counters of a link.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkStats {
+    /// Packets offered.
     pub packets_in: u64,
+    /// Packets delivered to the next hop.
     pub packets_out: u64,
+    /// Bytes delivered to the next hop.
     pub bytes_out: u64,
+    /// Packets dropped by a full queue.
     pub dropped_queue: u64,
+    /// Packets dropped by the loss model.
     pub dropped_loss: u64,
+    /// Packets dropped during an outage.
     pub dropped_outage: u64,
+    /// Largest queue occupancy (bytes).
     pub max_queue_bytes: u64,
 }
 
+/// A one-way link: drop-tail FIFO queue, serializer (fixed rate or mahimahi trace), loss model and propagation delay.
 pub struct Link {
+    /// Name from the scenario.
     pub name: String,
+    /// Index in the simulator's links.
     pub id: u32,
     rate_bps: u64,
     delay_ns: u64,
+    /// Queue capacity (bytes).
     pub queue_cap: u64,
     loss: LossModel,
     ge_bad: bool,
@@ -143,7 +169,9 @@ pub struct Link {
     ring: VecDeque<(u64, PktId)>,
     last_arrival: u64,
     trace: Option<TraceCursor>,
+    /// Scheduled changes, in time order.
     pub changes: Vec<LinkChange>,
+    /// Counters so far.
     pub stats: LinkStats,
     /// Capacity offered so far (rate links), integrated up to `cap_since`.
     cap_bits: f64,
@@ -153,12 +181,16 @@ pub struct Link {
 /// What happened to a packet offered to a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
+    /// Queued or in service.
     Accepted,
+    /// Dropped: the queue was full.
     DroppedQueue,
+    /// Dropped: the link is down.
     DroppedOutage,
 }
 
 impl Link {
+    /// A link of the given parameters; `changes` are applied by `LinkChange` events.
     pub fn new(
         id: u32,
         name: String,
@@ -200,15 +232,19 @@ impl Link {
         }
     }
 
+    /// Whether the link is driven by a delivery trace.
     pub fn is_trace(&self) -> bool {
         self.trace.is_some()
     }
+    /// Current rate (bit/s; 0 for a trace link).
     pub fn rate_bps(&self) -> u64 {
         self.rate_bps
     }
+    /// Current propagation delay (ns).
     pub fn delay_ns(&self) -> u64 {
         self.delay_ns
     }
+    /// Bytes waiting in the queue.
     pub fn queued_bytes(&self) -> u64 {
         self.queued_bytes
     }

@@ -32,19 +32,24 @@ pub const INTEGER_FIELDS: &[&str] = &[
 /// How a random value is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dist {
+    /// Uniform between the bounds.
     Uniform,
+    /// Uniform in the logarithm (bounds > 0).
     LogUniform,
 }
 
 /// A parsed range table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RangeSpec {
+    /// Lower bound.
     pub lo: f64,
+    /// Upper bound.
     pub hi: f64,
     /// `Some(n)`: a sweep of n values.
     pub steps: Option<u64>,
     /// Log spacing of a sweep.
     pub log: bool,
+    /// Distribution of a random draw.
     pub dist: Dist,
 }
 

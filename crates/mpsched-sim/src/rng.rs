@@ -26,12 +26,14 @@ pub fn stream_seed(scenario_seed: u64, name: &str) -> u64 {
     splitmix64(&mut s)
 }
 
+/// xoshiro256++ generator (Blackman & Vigna), seeded through SplitMix64.
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
 }
 
 impl Rng {
+    /// A generator whose state is expanded from `seed` with SplitMix64.
     pub fn new(seed: u64) -> Self {
         let mut st = seed;
         let s = [splitmix64(&mut st), splitmix64(&mut st), splitmix64(&mut st), splitmix64(&mut st)];
@@ -43,6 +45,7 @@ impl Rng {
         Rng::new(stream_seed(scenario_seed, name))
     }
 
+    /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;

@@ -1,10 +1,15 @@
 //! Column-oriented result tables handed to Python (and written as Parquet there).
 
+/// One column's values.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {
+    /// Floats.
     F64(Vec<f64>),
+    /// Integers.
     I64(Vec<i64>),
+    /// Booleans.
     Bool(Vec<bool>),
+    /// Strings.
     Str(Vec<String>),
     /// Nullable float (e.g. FCT of an unfinished flow).
     OptF64(Vec<Option<f64>>),
@@ -22,6 +27,7 @@ impl Column {
             Column::Str(_) => "string",
         }
     }
+    /// Number of values.
     pub fn len(&self) -> usize {
         match self {
             Column::F64(v) => v.len(),
@@ -32,6 +38,7 @@ impl Column {
             Column::OptI64(v) => v.len(),
         }
     }
+    /// Whether the column has no values.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -40,31 +47,37 @@ impl Column {
 /// Named columns of equal length, in a fixed order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
+    /// (name, values), in output order.
     pub columns: Vec<(String, Column)>,
 }
 
 impl Table {
+    /// The column named `name`.
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
     }
+    /// The float column `name` (panics if absent or of another type).
     pub fn f64s(&self, name: &str) -> &[f64] {
         match self.column(name) {
             Some(Column::F64(v)) => v,
             _ => panic!("no f64 column {name}"),
         }
     }
+    /// The integer column `name` (panics if absent or of another type).
     pub fn i64s(&self, name: &str) -> &[i64] {
         match self.column(name) {
             Some(Column::I64(v)) => v,
             _ => panic!("no i64 column {name}"),
         }
     }
+    /// The string column `name` (panics if absent or of another type).
     pub fn strs(&self, name: &str) -> &[String] {
         match self.column(name) {
             Some(Column::Str(v)) => v,
             _ => panic!("no string column {name}"),
         }
     }
+    /// Number of rows.
     pub fn rows(&self) -> usize {
         self.columns.first().map(|(_, c)| c.len()).unwrap_or(0)
     }

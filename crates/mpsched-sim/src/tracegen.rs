@@ -31,11 +31,17 @@ pub const MAX_OPPORTUNITIES: f64 = 20_000_000.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SynthSpec {
+    /// Long-run mean rate before outages (Mbit/s).
     pub mean_mbps: f64,
+    /// Length of the trace (s).
     pub duration_s: Option<f64>,
+    /// Spread of the state rates (`m_k = exp(variability · z_k)`).
     pub variability: Option<f64>,
+    /// Mean time in a rate state (s).
     pub dwell_s: Option<f64>,
+    /// Outages per minute of up time (0: none).
     pub outage_per_min: Option<f64>,
+    /// Mean outage length (s).
     pub outage_s: Option<f64>,
     /// Seed of the generator; in a scenario it defaults to one derived from the scenario seed
     /// and the link name.
@@ -45,18 +51,28 @@ pub struct SynthSpec {
 /// Validated generator parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SynthParams {
+    /// Long-run mean rate before outages (Mbit/s).
     pub mean_mbps: f64,
+    /// Length of the trace (s).
     pub duration_s: f64,
+    /// Spread of the state rates.
     pub variability: f64,
+    /// Mean time in a rate state (s).
     pub dwell_s: f64,
+    /// Outages per minute of up time.
     pub outage_per_min: f64,
+    /// Mean outage length (s).
     pub outage_s: f64,
 }
 
 impl SynthParams {
+    /// Default trace length (s).
     pub const DEFAULT_DURATION_S: f64 = 60.0;
+    /// Default rate spread.
     pub const DEFAULT_VARIABILITY: f64 = 0.5;
+    /// Default mean time in a rate state (s).
     pub const DEFAULT_DWELL_S: f64 = 2.0;
+    /// Default mean outage length (s).
     pub const DEFAULT_OUTAGE_S: f64 = 1.0;
 
     /// Defaults filled in and every value checked. The error is `(field, what was expected)`.
@@ -73,6 +89,7 @@ impl SynthParams {
         Ok(p)
     }
 
+    /// Checks every value; the error is `(field, what was expected)`.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         let positive = |f: &'static str, v: f64| {
             if v.is_finite() && v > 0.0 {

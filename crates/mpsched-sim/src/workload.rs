@@ -12,17 +12,23 @@ use crate::rng::Rng;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "dist", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SizeDist {
+    /// Every flow the same size.
     Fixed {
+        /// Size of each flow.
         bytes: u64,
     },
     /// Pareto with the given mean and shape α > 1: x_m = mean·(α−1)/α, x = x_m / U^(1/α).
     Pareto {
+        /// Mean size (bytes).
         mean_bytes: f64,
+        /// Shape α (> 1).
         shape: f64,
     },
     /// Lognormal with the given mean and σ of the underlying normal: μ = ln(mean) − σ²/2.
     Lognormal {
+        /// Mean size (bytes).
         mean_bytes: f64,
+        /// σ of the underlying normal.
         sigma: f64,
     },
 }

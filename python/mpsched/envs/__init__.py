@@ -24,9 +24,12 @@ from gymnasium.envs.registration import register, registry
 from ._spec import EnvConfigError
 from .scheduler import (
     CONN_FEATURES,
+    FEATURES,
     FLOW_FEATURES,
+    INTEGER_FEATURES,
     SUBFLOW_FEATURES,
     CongestionControlEnv,
+    Feature,
     ObsLayout,
     SchedulerEnv,
     feature_names,
@@ -43,6 +46,9 @@ __all__ = [
     "SUBFLOW_FEATURES",
     "CONN_FEATURES",
     "FLOW_FEATURES",
+    "FEATURES",
+    "INTEGER_FEATURES",
+    "Feature",
 ]
 
 if "mpsched/Scheduler-v0" not in registry:

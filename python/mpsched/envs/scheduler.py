@@ -8,6 +8,7 @@ boundary. Observations are flat ``float32`` vectors laid out by :class:`ObsLayou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import gymnasium as gym
@@ -18,14 +19,36 @@ from .. import _core
 from ..rewards import RewardFn, Terms, get_reward
 from ._spec import EnvConfigError, ScenarioLike, prepare
 
-SUBFLOW_FEATURES, CONN_FEATURES, FLOW_FEATURES = (tuple(x) for x in _core.env_features())
+
+@dataclass(frozen=True)
+class Feature:
+    """One observation feature, as the core defines it (``mpsched_sim::env::features``)."""
+
+    name: str
+    kind: str  # "float" or "int"
+    unit: str
+    doc: str
+
+
+#: Feature groups of a frame, in frame order: ``subflow``, ``connection``, ``flow``. The one
+#: definition lives in the core; every name, offset and kind here is derived from it.
+FEATURES: Dict[str, Tuple[Feature, ...]] = {
+    group: tuple(Feature(*f) for f in feats) for group, feats in _core.obs_features()
+}
+SUBFLOW_FEATURES = tuple(f.name for f in FEATURES["subflow"])
+CONN_FEATURES = tuple(f.name for f in FEATURES["connection"])
+FLOW_FEATURES = tuple(f.name for f in FEATURES["flow"])
+#: Integer-valued features per group (flags, discrete actions; stored exactly as float32).
+INTEGER_FEATURES: Dict[str, Tuple[str, ...]] = {
+    group: tuple(f.name for f in feats if f.kind == "int") for group, feats in FEATURES.items()
+}
 
 ACTIONS = ("mode", "weights", "select")
 
 
 @dataclass(frozen=True)
 class ObsLayout:
-    """Where each feature sits in the flat observation.
+    """Where each feature sits in the flat observation (offsets from the core's layout).
 
     The observation is ``history`` frames, oldest first, then a mask. A frame holds
     ``max_paths`` subflow slots of :data:`SUBFLOW_FEATURES`, the connection's
@@ -37,21 +60,22 @@ class ObsLayout:
     history: int
     max_flows: int = 0
 
+    @cached_property
+    def offsets(self) -> Dict[str, int]:
+        """Every offset and length by name, as the core computes them."""
+        return dict(_core.obs_layout(self.max_paths, self.history, self.max_flows))
+
     @property
     def frame_len(self) -> int:
-        return (
-            self.max_paths * len(SUBFLOW_FEATURES)
-            + len(CONN_FEATURES)
-            + self.max_flows * len(FLOW_FEATURES)
-        )
+        return self.offsets["frame_len"]
 
     @property
     def mask_len(self) -> int:
-        return self.max_paths + self.max_flows
+        return self.offsets["mask_len"]
 
     @property
     def size(self) -> int:
-        return self.history * self.frame_len + self.mask_len
+        return self.offsets["size"]
 
     def frames(self, obs: np.ndarray) -> np.ndarray:
         """``[..., history, frame_len]`` view of observations."""
@@ -61,26 +85,27 @@ class ObsLayout:
 
     def subflows(self, obs: np.ndarray) -> np.ndarray:
         """``[..., history, max_paths, n_subflow_features]``."""
-        f = self.frames(obs)[..., : self.max_paths * len(SUBFLOW_FEATURES)]
-        return f.reshape(*f.shape[:-1], self.max_paths, len(SUBFLOW_FEATURES))
+        o, n = self.offsets["subflow_offset"], self.offsets["subflow_stride"]
+        f = self.frames(obs)[..., o : o + self.max_paths * n]
+        return f.reshape(*f.shape[:-1], self.max_paths, n)
 
     def connection(self, obs: np.ndarray) -> np.ndarray:
         """``[..., history, n_conn_features]``."""
-        o = self.max_paths * len(SUBFLOW_FEATURES)
-        return self.frames(obs)[..., o : o + len(CONN_FEATURES)]
+        o = self.offsets["conn_offset"]
+        return self.frames(obs)[..., o : o + self.offsets["conn_len"]]
 
     def flows(self, obs: np.ndarray) -> np.ndarray:
         """``[..., history, max_flows, n_flow_features]`` (congestion-control envs)."""
-        o = self.max_paths * len(SUBFLOW_FEATURES) + len(CONN_FEATURES)
-        f = self.frames(obs)[..., o:]
-        return f.reshape(*f.shape[:-1], self.max_flows, len(FLOW_FEATURES))
+        o, n = self.offsets["flow_offset"], self.offsets["flow_stride"]
+        f = self.frames(obs)[..., o : o + self.max_flows * n]
+        return f.reshape(*f.shape[:-1], self.max_flows, n)
 
     def path_mask(self, obs: np.ndarray) -> np.ndarray:
-        o = self.history * self.frame_len
+        o = self.offsets["path_mask_offset"]
         return obs[..., o : o + self.max_paths]
 
     def flow_mask(self, obs: np.ndarray) -> np.ndarray:
-        o = self.history * self.frame_len + self.max_paths
+        o = self.offsets["flow_mask_offset"]
         return obs[..., o : o + self.max_flows]
 
 

@@ -1,0 +1,571 @@
+//! Recording an interval: the controlled flow's counters since the last boundary become the
+//! newest frame of the observation (features in [`super::features`] order) and the reward
+//! terms ([`Term`]).
+
+use mpsched_transport::{Connection, SubflowInfo};
+
+use super::features::{ConnFeature, Feature, FlowFeature, SubflowFeature};
+use super::terms::{Term, TERMS};
+use super::{Env, MBPS};
+use crate::scenario::Scenario;
+
+/// Cumulative counters of one subflow at the last boundary.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SubSnap {
+    sent: u64,
+    acked: u64,
+    seg_sent: u64,
+    seg_lost: u64,
+    received: u64,
+    srtt_ns: u64,
+}
+
+/// Cumulative counters of a flow at the last boundary.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FlowSnap {
+    subs: Vec<SubSnap>,
+    delivered: u64,
+    ooo_byte_s: f64,
+    full_s: f64,
+    blocked_s: f64,
+    redundant: u64,
+}
+
+/// Counter difference that survives a new connection (repeated downloads restart counters).
+fn delta(cur: u64, prev: u64) -> u64 {
+    if cur >= prev {
+        cur - prev
+    } else {
+        cur
+    }
+}
+
+/// [`delta`] of a cumulative time.
+fn delta_f(cur: f64, prev: f64) -> f64 {
+    if cur >= prev {
+        cur - prev
+    } else {
+        cur
+    }
+}
+
+/// Writes `value(f)` for every feature `f` of a group into its slot, in enum order: every
+/// feature is written exactly once, at its own index.
+pub(super) fn fill<F: Feature>(row: &mut [f32], value: impl Fn(F) -> f32) {
+    assert_eq!(row.len(), F::ALL.len(), "{} slot", F::GROUP);
+    for (x, &f) in row.iter_mut().zip(F::ALL) {
+        *x = value(f);
+    }
+}
+
+/// Sums over the controlled flow's subflows in one interval.
+#[derive(Default)]
+struct Interval {
+    /// Length of the interval (s).
+    dt: f64,
+    sent: u64,
+    recv: u64,
+    pipe: u64,
+    peer_wnd: u64,
+    energy_j: f64,
+    /// Sums of smoothed RTTs and of their changes (ms) over established subflows.
+    delay_sum: f64,
+    jitter_sum: f64,
+    n_est: usize,
+    /// Receiver-side throughput per subflow slot (Mbit/s).
+    sub_tput: [f64; 8],
+    /// Bytes delivered to the receiving application.
+    delivered: u64,
+}
+
+/// One subflow's counters over the interval.
+struct SubflowDelta {
+    sent: u64,
+    acked: u64,
+    seg_sent: u64,
+    seg_lost: u64,
+    recv: u64,
+    /// Smoothed RTT at the previous boundary (ns).
+    prev_srtt_ns: u64,
+}
+
+impl FlowSnap {
+    /// Subflow `i`'s counters since the last boundary; the snapshot moves to `s`.
+    fn advance_subflow(&mut self, i: usize, s: &SubflowInfo, received: u64) -> SubflowDelta {
+        let prev = self.subs[i];
+        let cur = SubSnap {
+            sent: s.bytes_sent,
+            acked: s.delivered,
+            seg_sent: s.segments_sent,
+            seg_lost: s.segments_lost,
+            received,
+            srtt_ns: s.srtt.0,
+        };
+        self.subs[i] = cur;
+        SubflowDelta {
+            sent: delta(cur.sent, prev.sent),
+            acked: delta(cur.acked, prev.acked),
+            seg_sent: delta(cur.seg_sent, prev.seg_sent),
+            seg_lost: delta(cur.seg_lost, prev.seg_lost),
+            recv: delta(cur.received, prev.received),
+            prev_srtt_ns: prev.srtt_ns,
+        }
+    }
+}
+
+impl Interval {
+    /// Adds one subflow's interval to the sums.
+    fn add(&mut self, s: &SubflowInfo, d: &SubflowDelta) {
+        self.sent += d.sent;
+        self.recv += d.recv;
+        self.pipe += s.pipe;
+        self.peer_wnd = self.peer_wnd.max(s.peer_wnd);
+        if s.established && s.srtt.0 > 0 {
+            self.delay_sum += s.srtt.0 as f64 / 1e6;
+            if d.prev_srtt_ns > 0 {
+                self.jitter_sum += (s.srtt.0 as f64 - d.prev_srtt_ns as f64).abs() / 1e6;
+            }
+            self.n_est += 1;
+        }
+    }
+
+    /// Megabits per second of `bytes` over the interval.
+    fn mbps(&self, bytes: u64) -> f64 {
+        bytes as f64 * 8.0 / self.dt / MBPS
+    }
+}
+
+/// Inputs of one subflow's features.
+struct SubflowSample<'a> {
+    s: &'a SubflowInfo,
+    d: &'a SubflowDelta,
+    mss: f64,
+    dt: f64,
+    /// Payload sent in the interval (Mbit/s).
+    tput: f64,
+    /// Largest delivery rate over the history (Mbit/s).
+    max_rate: f64,
+    prev_share: f32,
+}
+
+impl SubflowSample<'_> {
+    /// The value of feature `f` (units in [`SubflowFeature`]'s table).
+    fn value(&self, f: SubflowFeature) -> f32 {
+        let (s, d) = (self.s, self.d);
+        match f {
+            SubflowFeature::Srtt => (s.srtt.0 as f64 / 1e8) as f32,
+            SubflowFeature::Rttvar => (s.rttvar.0 as f64 / 1e8) as f32,
+            SubflowFeature::Rto => (s.rto.0 as f64 / 1e8) as f32,
+            SubflowFeature::Cwnd => (s.cwnd as f64 / self.mss / 100.0) as f32,
+            SubflowFeature::Inflight => (s.pipe as f64 / self.mss / 100.0) as f32,
+            SubflowFeature::DeliveryRate => (s.delivery_rate as f64 * 8.0 / MBPS / 10.0) as f32,
+            SubflowFeature::Throughput => (self.tput / 10.0) as f32,
+            SubflowFeature::Goodput => (d.acked as f64 * 8.0 / self.dt / MBPS / 10.0) as f32,
+            SubflowFeature::Loss if d.seg_sent > 0 => (d.seg_lost as f64 / d.seg_sent as f64).min(1.0) as f32,
+            SubflowFeature::Loss => 0.0,
+            SubflowFeature::FreeBw => ((self.max_rate - self.tput).max(0.0) / 10.0) as f32,
+            SubflowFeature::PrevShare => self.prev_share,
+        }
+    }
+}
+
+/// Inputs of the connection features.
+struct ConnSample {
+    peer_wnd: u64,
+    pipe: u64,
+    rcv_buf: f64,
+    dt: f64,
+    ooo_s: f64,
+    full_s: f64,
+    blocked_s: f64,
+    goodput: f64,
+    prev_mode: f32,
+}
+
+impl ConnSample {
+    /// The value of feature `f` (units in [`ConnFeature`]'s table).
+    fn value(&self, f: ConnFeature) -> f32 {
+        match f {
+            ConnFeature::RcvWindow => (self.peer_wnd as f64 / self.rcv_buf) as f32,
+            ConnFeature::Inflight => (self.pipe as f64 / self.rcv_buf) as f32,
+            ConnFeature::Ooo => (self.ooo_s / self.dt / self.rcv_buf) as f32,
+            ConnFeature::BufferFull => (self.full_s / self.dt).min(1.0) as f32,
+            ConnFeature::Goodput => (self.goodput / 10.0) as f32,
+            ConnFeature::SendBlocked => (self.blocked_s / self.dt).min(1.0) as f32,
+            ConnFeature::PrevMode => self.prev_mode,
+            ConnFeature::Interval => (self.dt * 10.0) as f32,
+        }
+    }
+}
+
+/// Inputs of one flow's host-view features.
+#[derive(Default)]
+struct FlowSample {
+    sent: u64,
+    goodput: f64,
+    srtt: f64,
+    rttvar: f64,
+    cwnd: u64,
+    /// Established subflows with an RTT estimate, at least 1.
+    n: f64,
+    mss: f64,
+    dt: f64,
+    target: bool,
+}
+
+impl FlowSample {
+    /// The value of feature `f` (units in [`FlowFeature`]'s table).
+    fn value(&self, f: FlowFeature) -> f32 {
+        match f {
+            FlowFeature::SendRate => (self.sent as f64 * 8.0 / self.dt / MBPS / 10.0) as f32,
+            FlowFeature::Goodput => (self.goodput / 10.0) as f32,
+            FlowFeature::Srtt => (self.srtt / self.n / 1e8) as f32,
+            FlowFeature::Rttvar => (self.rttvar / self.n / 1e8) as f32,
+            FlowFeature::Cwnd => (self.cwnd as f64 / self.mss / 100.0) as f32,
+            FlowFeature::Target => f32::from(u8::from(self.target)),
+        }
+    }
+}
+
+/// Device energy (J) of sending `sent` bytes on flow `f`'s subflow `i` over `dt` seconds, if
+/// its path has an energy model (MPTCP-RL's power model).
+fn subflow_energy_j(sc: &Scenario, f: usize, i: usize, sent: u64, dt: f64) -> f64 {
+    let p = sc.flows[f].paths[i] as usize;
+    match sc.paths[p].energy {
+        Some(e) if sent > 0 => {
+            let down = sent as f64 * 8.0 / dt / MBPS;
+            e.active_power_mw(0.0, down) * dt / 1000.0
+        }
+        _ => 0.0,
+    }
+}
+
+impl Env {
+    /// Writes the interval that just ended into the newest frame and the terms.
+    pub(super) fn record(&mut self) {
+        let dt = self.begin_interval();
+        let base = self.spec.layout().frame(self.spec.history - 1);
+        let mut iv = Interval { dt, ..Interval::default() };
+        if self.sim.connection(self.spec.flow).is_some() {
+            self.record_subflows(base, &mut iv);
+            self.record_connection(base, &mut iv);
+        }
+        self.record_interval_terms(&iv);
+        self.record_flows(base, dt, iv.delivered, iv.sent);
+    }
+
+    /// Closes the interval: shifts the history (dropping the oldest frame), clears the newest
+    /// frame, the newest delivery-rate samples and the terms. Returns the interval's length (s).
+    fn begin_interval(&mut self) -> f64 {
+        let now = self.sim.now_ns();
+        let dt_ns = now.saturating_sub(self.last_boundary).max(1);
+        self.last_boundary = now;
+        let fl = self.spec.frame_len();
+        self.frames.copy_within(fl.., 0);
+        let base = (self.spec.history - 1) * fl;
+        self.frames[base..base + fl].iter_mut().for_each(|x| *x = 0.0);
+        self.rates.rotate_left(1);
+        *self.rates.last_mut().unwrap() = [0; 8];
+        self.terms.iter_mut().for_each(|x| *x = 0.0);
+        dt_ns as f64 / 1e9
+    }
+
+    /// The controlled flow's subflow slots of the newest frame (at `base`), and its subflows'
+    /// sums in `iv`.
+    fn record_subflows(&mut self, base: usize, iv: &mut Interval) {
+        let (spec, sc) = (&self.spec, self.sim.scenario());
+        let f = spec.flow;
+        let Some(c) = self.sim.connection(f) else { return };
+        let rx = self.sim.receiver(f);
+        let mss = sc.flows[f].subflow.mss.max(1) as f64;
+        let layout = spec.layout();
+        let snap = &mut self.snaps[f];
+        snap.subs.resize(c.subflow_count(), SubSnap::default());
+        for i in 0..c.subflow_count() {
+            let s = c.subflow_info(i);
+            let received = rx.filter(|r| i < r.subflow_count()).map_or(0, |r| r.subflow_info(i).bytes_received);
+            let d = snap.advance_subflow(i, &s, received);
+            iv.add(&s, &d);
+            iv.energy_j += subflow_energy_j(sc, f, i, d.sent, iv.dt);
+            if i >= spec.max_paths {
+                continue;
+            }
+            iv.sub_tput[i] = iv.mbps(d.recv);
+            self.rates.last_mut().unwrap()[i] = s.delivery_rate;
+            let max_rate = self.rates.iter().map(|r| r[i]).max().unwrap_or(0) as f64 * 8.0 / MBPS;
+            let x = SubflowSample {
+                s: &s,
+                d: &d,
+                mss,
+                dt: iv.dt,
+                tput: iv.mbps(d.sent),
+                max_rate,
+                prev_share: self.prev_action[i],
+            };
+            let o = base + layout.subflow_slot(i);
+            fill(&mut self.frames[o..o + SubflowFeature::COUNT], |f| x.value(f));
+        }
+    }
+
+    /// The controlled connection's features of the newest frame (at `base`) and its terms.
+    fn record_connection(&mut self, base: usize, iv: &mut Interval) {
+        let f = self.spec.flow;
+        let Some(c) = self.sim.connection(f) else { return };
+        let ci = c.info();
+        let ri = self.sim.receiver(f).map(|r| r.info()).unwrap_or_default();
+        let snap = &mut self.snaps[f];
+        let delivered = delta(ri.bytes_delivered, snap.delivered);
+        let ooo_s = delta_f(ri.ooo_byte_seconds, snap.ooo_byte_s);
+        let full_s = delta_f(ri.rwnd_full_seconds, snap.full_s);
+        let blocked_s = delta_f(ci.send_blocked_seconds, snap.blocked_s);
+        let redundant = delta(ci.redundant_bytes, snap.redundant);
+        snap.delivered = ri.bytes_delivered;
+        snap.ooo_byte_s = ri.ooo_byte_seconds;
+        snap.full_s = ri.rwnd_full_seconds;
+        snap.blocked_s = ci.send_blocked_seconds;
+        snap.redundant = ci.redundant_bytes;
+        iv.delivered = delivered;
+        let dt = iv.dt;
+        let x = ConnSample {
+            peer_wnd: iv.peer_wnd,
+            pipe: iv.pipe,
+            rcv_buf: self.rcv_buf(),
+            dt,
+            ooo_s,
+            full_s,
+            blocked_s,
+            goodput: iv.mbps(delivered),
+            prev_mode: self.prev_mode,
+        };
+        let o = base + self.spec.layout().conn_offset();
+        fill(&mut self.frames[o..o + ConnFeature::COUNT], |f| x.value(f));
+        let t = &mut self.terms;
+        t[Term::GoodputMbps as usize] = x.goodput;
+        t[Term::OooBytes as usize] = ooo_s / dt;
+        t[Term::BufferFullS as usize] = full_s;
+        t[Term::RedundantMbps as usize] = iv.mbps(redundant);
+    }
+
+    /// The controlled flow's receive buffer (bytes, at least 1).
+    fn rcv_buf(&self) -> f64 {
+        self.sim.scenario().flows[self.spec.flow].rcv_buf.max(1) as f64
+    }
+
+    /// The terms of the controlled flow's subflow sums, and its per-subflow throughputs.
+    fn record_interval_terms(&mut self, iv: &Interval) {
+        let f = self.spec.flow;
+        let rcv_buf = self.rcv_buf();
+        let avg = |sum: f64| if iv.n_est > 0 { sum / iv.n_est as f64 } else { 0.0 };
+        let t = &mut self.terms;
+        t[Term::IntervalS as usize] = iv.dt;
+        t[Term::RecvTputMbps as usize] = iv.mbps(iv.recv);
+        t[Term::SendTputMbps as usize] = iv.mbps(iv.sent);
+        t[Term::BufferBytes as usize] = rcv_buf;
+        t[Term::EnergyJ as usize] = iv.energy_j;
+        t[Term::PowerW as usize] = iv.energy_j / iv.dt;
+        t[Term::DelayMs as usize] = avg(iv.delay_sum);
+        t[Term::JitterMs as usize] = avg(iv.jitter_sum);
+        t[Term::CapacityMbps as usize] = self.capacity_mbps;
+        t[Term::Done as usize] = f64::from(u8::from(self.sim.flow_done(f)));
+        t[Term::Subflows as usize] = self.sim.connection(f).map_or(0, |c| c.subflow_count()) as f64;
+        let (k, n) = (TERMS.len(), self.spec.max_paths);
+        t[k..k + n].copy_from_slice(&iv.sub_tput[..n]);
+    }
+
+    /// Per-flow goodput terms (all envs) and the host view of congestion-control envs. The
+    /// controlled flow's counters were already advanced by `record`, which passes its interval's
+    /// delivered and sent bytes.
+    fn record_flows(&mut self, base: usize, dt: f64, target_delivered: u64, target_sent: u64) {
+        let spec = &self.spec;
+        let sc = self.sim.scenario();
+        let nflows = sc.flows.len().min(spec.max_flows);
+        let k = TERMS.len() + spec.max_paths;
+        let layout = spec.layout();
+        for j in 0..nflows {
+            let (Some(c), Some(r)) = (self.sim.connection(j), self.sim.receiver(j)) else { continue };
+            let active = !self.sim.flow_done(j);
+            let delivered_now = r.info().bytes_delivered;
+            let snap = &mut self.snaps[j];
+            let target = j == spec.flow;
+            let delivered = if target {
+                target_delivered
+            } else {
+                let d = delta(delivered_now, snap.delivered);
+                snap.delivered = delivered_now;
+                d
+            };
+            let goodput = delivered as f64 * 8.0 / dt / MBPS;
+            self.terms[k + j] = goodput;
+            self.terms[k + spec.max_flows + j] = f64::from(u8::from(active));
+            if !spec.host_view() {
+                continue;
+            }
+            let mut x = host_flow_sums(c, snap, target);
+            if target {
+                x.sent = target_sent;
+            }
+            (x.goodput, x.mss, x.dt, x.target) = (goodput, sc.flows[j].subflow.mss.max(1) as f64, dt, target);
+            let o = base + layout.flow_slot(j);
+            fill(&mut self.frames[o..o + FlowFeature::COUNT], |f| x.value(f));
+        }
+    }
+}
+
+/// A flow's sums over its subflows for the host view: bytes sent in the interval (advancing
+/// the snapshot, except for the controlled flow whose counters `record` advanced), window, and
+/// RTT sums over established subflows.
+fn host_flow_sums(c: &Connection, snap: &mut FlowSnap, target: bool) -> FlowSample {
+    let mut x = FlowSample::default();
+    let mut n = 0usize;
+    for (i, s) in c.subflows() {
+        let i = i as usize;
+        if !target {
+            if snap.subs.len() <= i {
+                snap.subs.resize(i + 1, SubSnap::default());
+            }
+            x.sent += delta(s.bytes_sent, snap.subs[i].sent);
+            snap.subs[i].sent = s.bytes_sent;
+        }
+        x.cwnd += s.cwnd;
+        if s.established && s.srtt.0 > 0 {
+            x.srtt += s.srtt.0 as f64;
+            x.rttvar += s.rttvar.0 as f64;
+            n += 1;
+        }
+    }
+    x.n = n.max(1) as f64;
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::features::{ConnFeature as C, FlowFeature as Fl, SubflowFeature as S};
+    use super::super::{Env, EnvSpec};
+    use super::*;
+
+    /// Two 10 Mbit/s paths (10 and 30 ms) carrying a greedy MPTCP flow, and a TCP flow on the
+    /// first path.
+    fn env(action: &str, extra: &str) -> Env {
+        let scenario = format!(
+            r#"
+            [sim]
+            duration_s = 3
+            seed = 1
+            [[paths]]
+            name = "a"
+            rate_mbps = 10
+            delay_ms = 10
+            [[paths]]
+            name = "b"
+            rate_mbps = 10
+            delay_ms = 30
+            [[flows]]
+            name = "mp"
+            paths = ["a", "b"]
+            decision_interval_ms = 50
+            {extra}
+            [[flows]]
+            name = "tcp"
+            path = "a"
+            "#
+        );
+        let v = serde_json::json!({
+            "scenario": scenario, "source": "<test>", "format": "toml", "flow": 0, "action": action,
+            "max_paths": 3, "history": 2, "max_flows": 3,
+        });
+        Env::new(EnvSpec::from_json(&v.to_string()).unwrap(), 1).unwrap()
+    }
+
+    fn observe(env: &Env) -> (Vec<f32>, Vec<f64>) {
+        let mut obs = vec![0.0; env.spec.obs_len()];
+        let mut terms = vec![0.0; env.spec.terms_len()];
+        env.observe(&mut obs);
+        env.write_terms(&mut terms);
+        (obs, terms)
+    }
+
+    #[test]
+    fn fill_writes_every_feature_once_in_enum_order() {
+        let mut row = [f32::NAN; S::COUNT];
+        let seen = std::cell::RefCell::new(Vec::new());
+        fill(&mut row, |f: S| {
+            seen.borrow_mut().push(f);
+            f as usize as f32
+        });
+        assert_eq!(seen.into_inner(), S::ALL);
+        assert!(row.iter().enumerate().all(|(i, &x)| x == i as f32));
+    }
+
+    /// Each subflow and connection feature, read at its layout offset by name, is the value
+    /// its definition gives from the simulation's state.
+    #[test]
+    fn recorder_writes_each_feature_at_its_named_offset() {
+        let mut env = env("weights", r#"scheduler = "external-weights""#);
+        for _ in 0..20 {
+            env.step(&[0.25, 0.75, 0.0]);
+        }
+        let (obs, terms) = observe(&env);
+        let lay = env.spec.layout();
+        let t0 = lay.frame(lay.history - 1);
+        let c = env.sim().connection(0).unwrap();
+        let mss = env.sim().scenario().flows[0].subflow.mss.max(1) as f64;
+        let (mut tput, mut goodput) = (0.0, 0.0);
+        for i in 0..2 {
+            let s = c.subflow_info(i);
+            let at = |f: S| obs[t0 + lay.subflow(i, f)];
+            assert_eq!(at(S::Srtt), (s.srtt.0 as f64 / 1e8) as f32);
+            assert_eq!(at(S::Rttvar), (s.rttvar.0 as f64 / 1e8) as f32);
+            assert_eq!(at(S::Rto), (s.rto.0 as f64 / 1e8) as f32);
+            assert_eq!(at(S::Cwnd), (s.cwnd as f64 / mss / 100.0) as f32);
+            assert_eq!(at(S::Inflight), (s.pipe as f64 / mss / 100.0) as f32);
+            assert_eq!(at(S::DeliveryRate), (s.delivery_rate as f64 * 8.0 / MBPS / 10.0) as f32);
+            assert_eq!(at(S::PrevShare), [0.25, 0.75][i]);
+            assert!((0.0..=1.0).contains(&at(S::Loss)) && at(S::FreeBw) >= 0.0);
+            tput += at(S::Throughput) as f64 * 10.0;
+            goodput += at(S::Goodput) as f64;
+        }
+        assert!(goodput > 0.0);
+        assert!((tput - terms[Term::SendTputMbps as usize]).abs() < 1e-3, "{tput} vs {terms:?}");
+        assert!(obs[t0 + lay.subflow_slot(2)..t0 + lay.subflow_slot(3)].iter().all(|&x| x == 0.0));
+        let at = |f: C| obs[t0 + lay.conn(f)];
+        assert_eq!(at(C::Interval), (terms[Term::IntervalS as usize] * 10.0) as f32);
+        assert_eq!(at(C::Goodput), (terms[Term::GoodputMbps as usize] / 10.0) as f32);
+        assert_eq!(
+            at(C::BufferFull),
+            (terms[Term::BufferFullS as usize] / terms[Term::IntervalS as usize]).min(1.0) as f32
+        );
+        let rcv_buf = terms[Term::BufferBytes as usize];
+        assert_eq!(at(C::Ooo), (terms[Term::OooBytes as usize] / rcv_buf) as f32);
+        let pipe: u64 = (0..2).map(|i| c.subflow_info(i).pipe).sum();
+        assert_eq!(at(C::Inflight), (pipe as f64 / rcv_buf) as f32);
+        let wnd = (0..2).map(|i| c.subflow_info(i).peer_wnd).max().unwrap();
+        assert_eq!(at(C::RcvWindow), (wnd as f64 / rcv_buf) as f32);
+        assert_eq!(at(C::PrevMode), 0.0);
+        assert!((0.0..=1.0).contains(&at(C::SendBlocked)));
+    }
+
+    /// The host view: one slot per flow, the controlled flow flagged, windows summed.
+    #[test]
+    fn recorder_writes_each_flow_feature_at_its_named_offset() {
+        let mut env = env("cwnd", r#"cc = "external""#);
+        for _ in 0..10 {
+            env.step(&[0.0, 0.0, 0.0]);
+        }
+        let (obs, terms) = observe(&env);
+        let lay = env.spec.layout();
+        assert_eq!(lay.max_flows, 3);
+        let t0 = lay.frame(lay.history - 1);
+        let k = TERMS.len() + lay.max_paths;
+        for j in 0..2 {
+            let c = env.sim().connection(j).unwrap();
+            let mss = env.sim().scenario().flows[j].subflow.mss as f64;
+            let at = |f: Fl| obs[t0 + lay.flow(j, f)];
+            assert_eq!(at(Fl::Target), [1.0, 0.0][j]);
+            let cwnd: u64 = c.subflows().map(|(_, s)| s.cwnd).sum();
+            assert_eq!(at(Fl::Cwnd), (cwnd as f64 / mss / 100.0) as f32);
+            assert_eq!(at(Fl::Goodput), (terms[k + j] / 10.0) as f32);
+            assert!(at(Fl::Srtt) > 0.0 && at(Fl::Rttvar) >= 0.0 && at(Fl::SendRate) > 0.0);
+        }
+        assert!(obs[t0 + lay.flow_slot(2)..t0 + lay.frame_len()].iter().all(|&x| x == 0.0));
+    }
+}

@@ -1,0 +1,115 @@
+//! The event loop: [`Sim::advance`] pops events in time order and dispatches each to the link,
+//! endpoint, flow or sampling code it concerns.
+
+use mpsched_transport::Instant;
+
+use super::{Sim, Stop};
+use crate::event::{Event, Kind};
+use crate::link::PktId;
+
+impl Sim {
+    /// Processes events up to `until_ns` (capped at the scenario's duration) and stops early at
+    /// a decision point: a flow with a per-packet external scheduler asked for a decision, or a
+    /// flow's decision interval elapsed. Call [`Sim::decide`] (optional for intervals), then
+    /// `advance` again: a paused run continues exactly as if the decision had been made inline.
+    pub fn advance(&mut self, until_ns: u64) -> Stop {
+        let end = self.sc.duration_ns;
+        let until = until_ns.min(end);
+        loop {
+            if let Some(flow) = self.pending_decisions.pop_front() {
+                return Stop::Decision { flow };
+            }
+            if self.finished() {
+                return Stop::Finished;
+            }
+            match self.ev.peek_time() {
+                Some(t) if t <= until => {}
+                next => {
+                    if until == end || next.is_none() {
+                        self.now = self.now.max(end);
+                        return Stop::Finished;
+                    }
+                    self.now = self.now.max(until);
+                    return Stop::Deadline;
+                }
+            }
+            let e = self.ev.pop().unwrap();
+            self.now = e.at;
+            if let Some(stop) = self.dispatch(e) {
+                return stop;
+            }
+        }
+    }
+
+    /// Handles one event at `self.now`; a decision timer pauses the run.
+    fn dispatch(&mut self, e: Event) -> Option<Stop> {
+        let l = e.a as usize;
+        match e.kind {
+            Kind::TxDone => self.with_dropped(|s, d| s.links[l].on_tx_done(s.now, &mut s.ev, d)),
+            Kind::TraceOpportunity => self.with_dropped(|s, d| s.links[l].on_trace_opportunity(s.now, &mut s.ev, d)),
+            Kind::LinkChange => self.with_dropped(|s, d| s.links[l].apply_change(s.now, e.b as usize, d)),
+            Kind::Arrive => self.arrive(l),
+            Kind::Wake => self.wake(e.a as usize, e.b),
+            Kind::FlowStart => self.start_flow(e.a as usize),
+            Kind::AppTick => {
+                self.app_tick(e.a as usize);
+                self.drive(2 * e.a as usize);
+            }
+            Kind::PathEvent => self.path_event(e.a as usize),
+            Kind::Sample => {
+                self.sample();
+                let next = self.now + self.sc.sample_ns;
+                if next <= self.sc.duration_ns {
+                    self.ev.push(next, Kind::Sample, 0, 0);
+                }
+            }
+            Kind::DecisionTimer => return Some(self.decision_timer(e.a)),
+        }
+        None
+    }
+
+    /// Runs a link operation that may drop packets, then accounts the drops.
+    fn with_dropped(&mut self, op: impl FnOnce(&mut Self, &mut Vec<PktId>)) {
+        let mut dropped = std::mem::take(&mut self.scratch);
+        op(self, &mut dropped);
+        self.drop_all(&mut dropped);
+        self.scratch = dropped;
+    }
+
+    /// Packets leaving link `l` go on to their next hop or endpoint.
+    fn arrive(&mut self, l: usize) {
+        let mut arrived = std::mem::take(&mut self.scratch);
+        self.links[l].on_arrive(self.now, &mut self.ev, &mut arrived);
+        for &p in arrived.iter() {
+            self.forward(p);
+        }
+        arrived.clear();
+        self.scratch = arrived;
+    }
+
+    /// Endpoint `ep`'s wake-up of generation `gen` (stale ones are ignored): fires its due
+    /// timers and sends what it can.
+    fn wake(&mut self, ep: usize, gen: u32) {
+        if self.eps[ep].gen != gen {
+            return;
+        }
+        self.eps[ep].queued_wake = None;
+        if let Some(c) = self.eps[ep].conn.as_mut() {
+            if c.poll_timeout().is_some_and(|t| t.0 <= self.now) {
+                c.handle_timeout(Instant(self.now));
+            }
+        }
+        self.drive(ep);
+    }
+
+    /// Flow `flow`'s decision interval elapsed: re-arms the timer and pauses the run.
+    fn decision_timer(&mut self, flow: u32) -> Stop {
+        // One last boundary after the flow completed closes its final interval.
+        let f = flow as usize;
+        if self.flows[f].done_at.is_none() {
+            let next = self.now + self.decision_interval(f);
+            self.ev.push(next, Kind::DecisionTimer, flow, 0);
+        }
+        Stop::Interval { flow }
+    }
+}

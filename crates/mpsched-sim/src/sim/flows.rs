@@ -1,0 +1,169 @@
+//! Flow life cycle: connection start, application sources, completed transfers (repeated
+//! downloads), path events, and the length of decision intervals.
+
+use mpsched_transport::{ConnConfig, Connection, Instant, PathState, Side, SlotStats};
+
+use super::Sim;
+use crate::event::Kind;
+use crate::scenario::{App, DecisionInterval, PathEventKind};
+
+impl Sim {
+    /// Length of flow `f`'s next decision interval: fixed, or its minimum subflow smoothed RTT
+    /// (EdAR's transmission interval; 100 ms until an RTT is known, at least 1 ms).
+    pub(super) fn decision_interval(&self, f: usize) -> u64 {
+        match self.sc.flows[f].decision {
+            DecisionInterval::None => u64::MAX / 4,
+            DecisionInterval::Fixed(ns) => ns,
+            DecisionInterval::MinRtt => {
+                let conn = self.eps[2 * f].conn.as_ref();
+                let min = conn.and_then(|c| {
+                    c.subflows().filter(|(_, s)| s.established && s.srtt.0 > 0).map(|(_, s)| s.srtt.0).min()
+                });
+                min.unwrap_or(100_000_000).max(1_000_000)
+            }
+        }
+    }
+
+    pub(super) fn start_flow(&mut self, f: usize) {
+        let def = &self.sc.flows[f];
+        let cfg = ConnConfig {
+            subflow: def.subflow.clone(),
+            cc: def.cc.clone(),
+            rcv_buf: def.rcv_buf,
+            paths: def.paths.clone(),
+            scheduler: def.scheduler.clone(),
+            backup: def.backup.clone(),
+        };
+        let now = Instant(self.now);
+        let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
+        client.seed_scheduler(crate::rng::stream_seed(self.sc.seed, &format!("flow/{}/sched", def.name)));
+        if let Some(d) = self.flows[f].initial_decision {
+            client.decide(d);
+        }
+        let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
+        let app = def.app;
+        if app == App::Greedy {
+            client.write(def.size.unwrap_or(u64::MAX / 4));
+        }
+        let rt = &mut self.flows[f];
+        rt.started = true;
+        rt.prev = vec![(0, 0, 0, 0); client.subflow_count()];
+        rt.prev_slots = vec![SlotStats::default(); client.subflow_count()];
+        rt.prev_app = 0;
+        rt.prev_full = 0.0;
+        rt.written = 0;
+        rt.transfer_start = self.now;
+        self.eps[2 * f].conn = Some(client);
+        self.eps[2 * f + 1].conn = Some(server);
+        // A path already down when the flow starts.
+        for (k, &p) in def.paths.iter().enumerate() {
+            if self.path_down[p as usize] {
+                for ep in [2 * f, 2 * f + 1] {
+                    self.eps[ep].conn.as_mut().unwrap().set_path(now, k, PathState::Down);
+                }
+            }
+        }
+        if app != App::Greedy {
+            self.app_tick(f);
+        }
+        self.drive(2 * f);
+        if self.sc.flows[f].decision != DecisionInterval::None && self.flows[f].transfers.is_empty() {
+            let at = self.now + self.decision_interval(f);
+            self.ev.push(at, Kind::DecisionTimer, f as u32, 0);
+        }
+    }
+
+    /// A rate-limited application writes what it has produced by now and schedules its next tick.
+    pub(super) fn app_tick(&mut self, f: usize) {
+        let def = &self.sc.flows[f];
+        let rt = &mut self.flows[f];
+        let cap = def.size.unwrap_or(u64::MAX / 4);
+        let elapsed = self.now - rt.transfer_start;
+        let (due, next) = match def.app {
+            App::Greedy => return,
+            App::Cbr { rate_bps } => {
+                let due = (rate_bps as u128 * elapsed as u128 / 8_000_000_000) as u64;
+                // About one segment per tick, at least 1 ms apart.
+                let tick = (def.subflow.mss as u64 * 8_000_000_000 / rate_bps.max(1)).max(1_000_000);
+                (due, tick)
+            }
+            App::Chunks { bytes, period_ns } => (bytes.saturating_mul(elapsed / period_ns + 1), period_ns),
+        };
+        let due = due.min(cap);
+        if due > rt.written {
+            let n = due - rt.written;
+            rt.written = due;
+            if let Some(c) = self.eps[2 * f].conn.as_mut() {
+                c.write(n);
+            }
+        }
+        if rt.written < cap {
+            self.ev.push(self.now + next, Kind::AppTick, f as u32, 0);
+        }
+    }
+
+    /// A sized transfer completed at the receiver: record it, then finish the flow or start the
+    /// next download on fresh connections after the gap.
+    pub(super) fn transfer_done(&mut self, f: usize) {
+        let def = &self.sc.flows[f];
+        let rt = &mut self.flows[f];
+        rt.transfers.push((rt.transfer_start, self.now));
+        if rt.transfers.len() as u32 >= def.repeat {
+            rt.done_at = Some(self.now);
+            self.finished_flows += 1;
+            return;
+        }
+        // Fold this connection's counters into the totals; a new pair starts after the gap.
+        if let (Some(snd), Some(rcv)) = (self.eps[2 * f].conn.take(), self.eps[2 * f + 1].conn.take()) {
+            rt.acc.delivered += rcv.info().bytes_delivered;
+            for (_, s) in snd.subflows() {
+                rt.acc.retx += s.segments_retransmitted;
+                rt.acc.lost += s.segments_lost;
+                rt.acc.rtos += s.rto_count;
+                rt.acc.frs += s.fast_recoveries;
+            }
+            for i in 0..snd.subflow_count() {
+                rt.acc.slots.add(&snd.slot_stats(i));
+            }
+        }
+        for ep in [2 * f, 2 * f + 1] {
+            self.eps[ep].queued_wake = None;
+            self.eps[ep].gen = self.eps[ep].gen.wrapping_add(1);
+        }
+        self.ev.push(self.now + def.repeat_gap_ns, Kind::FlowStart, f as u32, 0);
+    }
+
+    /// Interface down/up/priority: links of the path stop/resume carrying packets, and every
+    /// connection using the path is told (reinjection, join again).
+    pub(super) fn path_event(&mut self, i: usize) {
+        let e = self.sc.events[i].clone();
+        let p = e.path as usize;
+        let state = match e.kind {
+            PathEventKind::Down => PathState::Down,
+            PathEventKind::Up => PathState::Up,
+            PathEventKind::Backup => PathState::Backup(true),
+            PathEventKind::Active => PathState::Backup(false),
+        };
+        if matches!(e.kind, PathEventKind::Down | PathEventKind::Up) {
+            let down = e.kind == PathEventKind::Down;
+            self.path_down[p] = down;
+            let mut dropped = std::mem::take(&mut self.scratch);
+            let path = &self.sc.paths[p];
+            for &l in path.fwd.iter().chain(&path.rev) {
+                self.links[l as usize].set_outage(self.now, down, &mut dropped);
+            }
+            self.drop_all(&mut dropped);
+            self.scratch = dropped;
+        }
+        let now = Instant(self.now);
+        for f in 0..self.flows.len() {
+            let Some(k) = self.sc.flows[f].paths.iter().position(|&q| q as usize == p) else { continue };
+            for ep in [2 * f, 2 * f + 1] {
+                if let Some(c) = self.eps[ep].conn.as_mut() {
+                    c.set_path(now, k, state);
+                    self.drive(ep);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The simulator: the state of a run (event queue, packet arena, links, endpoints, per-flow
+//! bookkeeping) and its public control surface.
+//!
+//! - [`events`]: the event loop and dispatch;
+//! - [`net`]: packets hop by hop over links, drops, driving endpoints;
+//! - [`flows`]: flow start, application sources, repeated transfers, path events, decision
+//!   intervals;
+//! - [`sample`]: periodic samples (timeseries) and energy accounting;
+//! - [`output`]: summary and tables of a run.
+
+use std::collections::VecDeque;
+
+use mpsched_transport::{Connection, Decision, Segment, SlotStats};
+
+use crate::energy::InterfaceEnergy;
+use crate::event::{EventQueue, Kind};
+use crate::link::{Link, PktId};
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+
+mod events;
+mod flows;
+mod net;
+mod output;
+mod sample;
+
+pub use output::RunOutput;
+use sample::Series;
+
+/// A packet in the network. `Copy`, stored in an arena and referred to by index.
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    flow: u32,
+    /// Global path id: the route is this path's forward or reverse link list.
+    path: u16,
+    /// Client (data sender) -> server (receiver) when true: the path's forward links.
+    to_server: bool,
+    hop: u8,
+    size: u32,
+    seg: Segment,
+}
+
+struct Endpoint {
+    conn: Option<Connection>,
+    /// Time of the live `Wake` event in the queue, if any. Timers that move later (an RTO
+    /// restarted by every ACK) keep this event; it re-arms itself when it fires early.
+    queued_wake: Option<u64>,
+    gen: u32,
+}
+
+/// Per-flow bookkeeping.
+struct FlowRt {
+    started: bool,
+    done_at: Option<u64>,
+    data_drops: u64,
+    /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
+    prev: Vec<(u64, u64, u64, u64)>,
+    /// Per-slot statistics at the previous sample, per subflow.
+    prev_slots: Vec<SlotStats>,
+    prev_app: u64,
+    /// Receiver's cumulative buffer-full time at the previous sample.
+    prev_full: f64,
+    /// Application bytes written so far on the current connection (rate-limited sources).
+    written: u64,
+    /// Start of the current transfer, and the completed ones: (start, end) in ns.
+    transfer_start: u64,
+    transfers: Vec<(u64, u64)>,
+    /// Totals of earlier connections of a repeated download.
+    acc: Totals,
+    /// Energy of the device's interfaces attributed to this flow (J).
+    energy_j: f64,
+    /// Applied to each new connection of the flow before it sends (see [`Sim::set_initial_decision`]).
+    initial_decision: Option<Decision>,
+}
+
+/// Counters summed over the connections a flow has used.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    delivered: u64,
+    retx: u64,
+    lost: u64,
+    rtos: u64,
+    frs: u64,
+    slots: SlotStats,
+}
+
+/// Why [`Sim::advance`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Flow `flow`'s per-packet external scheduler waits for [`Sim::decide`].
+    Decision {
+        /// The flow.
+        flow: u32,
+    },
+    /// Flow `flow`'s decision interval elapsed (decide, or keep the current setting).
+    Interval {
+        /// The flow.
+        flow: u32,
+    },
+    /// The requested time was reached.
+    Deadline,
+    /// The scenario's duration was reached, or every sized flow completed.
+    Finished,
+}
+
+/// Counters describing a finished run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunStats {
+    /// Events processed.
+    pub events: u64,
+    /// Packets created.
+    pub packets: u64,
+    /// Simulated time reached (ns).
+    pub sim_ns: u64,
+}
+
+/// A running simulation of one scenario.
+pub struct Sim {
+    sc: Scenario,
+    now: u64,
+    ev: EventQueue,
+    pkts: Vec<Packet>,
+    free: Vec<PktId>,
+    links: Vec<Link>,
+    flows: Vec<FlowRt>,
+    /// Endpoint `2f` is flow f's client (data sender), `2f + 1` its server (receiver).
+    eps: Vec<Endpoint>,
+    scratch: Vec<PktId>,
+    packets_created: u64,
+    series: Series,
+    finished_flows: usize,
+    /// Paths currently down by a path event.
+    path_down: Vec<bool>,
+    /// Flows whose sender asked for a per-packet decision, in order.
+    pending_decisions: VecDeque<u32>,
+    /// Per path with an energy model: the interface's energy, and the device-side link byte
+    /// counters (down: last forward link, up: first reverse link) at the previous sample.
+    energy: Vec<(InterfaceEnergy, u64, u64)>,
+    /// Scratch for a sample: (path, flow, bytes acknowledged on that path in the bin).
+    bin_bytes: Vec<(u16, u32, u64)>,
+    all_sized: bool,
+}
+
+impl Sim {
+    /// A simulation of `sc` at time 0, its first events queued.
+    pub fn new(sc: Scenario) -> Self {
+        let links = sc
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
+                Link::new(
+                    i as u32,
+                    l.name.clone(),
+                    l.rate_bps,
+                    l.delay_ns,
+                    l.queue_bytes,
+                    l.loss.clone(),
+                    l.trace.clone(),
+                    rng,
+                    l.changes.clone(),
+                )
+            })
+            .collect::<Vec<_>>();
+        let mut ev = EventQueue::default();
+        for (i, l) in links.iter().enumerate() {
+            for (j, c) in l.changes.iter().enumerate() {
+                ev.push(c.at_ns, Kind::LinkChange, i as u32, j as u32);
+            }
+        }
+        for (i, f) in sc.flows.iter().enumerate() {
+            ev.push(f.start_ns, Kind::FlowStart, i as u32, 0);
+        }
+        for (i, e) in sc.events.iter().enumerate() {
+            ev.push(e.at_ns, Kind::PathEvent, i as u32, 0);
+        }
+        ev.push(sc.sample_ns, Kind::Sample, 0, 0);
+        let flows = sc
+            .flows
+            .iter()
+            .map(|_| FlowRt {
+                started: false,
+                done_at: None,
+                data_drops: 0,
+                prev: vec![(0, 0, 0, 0)],
+                prev_slots: vec![SlotStats::default()],
+                prev_app: 0,
+                prev_full: 0.0,
+                written: 0,
+                transfer_start: 0,
+                transfers: Vec::new(),
+                acc: Totals::default(),
+                energy_j: 0.0,
+                initial_decision: None,
+            })
+            .collect();
+        let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
+        Sim {
+            now: 0,
+            ev,
+            pkts: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
+            links,
+            flows,
+            eps,
+            scratch: Vec::with_capacity(64),
+            packets_created: 0,
+            series: Series::default(),
+            finished_flows: 0,
+            path_down: vec![false; sc.paths.len()],
+            pending_decisions: VecDeque::new(),
+            energy: vec![(InterfaceEnergy::default(), 0, 0); sc.paths.len()],
+            bin_bytes: Vec::new(),
+            all_sized: sc.flows.iter().all(|f| f.size.is_some()),
+            sc,
+        }
+    }
+
+    /// The resolved scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.sc
+    }
+    /// Current simulated time (ns).
+    pub fn now_ns(&self) -> u64 {
+        self.now
+    }
+
+    /// Runs to the scenario's end (or until every sized flow has completed). Decision points of
+    /// externally scheduled flows get default answers: minRTT per packet, and the current
+    /// setting kept at interval boundaries.
+    pub fn run(&mut self) -> RunStats {
+        loop {
+            match self.advance(u64::MAX) {
+                Stop::Decision { flow } => self.decide(flow as usize, Decision::Path(None)),
+                Stop::Interval { .. } => {}
+                Stop::Deadline | Stop::Finished => break,
+            }
+        }
+        self.stats()
+    }
+
+    /// Whether the run is over early: every flow sized and complete (unless the scenario asks to
+    /// run to its duration, e.g. to account an interface's tail energy).
+    fn finished(&self) -> bool {
+        self.all_sized && self.sc.stop_when_done && self.finished_flows == self.flows.len()
+    }
+
+    /// Answers flow `f`'s decision point (or applies a per-interval decision) and re-drives its
+    /// sender at the current instant.
+    pub fn decide(&mut self, f: usize, d: Decision) {
+        if let Some(c) = self.eps[2 * f].conn.as_mut() {
+            c.decide(d);
+        }
+        self.drive(2 * f);
+    }
+
+    /// Makes every connection of flow `f` start with decision `d` in force, before its first
+    /// decision boundary: EdAR sends redundantly "at the beginning of a connection" (edar.txt
+    /// §IV-B), while the first transmission interval is still unknown.
+    pub fn set_initial_decision(&mut self, f: usize, d: Decision) {
+        self.flows[f].initial_decision = Some(d);
+    }
+
+    /// Sets subflow `i`'s congestion window of flow `f` (external congestion control).
+    pub fn set_cwnd(&mut self, f: usize, i: usize, cwnd_bytes: u64) {
+        if let Some(c) = self.eps[2 * f].conn.as_mut() {
+            c.set_subflow_cwnd(i, cwnd_bytes);
+        }
+        self.drive(2 * f);
+    }
+
+    /// The sending connection of flow `f`, once started.
+    pub fn connection(&self, f: usize) -> Option<&Connection> {
+        self.eps[2 * f].conn.as_ref()
+    }
+
+    /// The receiving connection of flow `f`, once started.
+    pub fn receiver(&self, f: usize) -> Option<&Connection> {
+        self.eps[2 * f + 1].conn.as_ref()
+    }
+
+    /// Whether flow `f` has completed its transfer(s).
+    pub fn flow_done(&self, f: usize) -> bool {
+        self.flows[f].done_at.is_some()
+    }
+
+    /// Whether path `p` is down by a path event.
+    pub fn path_is_down(&self, p: usize) -> bool {
+        self.path_down[p]
+    }
+
+    /// Counters of the run so far.
+    pub fn stats(&self) -> RunStats {
+        RunStats { events: self.ev.popped(), packets: self.packets_created, sim_ns: self.now }
+    }
+}

@@ -1,0 +1,118 @@
+//! Packets on the network: the arena, routing hop by hop over a path's links, drops, and
+//! driving an endpoint's transmissions onto its path's first link.
+
+use mpsched_transport::{Event, Instant};
+
+use super::{Packet, Sim};
+use crate::event::Kind;
+use crate::link::{Offer, PktId};
+use crate::scenario::PathDef;
+
+impl Sim {
+    #[inline]
+    pub(super) fn route(path: &PathDef, to_server: bool) -> &[u32] {
+        if to_server {
+            &path.fwd
+        } else {
+            &path.rev
+        }
+    }
+
+    /// A packet left a link: on to the next hop, or to its endpoint.
+    pub(super) fn forward(&mut self, p: PktId) {
+        let pk = &mut self.pkts[p as usize];
+        pk.hop += 1;
+        let pk = *pk;
+        let route = Self::route(&self.sc.paths[pk.path as usize], pk.to_server);
+        if (pk.hop as usize) < route.len() {
+            let l = route[pk.hop as usize] as usize;
+            self.offer(l, p, pk);
+            return;
+        }
+        self.free.push(p);
+        let ep = 2 * pk.flow as usize + pk.to_server as usize;
+        let now = Instant(self.now);
+        let Some(conn) = self.eps[ep].conn.as_mut() else { return };
+        conn.handle_segment(now, 0, &pk.seg);
+        if pk.to_server {
+            conn.read(u64::MAX);
+            let f = pk.flow as usize;
+            if let (Some(size), None) = (self.sc.flows[f].size, self.flows[f].done_at) {
+                if conn.info().bytes_delivered >= size {
+                    self.drive(ep);
+                    self.transfer_done(f);
+                    return;
+                }
+            }
+        }
+        self.drive(ep);
+    }
+
+    #[inline]
+    pub(super) fn offer(&mut self, l: usize, p: PktId, pk: Packet) {
+        match self.links[l].offer(self.now, p, pk.size, &mut self.ev) {
+            Offer::Accepted => {}
+            Offer::DroppedQueue | Offer::DroppedOutage => self.dropped(p),
+        }
+    }
+
+    pub(super) fn dropped(&mut self, p: PktId) {
+        let pk = &self.pkts[p as usize];
+        if pk.seg.len > 0 {
+            self.flows[pk.flow as usize].data_drops += 1;
+        }
+        self.free.push(p);
+    }
+
+    pub(super) fn drop_all(&mut self, dropped: &mut Vec<PktId>) {
+        for &p in dropped.iter() {
+            self.dropped(p);
+        }
+        dropped.clear();
+    }
+
+    /// Drains an endpoint's transmissions onto the network and re-arms its wake-up.
+    pub(super) fn drive(&mut self, ep: usize) {
+        let flow = (ep / 2) as u32;
+        let to_server = ep % 2 == 0;
+        let now = Instant(self.now);
+        loop {
+            let Some(conn) = self.eps[ep].conn.as_mut() else { return };
+            let Some(t) = conn.poll_transmit(now) else { break };
+            let pk = Packet { flow, path: t.path, to_server, hop: 0, size: t.seg.wire_size(), seg: t.seg };
+            let p = self.alloc(pk);
+            let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
+            self.offer(first, p, pk);
+        }
+        if ep % 2 == 0 {
+            if let Some(c) = self.eps[ep].conn.as_mut() {
+                while let Some(ev) = c.poll_event() {
+                    if ev == Event::DecisionNeeded {
+                        self.pending_decisions.push_back(flow);
+                    }
+                }
+            }
+        }
+        let e = &mut self.eps[ep];
+        let d = e.conn.as_ref().and_then(|c| c.poll_timeout()).map(|t| t.0.max(self.now));
+        if let Some(t) = d {
+            if e.queued_wake.is_none_or(|q| t < q) {
+                e.queued_wake = Some(t);
+                e.gen = e.gen.wrapping_add(1);
+                self.ev.push(t, Kind::Wake, ep as u32, e.gen);
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn alloc(&mut self, pk: Packet) -> PktId {
+        self.packets_created += 1;
+        if let Some(p) = self.free.pop() {
+            self.pkts[p as usize] = pk;
+            p
+        } else {
+            self.pkts.push(pk);
+            (self.pkts.len() - 1) as PktId
+        }
+    }
+}

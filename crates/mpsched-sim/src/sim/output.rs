@@ -1,0 +1,182 @@
+//! Results of a run: summary.json and the flows, subflows, links and timeseries tables.
+
+use mpsched_transport::{ConnInfo, Instant, SlotStats, SubflowInfo};
+use serde_json::{json, Value};
+
+use super::{RunStats, Sim, Totals};
+use crate::table::Table;
+
+/// Everything a run produces, in memory.
+pub struct RunOutput {
+    /// summary.json text (sorted keys, pretty, trailing newline).
+    pub summary_json: String,
+    /// The scenario with every default written out.
+    pub resolved_toml: String,
+    /// One row per flow (goodput, completion time, losses, energy, ...).
+    pub flows: Table,
+    /// One row per subflow of every flow.
+    pub subflows: Table,
+    /// One row per subflow of every running flow at every sample.
+    pub timeseries: Table,
+    /// One row per link (packets, drops, utilisation).
+    pub links: Table,
+    /// Counters of the run.
+    pub stats: RunStats,
+}
+
+impl Sim {
+    /// Results of the run so far.
+    pub fn output(&mut self) -> RunOutput {
+        let end = self.now;
+        let mut flow_rows = Vec::new();
+        let mut subflow_rows = Vec::new();
+        for f in 0..self.sc.flows.len() {
+            let row = self.flow_row(f, end, &mut subflow_rows);
+            flow_rows.push(row);
+        }
+        let link_rows = self.link_rows(end);
+        let stats = self.stats();
+        let summary = json!({
+            "scenario": self.sc.name,
+            "seed": self.sc.seed,
+            "profile": self.sc.profile.name(),
+            "duration_s": self.sc.duration_ns as f64 / 1e9,
+            "end_s": end as f64 / 1e9,
+            "flows": flow_rows,
+            "subflows": subflow_rows,
+            "links": link_rows,
+            "interfaces": self.interface_rows(),
+            "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
+        });
+        let timeseries = std::mem::take(&mut self.series).into_table();
+        RunOutput {
+            summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
+            resolved_toml: self.sc.resolved_toml(),
+            flows: Table::from_rows(&flow_rows, &[("size_bytes", false), ("fct_s", true), ("mean_transfer_s", true)]),
+            subflows: Table::from_rows(&subflow_rows, &[]),
+            timeseries,
+            links: Table::from_rows(&link_rows, &[]),
+            stats,
+        }
+    }
+
+    /// Flow `f`'s row of the flows table at time `end`; its subflows' rows go to `subflow_rows`.
+    fn flow_row(&mut self, f: usize, end: u64, subflow_rows: &mut Vec<Value>) -> Value {
+        let now = Instant(end);
+        let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+        let snd = self.eps[2 * f].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+        let (tot, srtt_ms) = self.connection_totals(f, subflow_rows);
+        let (def, rt) = (&self.sc.flows[f], &self.flows[f]);
+        let delivered = rt.acc.delivered + rcv.bytes_delivered;
+        let stop = rt.done_at.unwrap_or(end);
+        let active = stop.saturating_sub(def.start_ns) as f64 / 1e9;
+        let goodput = if active > 0.0 { delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
+        let path = def.paths.iter().map(|&p| self.sc.paths[p as usize].name.as_str()).collect::<Vec<_>>().join("+");
+        let mean_transfer_s = if rt.transfers.is_empty() {
+            None
+        } else {
+            Some(rt.transfers.iter().map(|(a, b)| (b - a) as f64 / 1e9).sum::<f64>() / rt.transfers.len() as f64)
+        };
+        let mut row = json!({
+            "name": def.name, "path": path, "subflows": def.paths.len(), "cc": def.cc.label(),
+            "scheduler": def.scheduler.label(), "start_s": def.start_ns as f64 / 1e9,
+            "size_bytes": def.size, "completed": rt.done_at.is_some(),
+            "fct_s": rt.done_at.map(|d| (d - def.start_ns) as f64 / 1e9),
+            "bytes_delivered": delivered, "goodput_mbps": goodput,
+            "retransmits": tot.retx, "losses": tot.lost, "packets_dropped": rt.data_drops,
+            "rto_count": tot.rtos, "fast_recoveries": tot.frs,
+            "srtt_ms": if srtt_ms.is_finite() { srtt_ms } else { 0.0 },
+            "energy_j": rt.energy_j,
+            "transfers": rt.transfers.len(),
+            "mean_transfer_s": mean_transfer_s,
+        });
+        add_connection_columns(&mut row, &snd, &rcv, active, &tot.slots);
+        row
+    }
+
+    /// Flow `f`'s counters summed over its earlier connections and the current one, and the
+    /// smallest smoothed RTT of an established subflow (ms, infinite if none); pushes one row
+    /// per subflow of the current connection to `subflow_rows`.
+    fn connection_totals(&self, f: usize, subflow_rows: &mut Vec<Value>) -> (Totals, f64) {
+        let mut tot = self.flows[f].acc;
+        let mut srtt_ms = f64::INFINITY;
+        if let Some(c) = self.eps[2 * f].conn.as_ref() {
+            for (i, s) in c.subflows() {
+                let sl = c.slot_stats(i as usize);
+                tot.slots.add(&sl);
+                tot.retx += s.segments_retransmitted;
+                tot.lost += s.segments_lost;
+                tot.rtos += s.rto_count;
+                tot.frs += s.fast_recoveries;
+                if s.established {
+                    srtt_ms = srtt_ms.min(s.srtt.as_millis_f64());
+                }
+                subflow_rows.push(self.subflow_row(f, i, &s, &sl));
+            }
+        }
+        (tot, srtt_ms)
+    }
+
+    /// Row `i` of flow `f`'s subflows in the subflows table.
+    fn subflow_row(&self, f: usize, i: u8, s: &SubflowInfo, sl: &SlotStats) -> Value {
+        let def = &self.sc.flows[f];
+        let p = def.paths[i as usize] as usize;
+        json!({
+            "flow": def.name, "subflow": i, "path": self.sc.paths[p].name,
+            "backup": def.backup[i as usize], "established": s.established,
+            "bytes_sent": s.bytes_sent, "bytes_retransmitted": s.bytes_retransmitted,
+            "bytes_acked": s.delivered, "segments_lost": s.segments_lost,
+            "rto_count": s.rto_count, "fast_recoveries": s.fast_recoveries,
+            "srtt_ms": s.srtt.as_millis_f64(), "min_rtt_ms": s.min_rtt.as_millis_f64(),
+            "cwnd_bytes": s.cwnd,
+            "slots": sl.slots, "slot_bw_mbps": sl.mean_bw_mbps(), "slot_srtt_ms": sl.mean_srtt_ms(),
+        })
+    }
+
+    /// One row per link at time `end`.
+    fn link_rows(&mut self, end: u64) -> Vec<Value> {
+        let mut rows = Vec::new();
+        for l in self.links.iter_mut() {
+            let cap = l.capacity_bytes(end);
+            let s = l.stats;
+            rows.push(json!({
+                "name": l.name, "packets_sent": s.packets_out, "bytes_delivered": s.bytes_out,
+                "packets_dropped_queue": s.dropped_queue, "packets_dropped_loss": s.dropped_loss,
+                "packets_dropped_outage": s.dropped_outage, "max_queue_bytes": s.max_queue_bytes,
+                "utilization": if cap > 0.0 { s.bytes_out as f64 / cap } else { 0.0 },
+            }));
+        }
+        rows
+    }
+
+    /// One row per path with an energy model: the interface's energy by state.
+    fn interface_rows(&self) -> Vec<Value> {
+        let paths = self.sc.paths.iter().enumerate().filter(|(_, p)| p.energy.is_some());
+        paths
+            .map(|(i, p)| {
+                let e = &self.energy[i].0;
+                json!({
+                    "path": p.name, "energy_j": e.total_j(), "active_j": e.active_j,
+                    "promotion_j": e.promotion_j, "tail_j": e.tail_j, "idle_j": e.idle_j, "active_s": e.active_s,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Appends the last columns of a flow row (the key order is the table's column order): the
+/// sender's and receiver's connection-level counters (`active`: the flow's active time in
+/// seconds, for the mean out-of-order bytes) and the scheduler's slot statistics.
+fn add_connection_columns(row: &mut Value, snd: &ConnInfo, rcv: &ConnInfo, active: f64, slots: &SlotStats) {
+    let mean_ooo = if active > 0.0 { rcv.ooo_byte_seconds / active } else { 0.0 };
+    let extra = json!({
+        "reinjected_bytes": snd.reinjected_bytes, "redundant_bytes": snd.redundant_bytes,
+        "opportunistic_retransmissions": snd.opportunistic_retransmissions,
+        "penalizations": snd.penalizations, "duplicate_bytes": rcv.duplicate_bytes,
+        "mean_ooo_bytes": mean_ooo, "rwnd_full_s": rcv.rwnd_full_seconds,
+        "send_blocked_s": snd.send_blocked_seconds,
+        "slots": slots.slots, "slot_bw_mbps": slots.mean_bw_mbps(), "slot_srtt_ms": slots.mean_srtt_ms(),
+    });
+    let (Value::Object(row), Value::Object(extra)) = (row, extra) else { unreachable!("json objects") };
+    row.extend(extra);
+}

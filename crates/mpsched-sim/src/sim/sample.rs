@@ -1,0 +1,143 @@
+//! Periodic samples: the timeseries table's rows and the per-interface energy accounting.
+
+use mpsched_transport::{Instant, SubflowInfo};
+
+use super::Sim;
+use crate::table::{Column, Table};
+
+/// Timeseries accumulated at each sample: one row per subflow of every running flow.
+#[derive(Default)]
+pub(super) struct Series {
+    time_s: Vec<f64>,
+    flow: Vec<String>,
+    subflow: Vec<i64>,
+    cwnd: Vec<i64>,
+    ssthresh: Vec<Option<i64>>,
+    srtt_ms: Vec<f64>,
+    rttvar_ms: Vec<f64>,
+    rto_ms: Vec<f64>,
+    inflight: Vec<i64>,
+    throughput: Vec<f64>,
+    goodput: Vec<f64>,
+    flow_goodput: Vec<f64>,
+    ooo_bytes: Vec<i64>,
+    rwnd_full_frac: Vec<f64>,
+    losses: Vec<i64>,
+    retransmits: Vec<i64>,
+    slots: Vec<i64>,
+    slot_bw_mbps: Vec<f64>,
+    slot_srtt_ms: Vec<f64>,
+}
+
+impl Sim {
+    /// Integrates each interface's energy over the sample interval that just ended and
+    /// attributes the transfer energy to flows in proportion to the bytes they moved on it.
+    pub(super) fn account_energy(&mut self) {
+        for (p, path) in self.sc.paths.iter().enumerate() {
+            let Some(params) = path.energy else { continue };
+            let down_link = *path.fwd.last().unwrap() as usize;
+            let up_link = path.rev[0] as usize;
+            let (down, up) = (self.links[down_link].stats.bytes_out, self.links[up_link].stats.bytes_out);
+            let (ie, prev_down, prev_up) = &mut self.energy[p];
+            let e = ie.bin(&params, self.now, self.sc.sample_ns, up - *prev_up, down - *prev_down);
+            (*prev_down, *prev_up) = (down, up);
+            if e > 0.0 {
+                let users = self.bin_bytes.iter().filter(|b| b.0 as usize == p).count();
+                let total: u64 = self.bin_bytes.iter().filter(|b| b.0 as usize == p).map(|b| b.2).sum();
+                for &(q, f, bytes) in &self.bin_bytes {
+                    if q as usize == p {
+                        // By bytes moved; a bin with only handshake/ACK traffic is split evenly.
+                        let share = if total > 0 { bytes as f64 / total as f64 } else { 1.0 / users as f64 };
+                        self.flows[f as usize].energy_j += e * share;
+                    }
+                }
+            }
+        }
+        self.bin_bytes.clear();
+    }
+
+    pub(super) fn sample(&mut self) {
+        self.sample_flows();
+        self.account_energy();
+    }
+
+    pub(super) fn sample_flows(&mut self) {
+        let dt = self.sc.sample_ns as f64 / 1e9;
+        let t = self.now as f64 / 1e9;
+        let to_mbps = |bytes: u64| bytes as f64 * 8.0 / dt / 1e6;
+        for (f, def) in self.sc.flows.iter().enumerate() {
+            let rt = &mut self.flows[f];
+            // Not started yet, or between two downloads of a repeated transfer.
+            if !rt.started || self.eps[2 * f].conn.is_none() {
+                continue;
+            }
+            let now = Instant(self.now);
+            let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+            let app = rcv.bytes_delivered;
+            let flow_goodput = to_mbps(app - rt.prev_app);
+            rt.prev_app = app;
+            let full_frac = ((rcv.rwnd_full_seconds - rt.prev_full) / dt).clamp(0.0, 1.0);
+            rt.prev_full = rcv.rwnd_full_seconds;
+            let Some(conn) = self.eps[2 * f].conn.as_ref() else { continue };
+            for (i, (_, s)) in conn.subflows().enumerate() {
+                let s: SubflowInfo = s;
+                let prev = rt.prev[i];
+                let s_ = &mut self.series;
+                s_.time_s.push(t);
+                s_.flow.push(def.name.clone());
+                s_.subflow.push(i as i64);
+                s_.cwnd.push(s.cwnd as i64);
+                s_.ssthresh.push(if s.ssthresh >= i64::MAX as u64 { None } else { Some(s.ssthresh as i64) });
+                s_.srtt_ms.push(s.srtt.as_millis_f64());
+                s_.rttvar_ms.push(s.rttvar.as_millis_f64());
+                s_.rto_ms.push(s.rto.as_millis_f64());
+                s_.inflight.push(s.pipe as i64);
+                s_.throughput.push(to_mbps(s.bytes_sent - prev.0));
+                s_.goodput.push(to_mbps(s.delivered - prev.1));
+                s_.flow_goodput.push(flow_goodput);
+                s_.ooo_bytes.push(rcv.ooo_bytes as i64);
+                s_.rwnd_full_frac.push(full_frac);
+                self.bin_bytes.push((def.paths[i], f as u32, s.delivered - prev.1));
+                s_.losses.push((s.segments_lost - prev.2) as i64);
+                s_.retransmits.push((s.segments_retransmitted - prev.3) as i64);
+                rt.prev[i] = (s.bytes_sent, s.delivered, s.segments_lost, s.segments_retransmitted);
+                let sl = conn.slot_stats(i);
+                let d = sl.since(&rt.prev_slots[i]);
+                rt.prev_slots[i] = sl;
+                s_.slots.push(d.measured as i64);
+                s_.slot_bw_mbps.push(d.mean_bw_mbps());
+                s_.slot_srtt_ms.push(d.mean_srtt_ms());
+            }
+        }
+    }
+}
+
+impl Series {
+    /// The timeseries table (columns in output order).
+    pub(super) fn into_table(self) -> Table {
+        let s = self;
+        Table {
+            columns: vec![
+                ("time_s".into(), Column::F64(s.time_s)),
+                ("flow".into(), Column::Str(s.flow)),
+                ("subflow".into(), Column::I64(s.subflow)),
+                ("cwnd_bytes".into(), Column::I64(s.cwnd)),
+                ("ssthresh_bytes".into(), Column::OptI64(s.ssthresh)),
+                ("srtt_ms".into(), Column::F64(s.srtt_ms)),
+                ("rttvar_ms".into(), Column::F64(s.rttvar_ms)),
+                ("rto_ms".into(), Column::F64(s.rto_ms)),
+                ("inflight_bytes".into(), Column::I64(s.inflight)),
+                ("throughput_mbps".into(), Column::F64(s.throughput)),
+                ("goodput_mbps".into(), Column::F64(s.goodput)),
+                ("flow_goodput_mbps".into(), Column::F64(s.flow_goodput)),
+                ("ooo_bytes".into(), Column::I64(s.ooo_bytes)),
+                ("rwnd_full_frac".into(), Column::F64(s.rwnd_full_frac)),
+                ("losses".into(), Column::I64(s.losses)),
+                ("retransmits".into(), Column::I64(s.retransmits)),
+                ("slots".into(), Column::I64(s.slots)),
+                ("slot_bw_mbps".into(), Column::F64(s.slot_bw_mbps)),
+                ("slot_srtt_ms".into(), Column::F64(s.slot_srtt_ms)),
+            ],
+        }
+    }
+}
