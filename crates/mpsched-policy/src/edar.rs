@@ -437,8 +437,8 @@ impl EdarNet {
             .map(|j| Blocked::new(&w.l1_w_hh[j * 4 * u1 * u1..(j + 1) * 4 * u1 * u1], 4 * u1, u1, gate_scale(u1)))
             .collect();
         let mut l2_b = vec![0.0; round_up(4 * u2, B2)];
-        for r in 0..4 * u2 {
-            l2_b[r] = w.l2_b[r] * gate_scale(u2)(r);
+        for (r, b) in l2_b.iter_mut().enumerate().take(4 * u2) {
+            *b = w.l2_b[r] * gate_scale(u2)(r);
         }
         let one = |_: usize| 1.0;
         let core = &w.core;

@@ -54,7 +54,7 @@ impl SizeDist {
     /// Checks the parameters; returns what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         match *self {
-            SizeDist::Fixed { bytes } if bytes == 0 => Err("bytes: expected > 0".into()),
+            SizeDist::Fixed { bytes: 0 } => Err("bytes: expected > 0".into()),
             SizeDist::Pareto { mean_bytes, shape } if !(mean_bytes >= 1.0 && shape > 1.0 && shape.is_finite()) => {
                 Err(format!("expected mean_bytes >= 1 and shape > 1 (finite mean), got mean_bytes = {mean_bytes}, shape = {shape}"))
             }

@@ -187,10 +187,10 @@ impl Env {
             }
             ActionKind::Weights | ActionKind::Select => {
                 let mut w = [0.0f32; 8];
-                for i in 0..n {
+                for (i, wi) in w.iter_mut().enumerate().take(n) {
                     let a = action.get(i).copied().unwrap_or(0.0);
                     let a = if a.is_finite() { a.max(0.0) } else { 0.0 };
-                    w[i] = if self.spec.action == ActionKind::Select { f32::from(a >= 0.5) } else { a };
+                    *wi = if self.spec.action == ActionKind::Select { f32::from(a >= 0.5) } else { a };
                 }
                 self.prev_action = w;
                 // Nothing usable chosen: every usable subflow (the scheduler's minRTT fallback).

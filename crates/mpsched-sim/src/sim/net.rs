@@ -74,7 +74,7 @@ impl Sim {
     /// Drains an endpoint's transmissions onto the network and re-arms its wake-up.
     pub(super) fn drive(&mut self, ep: usize) {
         let flow = (ep / 2) as u32;
-        let to_server = ep % 2 == 0;
+        let to_server = ep.is_multiple_of(2);
         let now = Instant(self.now);
         loop {
             let Some(conn) = self.eps[ep].conn.as_mut() else { return };
@@ -84,7 +84,7 @@ impl Sim {
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
             self.offer(first, p, pk);
         }
-        if ep % 2 == 0 {
+        if ep.is_multiple_of(2) {
             if let Some(c) = self.eps[ep].conn.as_mut() {
                 while let Some(ev) = c.poll_event() {
                     if ev == Event::DecisionNeeded {
