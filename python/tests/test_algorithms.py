@@ -81,6 +81,10 @@ def test_cli_lists_algorithms(cli):
     ccs = {a["name"]: a for a in json.loads(out.stdout)["cc"]}
     assert [p["name"] for p in ccs["cubic"]["params"]] == ["beta", "c", "fast_convergence"]
     table = cli("algorithms")
-    assert table.returncode == 0 and "minrtt" in table.stdout and "Congestion controllers" in table.stdout
+    assert (
+        table.returncode == 0
+        and "minrtt" in table.stdout
+        and "Congestion controllers" in table.stdout
+    )
     bad = cli("algorithms", "qdisc")
     assert bad.returncode == 2 and 'kind: expected "scheduler" or "cc"' in bad.stderr
