@@ -460,15 +460,23 @@ impl Link {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum LossSpec {
+    /// No loss (or: no decision points).
     None,
+    /// Independent drops with probability `p`.
     Bernoulli {
+        /// Drop probability per packet.
         p: f64,
     },
+    /// Two-state (bursty) loss.
     GilbertElliott {
+        /// Good to bad transition probability per packet.
         p_gb: f64,
+        /// Bad to good transition probability per packet.
         p_bg: f64,
+        /// Drop probability in the good state.
         #[serde(default)]
         loss_good: f64,
+        /// Drop probability in the bad state (default 1).
         #[serde(default = "one")]
         loss_bad: f64,
     },

@@ -10,14 +10,19 @@ use crate::link::LossSpec;
 use crate::tracegen::SynthSpec;
 use crate::workload::SizeDist;
 
+/// A whole scenario file: `[sim]`, links, paths, flows and the processes expanded into them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
+    /// `[sim]`.
     pub sim: SimSection,
+    /// Explicit links (path shortcuts add theirs here).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSpec>,
+    /// Network paths.
     #[serde(default)]
     pub paths: Vec<PathSpec>,
+    /// Flows (workloads add theirs here).
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
     /// Flow generators, expanded into `flows` when the scenario is resolved.
@@ -35,8 +40,13 @@ pub struct ScenarioFile {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum TraceSpec {
+    /// A mahimahi trace file (path relative to the scenario).
     File(String),
-    Synthetic { synthetic: SynthSpec },
+    /// A synthetic cellular trace generated from parameters.
+    Synthetic {
+        /// The generator's parameters.
+        synthetic: SynthSpec,
+    },
 }
 
 impl<'de> Deserialize<'de> for TraceSpec {
@@ -70,10 +80,15 @@ impl<'de> Deserialize<'de> for TraceSpec {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
+    /// Its name (unique among its kind).
     pub name: String,
+    /// A single path, by name.
     pub path: Option<String>,
+    /// Paths by name, one subflow each.
     pub paths: Option<Vec<String>>,
+    /// Packet scheduler, `name` or `name:key=value,...`.
     pub scheduler: Option<String>,
+    /// Congestion control, `name` or `name:key=value,...`.
     pub cc: Option<String>,
     /// Scheduler parameters by scheduler name, as in a flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,35 +96,50 @@ pub struct WorkloadSpec {
     /// Congestion-control parameters by controller name, as in a flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc_params: Option<ParamTables>,
+    /// Receive buffer, bytes.
     pub rcv_buf_bytes: Option<u64>,
     /// "poisson" (needs rate_per_s) or "periodic" (needs period_s).
     pub arrival: String,
+    /// Poisson arrivals per second.
     pub rate_per_s: Option<f64>,
+    /// Periodic arrivals: seconds between flows.
     pub period_s: Option<f64>,
+    /// Start time, s.
     pub start_s: Option<f64>,
     /// Default: the end of the simulation.
     pub stop_s: Option<f64>,
+    /// At most this many flows.
     pub max_flows: Option<usize>,
+    /// Bytes per transfer (none: unlimited).
     pub size: SizeDist,
 }
 
+/// `[[events]]`: a path (interface) going down, up, to backup or back to active.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
+    /// When, s.
     pub at_s: f64,
+    /// A single path, by name.
     pub path: String,
     /// "down" (interface lost: every link of the path drops all packets, connections reinject),
     /// "up", "backup" or "active" (MP_PRIO).
     pub state: String,
 }
 
+/// `[sim]`: name, duration, seed, sampling and profile.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimSection {
+    /// Its name (unique among its kind).
     pub name: Option<String>,
+    /// Simulated time, s.
     pub duration_s: f64,
+    /// Seed of every random stream.
     pub seed: Option<u64>,
+    /// Timeseries sample interval, ms.
     pub sample_interval_ms: Option<f64>,
+    /// `"linux"` (default) or `"ns3"` defaults.
     pub profile: Option<String>,
     /// Energy model with promotion/tail/idle states (Huang et al.) instead of active power only.
     pub energy_states: Option<bool>,
@@ -117,42 +147,65 @@ pub struct SimSection {
     pub stop_when_done: Option<bool>,
 }
 
+/// `[[links]]`: one direction of a link.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// Its name (unique among its kind).
     pub name: String,
+    /// Rate, Mbit/s.
     pub rate_mbps: Option<f64>,
+    /// One-way propagation delay, ms.
     pub delay_ms: Option<f64>,
+    /// Drop-tail queue, bytes (default one bandwidth-delay product).
     pub queue_bytes: Option<u64>,
+    /// Random loss model.
     pub loss: Option<LossSpec>,
+    /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<TraceSpec>,
+    /// Scheduled changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<ChangeSpec>,
 }
 
+/// One scheduled change of a link (`schedule = [...]`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChangeSpec {
+    /// When, s.
     pub at_s: f64,
+    /// Rate, Mbit/s.
     pub rate_mbps: Option<f64>,
+    /// One-way propagation delay, ms.
     pub delay_ms: Option<f64>,
+    /// Random loss model.
     pub loss: Option<LossSpec>,
+    /// `true`: the link stops (outage) until a change sets `false`.
     pub outage: Option<bool>,
 }
 
+/// `[[paths]]`: explicit forward/reverse link lists, or the shortcut fields of a symmetric link pair.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathSpec {
+    /// Its name (unique among its kind).
     pub name: String,
+    /// Links of the data direction, by name.
     pub forward: Option<Vec<String>>,
+    /// Links of the ACK direction, by name.
     pub reverse: Option<Vec<String>>,
     // Shortcut: a symmetric pair of links "<name>.fwd" / "<name>.rev".
+    /// Rate, Mbit/s.
     pub rate_mbps: Option<f64>,
+    /// One-way propagation delay, ms.
     pub delay_ms: Option<f64>,
+    /// Drop-tail queue, bytes (default one bandwidth-delay product).
     pub queue_bytes: Option<u64>,
     /// Loss on the forward (data) direction only.
     pub loss: Option<LossSpec>,
+    /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<TraceSpec>,
+    /// Trace of the reverse direction.
     pub trace_reverse: Option<TraceSpec>,
     /// Applied to both directions (loss changes to the forward one only).
     pub schedule: Option<Vec<ChangeSpec>>,
@@ -162,9 +215,11 @@ pub struct PathSpec {
     pub energy: Option<EnergyParams>,
 }
 
+/// `[[flows]]`: one TCP flow or MPTCP connection and its application.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// Its name (unique among its kind).
     pub name: String,
     /// A single-path TCP flow ...
     pub path: Option<String>,
@@ -179,24 +234,36 @@ pub struct FlowSpec {
     pub decision_interval_ms: Option<f64>,
     /// ... or every minimum subflow RTT (EdAR's transmission interval).
     pub decision_every_min_rtt: Option<bool>,
+    /// Start time, s.
     pub start_s: Option<f64>,
+    /// Bytes to transfer (none: unlimited).
     pub size_bytes: Option<u64>,
+    /// Congestion control, `name` or `name:key=value,...`.
     pub cc: Option<String>,
+    /// Maximum segment size, bytes.
     pub mss: Option<u32>,
+    /// Initial window, segments.
     pub init_cwnd: Option<u32>,
+    /// Minimum RTO, ms.
     pub min_rto_ms: Option<f64>,
+    /// Delayed ACKs on or off.
     pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout, ms.
     pub delayed_ack_ms: Option<f64>,
+    /// Receive buffer, bytes.
     pub rcv_buf_bytes: Option<u64>,
+    /// Appropriate byte counting (RFC 3465).
     pub abc: Option<bool>,
     /// Application-limited: the sender's application produces data at this rate (CBR).
     pub app_rate_mbps: Option<f64>,
     /// Chunked source (video segments, bursts): `chunk_bytes` every `chunk_period_ms`.
     pub chunk_bytes: Option<u64>,
+    /// Chunked source: period, ms.
     pub chunk_period_ms: Option<f64>,
     /// Repeated downloads: the transfer of `size_bytes` runs this many times, each on a new
     /// connection, `repeat_gap_s` after the previous one completed.
     pub repeat: Option<u32>,
+    /// Pause between repeated downloads, s.
     pub repeat_gap_s: Option<f64>,
     /// Parameters of schedulers by name (`[flows.scheduler_params.olms]`), used whenever the
     /// flow runs that scheduler (so `compare` can swap schedulers and keep their settings).

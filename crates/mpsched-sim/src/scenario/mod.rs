@@ -38,16 +38,24 @@ impl std::error::Error for ScenarioError {}
 /// What a path event does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathEventKind {
+    /// The path goes down.
     Down,
+    /// The path comes back.
     Up,
+    /// The path becomes backup only.
     Backup,
+    /// The path becomes active again.
     Active,
 }
 
+/// A resolved path event.
 #[derive(Debug, Clone)]
 pub struct PathEvent {
+    /// When, ns.
     pub at_ns: u64,
+    /// The path (index into `Scenario::paths`).
     pub path: u16,
+    /// What happens.
     pub kind: PathEventKind,
 }
 
@@ -57,30 +65,44 @@ pub enum App {
     /// Everything at once (bulk, or `size_bytes`).
     Greedy,
     /// Constant bit rate, in bit/s.
-    Cbr { rate_bps: u64 },
+    Cbr {
+        /// The rate, bit/s.
+        rate_bps: u64,
+    },
     /// `bytes` every `period_ns`.
-    Chunks { bytes: u64, period_ns: u64 },
+    Chunks {
+        /// Bytes per chunk.
+        bytes: u64,
+        /// Period, ns.
+        period_ns: u64,
+    },
 }
 
+/// The stack whose defaults a scenario uses (`[sim].profile`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
+    /// Linux (CUBIC, per-byte window growth, 200 ms minimum RTO...).
     Linux,
+    /// ns-3 (NewReno, per-ACK growth...).
     Ns3,
 }
 
 impl Profile {
+    /// Its name in files and results.
     pub fn name(self) -> &'static str {
         match self {
             Profile::Linux => "linux",
             Profile::Ns3 => "ns3",
         }
     }
+    /// Its subflow settings.
     pub fn subflow_defaults(self) -> SubflowConfig {
         match self {
             Profile::Linux => SubflowConfig::linux(),
             Profile::Ns3 => SubflowConfig::ns3(),
         }
     }
+    /// Its default congestion control.
     pub fn default_cc(self) -> &'static str {
         match self {
             Profile::Linux => "cubic",
@@ -96,21 +118,33 @@ pub const DEFAULT_TRACE_QUEUE: u64 = 150 * 1500;
 /// Smallest default queue: two full packets.
 pub const MIN_DEFAULT_QUEUE: u64 = 2 * 1500;
 
+/// A resolved link.
 #[derive(Debug, Clone)]
 pub struct LinkDef {
+    /// Its name (unique among its kind).
     pub name: String,
+    /// Rate, bit/s.
     pub rate_bps: u64,
+    /// Propagation delay, ns.
     pub delay_ns: u64,
+    /// Drop-tail queue, bytes (default one bandwidth-delay product).
     pub queue_bytes: u64,
+    /// Random loss model.
     pub loss: LossModel,
+    /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<Arc<Trace>>,
+    /// Scheduled changes, by time.
     pub changes: Vec<LinkChange>,
 }
 
+/// A resolved path: forward and reverse link ids.
 #[derive(Debug, Clone)]
 pub struct PathDef {
+    /// Its name (unique among its kind).
     pub name: String,
+    /// Forward link ids.
     pub fwd: Vec<u32>,
+    /// Reverse link ids.
     pub rev: Vec<u32>,
     /// Power model of the device's interface on this path, if energy is accounted.
     pub energy: Option<EnergyParams>,
@@ -119,6 +153,7 @@ pub struct PathDef {
 /// When a flow pauses for per-interval decisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecisionInterval {
+    /// No loss (or: no decision points).
     None,
     /// Fixed period in ns.
     Fixed(u64),
@@ -126,38 +161,59 @@ pub enum DecisionInterval {
     MinRtt,
 }
 
+/// A resolved flow.
 #[derive(Debug, Clone)]
 pub struct FlowDef {
+    /// Its name (unique among its kind).
     pub name: String,
     /// Global path ids, one subflow each.
     pub paths: Vec<u16>,
+    /// Per path: backup only.
     pub backup: Vec<bool>,
     /// The packet scheduler with its parameters (its label is what outputs record).
     pub scheduler: SchedSpec,
+    /// Decision points.
     pub decision: DecisionInterval,
+    /// The sending application.
     pub app: App,
     /// Transfers of `size` bytes, one after the other on fresh connections.
     pub repeat: u32,
+    /// Pause between transfers, ns.
     pub repeat_gap_ns: u64,
+    /// Start, ns.
     pub start_ns: u64,
+    /// Bytes per transfer (none: unlimited).
     pub size: Option<u64>,
     /// The congestion controller with its parameters.
     pub cc: CcSpec,
+    /// TCP settings of every subflow.
     pub subflow: SubflowConfig,
+    /// Receive buffer, bytes.
     pub rcv_buf: u64,
 }
 
+/// A validated scenario with every default filled in: what the simulator runs.
 #[derive(Debug, Clone)]
 pub struct Scenario {
+    /// Its name (unique among its kind).
     pub name: String,
+    /// Seed of every random stream.
     pub seed: u64,
+    /// Simulated time, ns.
     pub duration_ns: u64,
+    /// Sample interval, ns.
     pub sample_ns: u64,
+    /// `"linux"` (default) or `"ns3"` defaults.
     pub profile: Profile,
+    /// Stop once every sized flow completed.
     pub stop_when_done: bool,
+    /// Explicit links (path shortcuts add theirs here).
     pub links: Vec<LinkDef>,
+    /// Network paths.
     pub paths: Vec<PathDef>,
+    /// Flows (workloads add theirs here).
     pub flows: Vec<FlowDef>,
+    /// Path events.
     pub events: Vec<PathEvent>,
     /// The scenario with every default written out (saved next to results).
     pub resolved: ScenarioFile,
@@ -223,6 +279,7 @@ impl Scenario {
         Self::from_file(file, source)
     }
 
+    ///
     pub fn from_file(file: ScenarioFile, source: &str) -> Result<Scenario, ScenarioError> {
         Resolver { source, base_dir: base_dir(source), traces: BTreeMap::new(), seed: 1 }.resolve(file)
     }
@@ -236,6 +293,7 @@ impl Scenario {
         self
     }
 
+    ///
     pub fn resolved_toml(&self) -> String {
         toml::to_string(&self.resolved).expect("resolved scenario serializes")
     }
