@@ -17,6 +17,9 @@ pub struct PyEdarNet {
     net: EdarNet,
 }
 
+/// Q-values `[B, 2]` and connection-start flags `[B]`.
+type QValues<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<bool>>);
+
 #[pymethods]
 impl PyEdarNet {
     #[new]
@@ -31,7 +34,7 @@ impl PyEdarNet {
         py: Python<'py>,
         obs: PyReadonlyArray2<'py, f32>,
         max_paths: usize,
-    ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<bool>>)> {
+    ) -> PyResult<QValues<'py>> {
         let a = obs.as_array();
         let (b, d) = (a.shape()[0], a.shape()[1]);
         let layout = mpsched_sim::env::ObsLayout { max_paths, history: self.net.history, max_flows: 0 };

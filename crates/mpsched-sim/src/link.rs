@@ -191,6 +191,7 @@ pub enum Offer {
 
 impl Link {
     /// A link of the given parameters; `changes` are applied by `LinkChange` events.
+    #[allow(clippy::too_many_arguments)] // one per physical parameter, named at the call site
     pub fn new(
         id: u32,
         name: String,

@@ -239,7 +239,7 @@ impl Resolver<'_> {
                         delay_ms: p.delay_ms,
                         queue_bytes: p.queue_bytes,
                         loss: None,
-                        trace: p.trace_reverse.take().or_else(|| None),
+                        trace: p.trace_reverse.take(),
                         schedule: rev_sched,
                     });
                     p.forward = Some(vec![fwd]);

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 
-/// 1. One bulk NewReno flow, 10 Mbps, 25 ms one-way, no loss, buffer = 1 BDP (62.5 KB).
+/// Test 1: One bulk NewReno flow, 10 Mbps, 25 ms one-way, no loss, buffer = 1 BDP (62.5 KB).
 /// A Reno sawtooth with a one-BDP drop-tail buffer never drains the queue (the window halves from
 /// 2·BDP to BDP), so the link stays busy: goodput after slow start must be ≥ 95% of the link
 /// rate. The payload ceiling is 1448/1500 = 96.5% of the rate (52 B of headers per packet).
@@ -69,7 +69,7 @@ min_rto_ms = 200
     (goodput, model)
 }
 
-/// 2. Random loss p ∈ {0.1%, 1%}, RTT 50 and 200 ms: goodput within ±25% of the Padhye model.
+/// Test 2: Random loss p ∈ {0.1%, 1%}, RTT 50 and 200 ms: goodput within ±25% of the Padhye model.
 #[test]
 fn padhye_throughput_under_random_loss() {
     let mut report = Vec::new();
@@ -111,7 +111,7 @@ delay_ms = 20
     jain(&x)
 }
 
-/// 3. n NewReno flows with equal RTTs sharing a 20 Mbps bottleneck for 60 s: Reno's AIMD
+/// Test 3: n NewReno flows with equal RTTs sharing a 20 Mbps bottleneck for 60 s: Reno's AIMD
 /// converges to equal shares (Chiu & Jain 1989), so Jain's index of the bytes delivered ≥ 0.95.
 #[test]
 fn fairness_two_and_four_newreno_flows() {
@@ -121,7 +121,7 @@ fn fairness_two_and_four_newreno_flows() {
     }
 }
 
-/// 4. Byte conservation: a 5 MB transfer over a path with 2% loss on the data direction and 1%
+/// Test 4: Byte conservation: a 5 MB transfer over a path with 2% loss on the data direction and 1%
 /// on the ACK direction reaches the receiving application exactly once and in order: the
 /// connection-level reassembly delivers only in-order bytes, so bytes_delivered must equal the
 /// size exactly (not more, not less).
@@ -169,7 +169,7 @@ name = "fa"
 path = "a"
 "#;
 
-/// 5. Determinism: the same seed gives identical outputs; another seed with loss differs; a flow
+/// Test 5: Determinism: the same seed gives identical outputs; another seed with loss differs; a flow
 /// added on a disjoint path leaves the first path's loss pattern and results unchanged (one RNG
 /// stream per component).
 #[test]
@@ -190,7 +190,7 @@ fn determinism_and_independent_streams() {
     assert_eq!(flow_i64(&a, "fa", "bytes_delivered"), flow_i64(&d, "fa", "bytes_delivered"));
 }
 
-/// 6. A 2 s outage mid-transfer: every packet entering the link is lost, RTOs fire with
+/// Test 6: A 2 s outage mid-transfer: every packet entering the link is lost, RTOs fire with
 /// exponential backoff (200 ms-ish, then doubling: at least 3 expiries within 2 s), and the flow
 /// recovers and completes after the outage ends.
 #[test]
@@ -256,7 +256,7 @@ cc = "cubic"
     (delivered, delivered / util)
 }
 
-/// 7. A trace-driven link delivers the trace's opportunities × 1500 B (±1%) to a saturating flow
+/// Test 7: A trace-driven link delivers the trace's opportunities × 1500 B (±1%) to a saturating flow
 /// (mahimahi semantics: one 1500-byte opportunity per line, looped). Capacity is counted from the
 /// trace independently of the link (opportunities up to the end time × 1500 B), checked here
 /// against a synthetic trace with a known count.
@@ -289,7 +289,7 @@ fn trace_link_delivers_trace_capacity() {
     assert!((0.99..=1.0).contains(&ratio), "TMobile trace: delivered/capacity = {ratio:.4}");
 }
 
-/// 8. CUBIC vs Reno on a 100 Mbps, 100 ms RTT path with 0.01% random loss. Reno's window after a
+/// Test 8: CUBIC vs Reno on a 100 Mbps, 100 ms RTT path with 0.01% random loss. Reno's window after a
 /// loss grows by one MSS per RTT (BDP = 863 segments takes minutes to refill), while CUBIC's
 /// cubic growth returns to W_max within K = cbrt(W_max·0.3/0.4) ≈ 8 s: CUBIC must get at least
 /// 1.5× Reno's goodput.

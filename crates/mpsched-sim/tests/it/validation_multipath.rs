@@ -3,7 +3,7 @@
 
 use crate::common::*;
 
-/// 1. Two 10 Mbps paths (25 ms and 50 ms one-way), no loss, large buffers: a minRTT MPTCP
+/// Test 1: Two 10 Mbps paths (25 ms and 50 ms one-way), no loss, large buffers: a minRTT MPTCP
 /// connection aggregates both, ≥ 18 Mbps (the payload ceiling is 2 × 9.65 = 19.3 Mbps).
 #[test]
 fn two_paths_aggregate_bandwidth() {
@@ -81,7 +81,7 @@ cc = "newreno"
     (flow_f64(&out, "mp", "goodput_mbps"), flow_f64(&out, "tcp", "goodput_mbps"))
 }
 
-/// 2. RFC 6356 goal 2 ("do no harm"): a coupled connection whose subflows share a bottleneck
+/// Test 2: RFC 6356 goal 2 ("do no harm"): a coupled connection whose subflows share a bottleneck
 /// with one TCP flow takes about what that TCP flow takes: 0.8–1.25× for LIA, OLIA and BALIA.
 /// Uncoupled NewReno subflows behave as two TCP flows and take clearly more (≥ 1.5×).
 #[test]
@@ -121,7 +121,7 @@ rcv_buf_bytes = 65536
     flow_f64(&out, "f", "goodput_mbps")
 }
 
-/// 3. Head-of-line blocking (paths 10 Mbps/10 ms and 1 Mbps/200 ms, 64 KB receive buffer): data
+/// Test 3: Head-of-line blocking (paths 10 Mbps/10 ms and 1 Mbps/200 ms, 64 KB receive buffer): data
 /// sent on the slow path holds the shared window while it crosses 400 ms of RTT, so minRTT
 /// without opportunistic retransmission gets less than the fast path alone; BLEST and ECF
 /// avoid the slow path when it would block the window and recover ≥ 90% of the fast path alone.
@@ -141,7 +141,7 @@ fn hol_blocking_orderings() {
     assert!(ecf >= 0.9 * fast_alone, "{msg}");
 }
 
-/// 4. Path 2 down from 20 s to 40 s: the connection keeps delivering on path 1, reinjects what
+/// Test 4: Path 2 down from 20 s to 40 s: the connection keeps delivering on path 1, reinjects what
 /// was in flight on path 2, and uses path 2 again after it returns; every byte arrives once.
 #[test]
 fn path_down_and_up() {
@@ -189,7 +189,7 @@ state = "up"
     assert_eq!(flow_i64(&out, "mp", "bytes_delivered"), 110_000_000);
 }
 
-/// 5. Redundant scheduling: every segment crosses both paths, yet the application receives
+/// Test 5: Redundant scheduling: every segment crosses both paths, yet the application receives
 /// each byte exactly once (duplicates are discarded at the data level).
 #[test]
 fn redundant_delivers_each_byte_once() {
@@ -237,7 +237,7 @@ fn mean_in(s: &[(f64, f64)], ranges: &[(f64, f64)]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-/// 6. EdAR handoff scenario (paper Table III, `scenarios/edar-handoff.toml`): minRTT's goodput
+/// Test 6: EdAR handoff scenario (paper Table III, `scenarios/edar-handoff.toml`): minRTT's goodput
 /// drops while path 2 hands off (20–40 s, 60–80 s) and recovers afterwards.
 /// Tolerances: the paper does not quantify its handoff, only minRTT's result (about 2.4 Mbps
 /// during handoff against ~10 Mbps stable, Fig. 9a), so we assert the shape: handoff goodput

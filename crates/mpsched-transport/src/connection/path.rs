@@ -12,7 +12,7 @@ impl Connection {
     /// and reinjects its unacknowledged data (baselines spec A.1 D3, A.0 step 2).
     pub fn handle_timeout(&mut self, now: Instant) {
         for i in 0..self.subflows.len() {
-            if !self.subflows[i].poll_timeout().is_some_and(|t| t <= now) {
+            if self.subflows[i].poll_timeout().is_none_or(|t| t > now) {
                 continue;
             }
             let mut cx = SubflowCx { conn: &mut self.shared };

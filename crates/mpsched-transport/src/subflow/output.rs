@@ -175,9 +175,8 @@ impl Subflow {
         self.stats.bytes_sent += seg.len as u64;
         self.cc.on_sent(now, &self.cc_state, seg.len as u32);
         if let Some(rate) = self.cc.pacing_rate(&self.cc_state) {
-            if rate > 0 {
-                let gap = Duration(seg.wire_size() as u64 * 1_000_000_000 / rate);
-                self.next_send_time = self.next_send_time.max(now) + gap;
+            if let Some(gap_ns) = (seg.wire_size() as u64 * 1_000_000_000).checked_div(rate) {
+                self.next_send_time = self.next_send_time.max(now) + Duration(gap_ns);
             }
         }
         seg

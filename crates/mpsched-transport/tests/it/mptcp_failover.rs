@@ -177,7 +177,7 @@ fn data_ack_is_connection_level_on_every_subflow() {
     p.drive();
     let acks: Vec<_> = p.sent(Dir::S2C).filter(|s| !s.is_syn()).copied().collect();
     assert!(acks.windows(2).all(|w| w[0].seg.data_ack <= w[1].seg.data_ack));
-    let on1 = acks.iter().filter(|s| s.path == 1).last().unwrap();
+    let on1 = acks.iter().rfind(|s| s.path == 1).unwrap();
     let via1: u64 = p.client_data_on(1).map(|s| s.seg.len as u64).sum();
     assert!(via1 > 0);
     assert!(

@@ -46,7 +46,7 @@ fn join_after_first_subflow_established_then_data() {
     assert!(first1.at >= at_ms(130), "{first1:?}");
     assert_eq!(first1.path, 1);
     assert_eq!(first1.seg.seq, 1, "subflow 1 has its own sequence space (its SYN took 0)");
-    assert!(first1.seg.dsn > 0 && first1.seg.dsn % MSS == 0, "continues the DSN space: {}", first1.seg.dsn);
+    assert!(first1.seg.dsn > 0 && first1.seg.dsn.is_multiple_of(MSS), "continues the DSN space: {}", first1.seg.dsn);
     // Subflow 0's IW went out at 50 ms, before subflow 1 existed.
     assert_eq!(p.client_data_on(0).filter(|s| s.at == at_ms(50)).count(), 10);
 

@@ -100,13 +100,13 @@ pub(crate) mod tests {
         }
         match app {
             App::MaxRtt { c_r } => {
-                for i in 0..k {
-                    ineq.push((unit(i, r[i]), c_r));
+                for (i, &ri) in r.iter().enumerate().take(k) {
+                    ineq.push((unit(i, ri), c_r));
                 }
             }
             App::Bandwidth { c_b } => {
-                for i in 0..k {
-                    let mut a = unit(i, r[i]);
+                for (i, &ri) in r.iter().enumerate().take(k) {
+                    let mut a = unit(i, ri);
                     a[k] = -1.0;
                     ineq.push((a, 0.0));
                 }
@@ -173,11 +173,12 @@ pub(crate) mod tests {
                 return None;
             }
             a.swap(c, p);
-            for i in 0..n {
+            let pivot = a[c].clone();
+            for (i, row) in a.iter_mut().enumerate().take(n) {
                 if i != c {
-                    let f = a[i][c] / a[c][c];
-                    for j in c..=n {
-                        a[i][j] -= f * a[c][j];
+                    let f = row[c] / pivot[c];
+                    for (x, &pv) in row[c..=n].iter_mut().zip(&pivot[c..=n]) {
+                        *x -= f * pv;
                     }
                 }
             }

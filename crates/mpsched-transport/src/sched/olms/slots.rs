@@ -27,10 +27,11 @@ impl SlotStats {
     #[inline]
     pub(crate) fn record(&mut self, cwnd: u64, srtt_ns: u64) {
         self.slots += 1;
-        if srtt_ns > 0 {
+        // u64 division (a u128 one costs more); exact below a 2.3 GB window. No RTT estimate
+        // yet (srtt 0): the slot is counted but not measured.
+        if let Some(bw_bps) = cwnd.saturating_mul(8_000_000_000).checked_div(srtt_ns) {
             self.measured += 1;
-            // u64 division (a u128 one costs more); exact below a 2.3 GB window.
-            self.bw_bps_sum += (cwnd.saturating_mul(8_000_000_000) / srtt_ns) as u128;
+            self.bw_bps_sum += bw_bps as u128;
             self.srtt_ns_sum += srtt_ns as u128;
         }
     }
