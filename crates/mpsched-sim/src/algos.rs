@@ -139,17 +139,18 @@ cc = "{cc}"
     }
 
     /// The worked example of docs/extending.md, used from a scenario by name with parameters:
-    /// `prefer:subflow=1` keeps (almost) all data on the slow path, minRTT on the fast one;
+    /// `prefer:subflow=1` keeps most data on the slow path (subflow 0 alone carries the first
+    /// round trips, before the join), minRTT on the fast one;
     /// parameters from a table and the example controller's parameters work the same way.
     #[test]
     fn example_algorithms_run_from_scenarios() {
         let s = sent(&two_paths("prefer:subflow=1,max_srtt_ms=1000", "reno", ""));
-        assert!(s[1] > 50 * s[0], "{s:?}");
+        assert!(s[1] > 10 * s[0], "{s:?}");
         let s = sent(&two_paths("minrtt", "reno", ""));
         assert!(s[0] > s[1], "{s:?}");
         let t = "[flows.scheduler_params.prefer]\nsubflow = 1\nmax_srtt_ms = 1000\n[flows.cc_params.aimd]\nb = 0.7";
         let s = sent(&two_paths("prefer", "aimd:a=2", t));
-        assert!(s[1] > 50 * s[0], "{s:?}");
+        assert!(s[1] > 10 * s[0], "{s:?}");
         let e = crate::Scenario::from_toml(&two_paths("prefer", "aimd", "[flows.cc_params.aimd]\nb = 2"), "t.toml")
             .unwrap_err();
         assert_eq!(e.0, "t.toml: flows[0].cc_params.aimd.b: expected (0, 1), got 2");

@@ -176,6 +176,8 @@ mod tests {
     }
 
     proptest! {
+        // A fixed seed: the same cases on every run (deterministic CI).
+        #![proptest_config(ProptestConfig { cases: 2048, rng_seed: prop::test_runner::RngSeed::Fixed(0x5245_4153), ..ProptestConfig::default() })]
         #[test]
         fn random_arrivals_match_model((start, ops) in arrivals()) {
             check_against_model(start, &ops);

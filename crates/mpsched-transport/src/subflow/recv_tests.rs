@@ -70,7 +70,9 @@ fn check_sack(q: &RecvSeq, runs: &[(u64, u64)], last_ooo: Option<u64>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    // A fixed seed: the same cases on every run, so CI is deterministic (failures found while
+    // developing are kept in proptest-regressions/ and replayed first).
+    #![proptest_config(ProptestConfig { cases: 2048, rng_seed: prop::test_runner::RngSeed::Fixed(1380270934), ..ProptestConfig::default() })]
 
     #[test]
     fn receive_queue_matches_model(arrivals in prop::collection::vec((0u64..200, 1u64..30), 1..60)) {

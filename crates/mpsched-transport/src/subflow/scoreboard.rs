@@ -82,10 +82,12 @@ pub(crate) struct Scoreboard {
     retx_ptr: u64,
     /// SACK blocks of the previous ACK: their segments are already marked.
     sack_cache: [SackBlock; 3],
-    /// Retransmissions in the order they were sent: (seq, sent_at). Lets a lost retransmission
-    /// be detected without an RTO once a later-sent segment is delivered.
+    /// Retransmissions in the order they were sent: (right edge, sent_at). Lets a lost
+    /// retransmission be detected without an RTO once a later-sent segment is delivered. The
+    /// right edge names the segment: a partial cumulative ACK moves its start, not its end.
     retx_log: VecDeque<(u64, Instant)>,
-    /// Retransmissions found lost again, to resend before scanning on (ascending send order).
+    /// Retransmissions found lost again (right edges), to resend before scanning on (ascending
+    /// send order).
     relost: VecDeque<u64>,
     /// Send time of the most recently sent segment known delivered.
     rack_xmit: Instant,
@@ -312,8 +314,8 @@ impl Scoreboard {
     /// A retransmission is lost if a segment sent after it (by more than the reordering window
     /// `reo_wnd`) has been delivered: mark it lost again so it is resent without waiting for RTO.
     fn detect_lost_retransmissions(&mut self, reo_wnd: Duration, una: u64) {
-        while let Some(&(seq, sent)) = self.retx_log.front() {
-            if seq < una {
+        while let Some(&(end, sent)) = self.retx_log.front() {
+            if end <= una {
                 self.retx_log.pop_front();
                 continue;
             }
@@ -321,8 +323,8 @@ impl Scoreboard {
                 break;
             }
             self.retx_log.pop_front();
-            let i = self.segs.partition_point(|x| x.seq < seq);
-            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].sent_at == sent {
+            let i = self.index_ending_at(end);
+            if i < self.segs.len() && self.segs[i].sent_at == sent {
                 let f = self.segs[i].flags;
                 if f & RETRANS != 0 && f & SACKED == 0 {
                     // Still LOST: only its retransmission stops counting as in flight.
@@ -330,7 +332,7 @@ impl Scoreboard {
                     self.retrans_bytes -= self.segs[i].len as u64;
                     self.segments_lost += 1;
                     if self.head_abs + (i as u64) < self.retx_ptr {
-                        self.relost.push_back(seq);
+                        self.relost.push_back(end);
                     }
                 }
             }
@@ -345,10 +347,9 @@ impl Scoreboard {
             return None;
         }
         // Retransmissions found lost again come first (they are below the scan pointer).
-        while let Some(&seq) = self.relost.front() {
-            let i = self.segs.partition_point(|x| x.seq < seq);
-            if i < self.segs.len() && self.segs[i].seq == seq && self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST
-            {
+        while let Some(&end) = self.relost.front() {
+            let i = self.index_ending_at(end);
+            if i < self.segs.len() && self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST {
                 return Some(i);
             }
             self.relost.pop_front();
@@ -372,14 +373,24 @@ impl Scoreboard {
         s.sent_at = now;
         s.delivered = delivered;
         s.delivered_time = delivered_time;
-        let (seq, len) = (s.seq, s.len);
+        let (end, len) = (s.seq + s.len as u64, s.len);
         self.retrans_bytes += len as u64;
         if self.head_abs + i as u64 >= self.retx_ptr {
             self.retx_ptr = self.head_abs + i as u64 + 1;
         } else {
             self.relost.pop_front();
         }
-        self.retx_log.push_back((seq, now));
+        self.retx_log.push_back((end, now));
+    }
+
+    /// Index of the segment whose right edge is `end`, or `segs.len()` if none is.
+    fn index_ending_at(&self, end: u64) -> usize {
+        let i = self.segs.partition_point(|x| x.seq + (x.len as u64) < end);
+        if i < self.segs.len() && self.segs[i].seq + self.segs[i].len as u64 == end {
+            i
+        } else {
+            self.segs.len()
+        }
     }
 
     /// Linux `tcp_enter_loss` after an RTO: every un-SACKed segment is lost, retransmissions are

@@ -235,7 +235,9 @@ fn run(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    // A fixed seed: the same cases on every run, so CI is deterministic (failures found while
+    // developing are kept in proptest-regressions/ and replayed first).
+    #![proptest_config(ProptestConfig { cases: 2048, rng_seed: prop::test_runner::RngSeed::Fixed(1396920146), ..ProptestConfig::default() })]
 
     #[test]
     fn scoreboard_matches_model(ops in prop::collection::vec(op(), 1..80)) {
