@@ -56,8 +56,9 @@ impl SubflowConfig {
             abc: true,
         }
     }
-    /// ns-3 TcpSocketBase defaults: IW 1 (ns-3 3.3x uses 10; papers built on older ns-3 used 1),
-    /// min RTO 1 s, delayed ACK every 2nd segment / 200 ms, per-ACK window growth.
+    /// ns-3 `TcpSocket`/`TcpSocketBase` defaults: IW 10 segments (the `InitialCwnd` attribute of
+    /// current ns-3; papers built on older ns-3 used 1: set `init_cwnd = 1`), min RTO 1 s,
+    /// delayed ACK every 2nd segment / 200 ms, per-ACK window growth.
     pub fn ns3() -> Self {
         SubflowConfig {
             mss: 1448,
