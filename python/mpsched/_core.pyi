@@ -135,8 +135,11 @@ class VecEnv:
     @property
     def term_names(self) -> List[str]: ...
 
-def env_features() -> Tuple[List[str], List[str], List[str]]:
-    """Feature names of a frame: (subflow, connection, flow)."""
+def obs_features() -> List[Tuple[str, List[Tuple[str, str, str, str]]]]:
+    """The observation's feature groups in frame order: (group, [(name, kind, unit, doc)])."""
+
+def obs_layout(max_paths: int, history: int, max_flows: int) -> List[Tuple[str, int]]:
+    """Every offset and length of an observation, by name."""
 
 def bench_names() -> List[str]:
     """Names of the built-in benchmark scenarios."""

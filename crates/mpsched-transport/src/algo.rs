@@ -383,8 +383,10 @@ impl<A: AlgoSet> Spec<A> {
     /// ones written after the colon. The label is the name as written followed by every
     /// parameter given either way, in declaration order.
     pub fn resolve<'t>(text: &str, table: impl Fn(&str) -> &'t [(String, ParamValue)]) -> Result<Self, ParamError> {
+        // The name first: an unknown name is the error, whatever follows the colon.
+        let head = text.trim().split_once(':').map_or(text.trim(), |(n, _)| n);
+        let (entry, preset) = Self::lookup(&head.trim().to_ascii_lowercase())?;
         let (name, inline) = split_params(text)?;
-        let (entry, preset) = Self::lookup(&name)?;
         let mut algo = A::defaults(entry.name).expect("registered name");
         let mut given: Vec<&'static str> = Vec::new();
         let preset = split_params(&format!("{}:{preset}", entry.name))?.1;
