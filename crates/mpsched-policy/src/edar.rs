@@ -11,7 +11,7 @@
 //! Gate order and equations are torch's (`i, f, g, o`; `c' = σ(f)c + σ(i)tanh(g)`,
 //! `h' = σ(o)tanh(c')`). All buffers are allocated at load time: a decision allocates nothing.
 //!
-//! Speed (issue 7: ≤ 20 µs per decision): the six LSTM1s of a subflow step together (one pass
+//! Speed (target: ≤ 20 µs per decision): the six LSTM1s of a subflow step together (one pass
 //! over the intervals; their recurrent matrix is block-diagonal, so only the six `4U1 × U1`
 //! blocks are multiplied); every matrix is stored in blocks of output rows, column-major within
 //! a block ([`Blocked`]), so a matrix-vector product keeps a block of outputs in SIMD registers;

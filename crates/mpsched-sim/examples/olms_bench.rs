@@ -1,4 +1,4 @@
-//! Per-slot decision overhead of the OLMS scheduler (issue 8), in µs.
+//! Per-slot decision overhead of the OLMS scheduler, in µs.
 //!
 //! `cargo run --release -p mpsched-sim --example olms_bench [scenario.toml]`
 //!

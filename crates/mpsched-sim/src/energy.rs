@@ -1,4 +1,4 @@
-//! Mobile-interface energy (baselines spec section D): the data-transfer power model of
+//! Mobile-interface energy (Huang et al., MobiSys 2012, LTE/WiFi/3G power model): the data-transfer power model of
 //! Huang et al. (MobiSys 2012), P (mW) = α_up·t_up + α_down·t_down + β with throughputs in
 //! Mbit/s, as MPTCP-RL uses it, plus optional promotion and tail states (spec D.2).
 //!

@@ -5,7 +5,8 @@
 //! after it), a packet scheduler and per-subflow congestion control, coupled or not.
 //!
 //! Behaviour follows the Linux out-of-tree MPTCP implementation as described in
-//! `shared/specs/baselines.md` sections A and C.
+//! the Linux out-of-tree MPTCP v0.9x code (net/mptcp: `mptcp_sched.c`, `mptcp_output.c`,
+//! `mptcp_input.c`) and RFC 8684.
 
 mod input;
 mod path;

@@ -50,7 +50,7 @@ pub struct SubflowInfo {
     pub bytes_received: u64,
 }
 
-/// Connection-level counters, including the head-of-line (HoL) figures of baselines spec C.3.
+/// Connection-level counters, including the head-of-line (HoL) figures (defined in docs/scenarios.md, Outputs).
 /// Counters are cumulative; interval figures are differences of two snapshots.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ConnInfo {
@@ -76,7 +76,7 @@ pub struct ConnInfo {
     pub rcv_window: u64,
     /// Bytes reinjected on another subflow after an RTO or a path failure (A.0 step 2).
     pub reinjected_bytes: u64,
-    /// Segments resent by opportunistic retransmission (baselines spec A.3).
+    /// Segments resent by opportunistic retransmission (Linux `mptcp_rcv_buf_optimization`).
     pub opportunistic_retransmissions: u64,
     /// Window halvings of slow subflows by penalization (A.3).
     pub penalizations: u64,

@@ -122,7 +122,7 @@ pub struct ConnShared {
     /// Bytes received but not yet read by the application.
     pub rcv_unread: u64,
     /// Largest right edge (DATA_ACK + window, DSN space) advertised so far: never moved left
-    /// (baselines spec C.2, RFC 8684 3.3.4; Linux tcp_select_window never shrinks the window).
+    /// (RFC 8684 §3.3.4; Linux tcp_select_window never shrinks the window).
     pub rcv_edge: u64,
     /// Snapshot of all subflows for coupled congestion control.
     pub siblings: Vec<SiblingInfo>,
@@ -204,7 +204,7 @@ pub struct Subflow {
     backoff: u32,
     syn_pending: bool,
     /// A joining client subflow between the SYN-ACK and the peer's ACK of its third ACK
-    /// (baselines spec A.1 D2, "pre-established"): TCP-established but carries no data yet.
+    /// (Linux `mptcp_is_temp_unavailable`, "pre-established"): TCP-established but carries no data yet.
     pre_established: bool,
     rtt: RttEstimator,
     cc: AnyCc,
@@ -332,7 +332,7 @@ impl Subflow {
         self.sb.unacked_data(out);
     }
 
-    /// Halves the window (opportunistic-retransmission penalization, baselines spec A.3).
+    /// Halves the window (opportunistic-retransmission penalization, Raiciu et al. NSDI 2012 §4.2).
     pub fn penalize(&mut self) {
         let mss = self.cfg.mss as u64;
         let prior = self.cc_state.cwnd;

@@ -1,4 +1,4 @@
-//! The straightforward EdAR forward pass (the library's code before the latency work of issue 7,
+//! The straightforward EdAR forward pass (the library's code before the fast forward pass,
 //! commit 3b9d536): one LSTM1 at a time, scalar `exp` per gate. Kept outside the library as the
 //! reference the fast path is tested against (`tests/edar_fast.rs`) and timed against
 //! (`examples/bench_edar.rs`). Shares only the observation layout with the library.

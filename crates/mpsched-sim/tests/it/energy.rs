@@ -1,4 +1,4 @@
-//! Energy model integrated over a run (baselines spec D).
+//! Energy model integrated over a run (Huang et al., MobiSys 2012).
 
 use crate::common::*;
 

@@ -1,4 +1,4 @@
-//! OLMS in the simulator (issue 8): scenario options, the oracle built from a scenario's links,
+//! OLMS in the simulator (Cai et al., IEEE TNSE 2025): scenario options, the oracle built from a scenario's links,
 //! determinism, and how the max-RTT application's packets split over the paper's Application I
 //! topology.
 

@@ -1,4 +1,4 @@
-//! Peekaboo (baselines spec A.10) in the simulator: the HoL scenario of validation_multipath
+//! Peekaboo (Wu et al., IEEE JSAC 38(10), 2020) in the simulator: the HoL scenario of validation_multipath
 //! (paths 10 Mbps/10 ms and 1 Mbps/200 ms, 64 KB receive buffer, 30 s greedy transfer) and two
 //! equal-rate paths without HoL.
 

@@ -1,7 +1,7 @@
 //! Segments from the peer: subflow input, DATA_ACK and the peer's connection-level window
-//! (RFC 8684 3.3.2, baselines spec C.2), subflow announcements and the path manager's joins;
+//! (RFC 8684 §3.3.2), subflow announcements and the path manager's joins;
 //! the application's reads from the shared receive buffer (with the head-of-line accounting of
-//! baselines spec C.3).
+//! docs/scenarios.md, Outputs).
 
 use super::{Connection, Event, PathId, Side};
 use crate::segment::{Flags, Segment};

@@ -1,6 +1,6 @@
-//! Path management: subflow timeouts that mark a subflow potentially failed (baselines spec
-//! A.1 D3), interface up / down / backup events from the driver, and reinjection of a failed
-//! subflow's unacknowledged data on the others (A.0 step 2).
+//! Path management: subflow timeouts that mark a subflow potentially failed (Linux
+//! `mptcp_is_def_unavailable`: pf after an RTO), interface up / down / backup events from the driver, and reinjection of a failed
+//! subflow's unacknowledged data on the others (Linux `mptcp_reinject_data`).
 
 use super::{Connection, Event, PathState};
 use crate::subflow::SubflowCx;
@@ -9,7 +9,7 @@ use crate::time::Instant;
 impl Connection {
     /// Fires every subflow timer due at `now` (a no-op before [`Connection::poll_timeout`]).
     /// An RTO on an established subflow of a multipath connection marks it potentially failed
-    /// and reinjects its unacknowledged data (baselines spec A.1 D3, A.0 step 2).
+    /// and reinjects its unacknowledged data (Linux `mptcp_is_def_unavailable`, `mptcp_reinject_data`).
     pub fn handle_timeout(&mut self, now: Instant) {
         for i in 0..self.subflows.len() {
             if self.subflows[i].poll_timeout().is_none_or(|t| t > now) {

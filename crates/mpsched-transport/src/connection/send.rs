@@ -1,7 +1,7 @@
 //! The send side: subflow-level output first (handshakes, retransmissions, ACKs), then the
-//! connection's data in the order of baselines spec A.0: reinjections, redundant copies, new data
+//! connection's data in the order of Linux `mptcp_next_segment`: reinjections, redundant copies, new data
 //! chosen by the scheduler, and when the peer's window is closed opportunistic retransmission
-//! with penalization (A.3).
+//! with penalization (`mptcp_rcv_buf_optimization`).
 
 use super::{Connection, Event, MetaSeg, Side, Transmit};
 use crate::sched::{SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
@@ -251,7 +251,7 @@ impl Connection {
         None
     }
 
-    /// Opportunistic retransmission and penalization (baselines spec A.3) on subflow `s`.
+    /// Opportunistic retransmission and penalization (Linux `mptcp_rcv_buf_optimization`; Raiciu et al. NSDI 2012 §4.2) on subflow `s`.
     fn opportunistic(&mut self, now: Instant, s: usize) -> Option<Transmit> {
         let h = *self.sent.front()?;
         if h.carried.is_empty() {

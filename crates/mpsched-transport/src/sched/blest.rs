@@ -1,5 +1,5 @@
 //! BLEST (Ferlin, Alay, Mehani, Boreli, IFIP Networking 2016), following the Linux mptcp_blest.c
-//! rule described in baselines spec A.6: when minRTT picks a slower subflow s while the fastest
+//! rule (`mptcp_blest.c`): when minRTT picks a slower subflow s while the fastest
 //! subflow f is busy, estimate the bytes f could send while a segment on s occupies the
 //! connection window; if they would not fit in what is left of the send window, wait for f.
 //! lambda adapts in [1.0, 1.3] (+0.04 after a HoL event, −0.01 otherwise, once per min srtt of s).
@@ -100,7 +100,7 @@ impl Scheduler for Blest {
 
 #[cfg(test)]
 mod tests {
-    //! Hand-computed cases of baselines spec A.6 (kernel version). Throughout: MSS 1448 bytes,
+    //! Hand-computed cases of the kernel version (`mptcp_blest.c`). Throughout: MSS 1448 bytes,
     //! the fast subflow f = 0 (srtt 10 ms, min = max srtt 10 ms, window 10 segments, all in
     //! flight), the slow subflow s = 1 (srtt 50 ms, min srtt 40 ms, max srtt 60 ms, window 10
     //! segments, 2 in flight = 2896 bytes queued). Calls at `now = 0` leave lambda at 1.2

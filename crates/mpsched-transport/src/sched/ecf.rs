@@ -1,5 +1,5 @@
 //! ECF, Earliest Completion First (Lim, Nahum, Towsley, Gibbens, CoNEXT 2017), with the Linux
-//! mptcp_ecf.c integer tests of baselines spec A.7: when minRTT picks a slower subflow s while
+//! `mptcp_ecf.c` integer tests: when minRTT picks a slower subflow s while
 //! the fastest f is busy, wait for f if f alone would finish the queued data earlier and s is
 //! too slow to help. beta = 1/4 hysteresis; delta = max(rttvar_f, rttvar_s) (Linux's rttvar/2
 //! is about 2·RTTVAR of RFC 6298, see the spec note; we use 2·RTTVAR).
@@ -65,7 +65,7 @@ impl Scheduler for Ecf {
 
 #[cfg(test)]
 mod tests {
-    //! Hand-computed cases of baselines spec A.7 (kernel integer tests). The fast subflow f = 0
+    //! Hand-computed cases of the kernel's integer tests (`mptcp_ecf.c`). The fast subflow f = 0
     //! has srtt 10 ms, rttvar 1 ms and a full 10-segment window; the slow subflow s = 1 is
     //! available with a 10-segment window. CWND_f = CWND_s = 14 480 bytes. δ = 2·max(rttvar).
     //! All terms are linear in time, so the byte thresholds below are exact in nanoseconds.

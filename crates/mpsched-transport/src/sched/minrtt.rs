@@ -1,4 +1,4 @@
-//! minRTT, the Linux out-of-tree default scheduler (baselines spec A.2): the available active
+//! minRTT, the Linux out-of-tree default scheduler (`mptcp_sched.c`, `get_available_subflow`): the available active
 //! subflow with the smallest smoothed RTT. Opportunistic retransmission and penalization (A.3,
 //! Raiciu et al. NSDI 2012) are on for "minrtt"/"default"/"minrtt-rp" as in Linux, off for
 //! "minrtt-norp".

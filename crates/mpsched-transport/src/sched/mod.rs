@@ -388,7 +388,7 @@ registry! {
 #[cfg(test)]
 pub(crate) mod tests {
     //! Shared helpers for the scheduler unit tests (hand-built [`SchedView`]s), and the tests of
-    //! [`SchedView::min_rtt`] (baselines spec A.2), [`SchedView::fastest`], [`SubflowSet`] and
+    //! [`SchedView::min_rtt`] (Linux `get_available_subflow`), [`SchedView::fastest`], [`SubflowSet`] and
     //! the registry.
     use super::*;
     use crate::time::Duration;

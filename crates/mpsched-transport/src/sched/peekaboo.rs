@@ -13,7 +13,7 @@
 //!   changes, the learned (greedy) action is adjusted at random: kept with probability p_wait if
 //!   it is WAIT and p_send if it is SEND, flipped otherwise.
 //!
-//! What is and is not verified (baselines spec A.10 and F.1): the context, α = 0.75, the reward
+//! What is and is not verified against the paper (Wu et al., IEEE JSAC 2020) and the authors' code: the context, α = 0.75, the reward
 //! MSS / elapsed time and the keep-probabilities 0.7 / 0.9 come from MPQUIC forks of the authors'
 //! code; identity / zero initial models are the standard LinUCB start.
 //!

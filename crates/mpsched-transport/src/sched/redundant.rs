@@ -1,4 +1,4 @@
-//! Redundant ("send on all", baselines spec A.5 (a), the v0.90+ Linux version): every active
+//! Redundant ("send on all", Linux `mptcp_redundant.c`, v0.90+): every active
 //! subflow carries every segment that is still unacknowledged at connection level; a lagging
 //! subflow skips data the peer has already DATA_ACKed. The connection keeps one DSN cursor per
 //! subflow; this scheduler only switches that mode on and handles reinjections with minRTT.

@@ -1,4 +1,4 @@
-//! Round-robin (Linux "roundrobin", baselines spec A.4) with num_segments = 1 and
+//! Round-robin (Linux `mptcp_rr.c`) with num_segments = 1 and
 //! cwnd_limited = true: subflows with window space take turns, one segment each.
 //! Reinjections go to the last available subflow that has not carried the segment.
 

@@ -1,6 +1,6 @@
-//! The shared connection-level receive buffer and head-of-line (HoL) blocking (baselines spec
-//! C.2, C.3), opportunistic retransmission and penalization (A.3), and how BLEST / ECF avoid the
-//! slow path (A.6, A.7).
+//! The shared connection-level receive buffer and head-of-line (HoL) blocking (RFC 8684
+//! §3.3.4), opportunistic retransmission and penalization (Linux `mptcp_rcv_buf_optimization`), and
+//! how BLEST / ECF avoid the slow path (`mptcp_blest.c`, `mptcp_ecf.c`).
 //!
 //! HoL setup: a 64 KiB shared receive buffer; path 0 fast (10 ms one-way, 20 Mbit/s), path 1
 //! very slow (100 ms one-way, 1 Mbit/s). Congestion control "external" keeps every window at
