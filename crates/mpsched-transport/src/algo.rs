@@ -273,6 +273,83 @@ macro_rules! no_params {
     };
 }
 
+/// The part of a registry that does not depend on the algorithm's trait: the `Any*` enum
+/// (built-ins plus one boxed plug-in), the typed `*Algo` enum, the table of names, aliases and
+/// parameter docs, the [`AlgoSet`] impl and `build`. `cc::registry!` and `sched::registry!` call
+/// it with their one-line-per-algorithm tables and add their trait's dispatch.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! algo_registry {
+    (any $any:ident, algo $algo:ident, dyn $tr:path, what $what:literal, entries $entries:ident;
+     $($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($ty:ty) $name:literal
+        [$($alias:literal $(= $preset:literal)?),*];)+) => {
+        #[doc = concat!("Any ", $what, ": built-ins by `match`, user plug-ins boxed.")]
+        pub enum $any {
+            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant($ty),)+
+            /// A user's algorithm.
+            Custom(Box<dyn $tr + Send + Sync>),
+        }
+
+        #[doc = concat!("A ", $what, " and its typed parameters: what a spec holds.")]
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum $algo {
+            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant(<$ty as $crate::algo::FromParams>::Params),)+
+            /// A user's algorithm, built by its factory.
+            Custom($crate::algo::Custom<dyn $tr + Send + Sync>),
+        }
+
+        static $entries: &[$crate::algo::AlgoEntry] = &[$($(#[cfg($cfg)])? $crate::algo::AlgoEntry {
+            name: $name,
+            aliases: &[$(($alias, concat!("" $(, $preset)?))),*],
+            params: <<$ty as $crate::algo::FromParams>::Params as $crate::algo::Params>::DOCS,
+            doc: concat!("" $(, $doc)*),
+        },)+];
+
+        impl $crate::algo::AlgoSet for $algo {
+            const WHAT: &'static str = $what;
+            fn entries() -> &'static [$crate::algo::AlgoEntry] {
+                $entries
+            }
+            fn defaults(name: &str) -> Option<Self> {
+                match name {
+                    $($(#[cfg($cfg)])? $name => Some($algo::$variant(Default::default())),)+
+                    _ => None,
+                }
+            }
+            fn set(&mut self, key: &str, v: &$crate::algo::ParamValue) -> Result<(), String> {
+                use $crate::algo::Params as _;
+                match self {
+                    $($(#[cfg($cfg)])? $algo::$variant(p) => p.set(key, v),)+
+                    $algo::Custom(_) => Err(String::new()),
+                }
+            }
+            fn get(&self, key: &str) -> Option<$crate::algo::ParamValue> {
+                use $crate::algo::Params as _;
+                match self {
+                    $($(#[cfg($cfg)])? $algo::$variant(p) => p.get(key),)+
+                    $algo::Custom(_) => None,
+                }
+            }
+            fn docs(&self) -> &'static [$crate::algo::ParamDoc] {
+                match self {
+                    $($(#[cfg($cfg)])? $algo::$variant(_) => <<$ty as $crate::algo::FromParams>::Params as $crate::algo::Params>::DOCS,)+
+                    $algo::Custom(_) => &[],
+                }
+            }
+        }
+
+        impl $algo {
+            /// A fresh instance with these parameters.
+            pub fn build(&self) -> $any {
+                match self {
+                    $($(#[cfg($cfg)])? $algo::$variant(p) => $any::$variant(<$ty as $crate::algo::FromParams>::from_params(p)),)+
+                    $algo::Custom(c) => $any::Custom((c.factory)()),
+                }
+            }
+        }
+    };
+}
+
 /// One registered algorithm, for help texts and the documentation table.
 #[derive(Clone, Copy, Debug)]
 pub struct AlgoEntry {

@@ -24,7 +24,7 @@ pub use wvegas::WVegas;
 
 use std::sync::Arc;
 
-use crate::algo::{AlgoEntry, AlgoSet, Custom, FromParams, ParamDoc, ParamValue, Params, Spec};
+use crate::algo::{AlgoEntry, Custom, Spec};
 use crate::time::{Duration, Instant};
 
 /// Per-subflow congestion state, owned by the subflow and lent to the controller.
@@ -171,67 +171,9 @@ pub(crate) fn slow_start(st: &mut CcState, acked: u64) -> u64 {
 macro_rules! registry {
     ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($ty:ty) $name:literal
         [$($alias:literal $(= $preset:literal)?),* $(,)?];)+) => {
-        /// Any congestion controller: built-ins by `match`, user plug-ins boxed.
-        pub enum AnyCc {
-            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant($ty),)+
-            /// A user's controller.
-            Custom(Box<dyn CongestionControl + Send + Sync>),
-        }
-
-        /// A congestion controller and its typed parameters: what a [`CcSpec`] holds.
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum CcAlgo {
-            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant(<$ty as FromParams>::Params),)+
-            /// A user's controller, built by its factory.
-            Custom(Custom<dyn CongestionControl + Send + Sync>),
-        }
-
-        static ENTRIES: &[AlgoEntry] = &[$($(#[cfg($cfg)])? AlgoEntry {
-            name: $name,
-            aliases: &[$(($alias, concat!("" $(, $preset)?))),*],
-            params: <<$ty as FromParams>::Params as Params>::DOCS,
-            doc: concat!("" $(, $doc)*),
-        },)+];
-
-        impl AlgoSet for CcAlgo {
-            const WHAT: &'static str = "congestion control";
-            fn entries() -> &'static [AlgoEntry] {
-                ENTRIES
-            }
-            fn defaults(name: &str) -> Option<Self> {
-                match name {
-                    $($(#[cfg($cfg)])? $name => Some(CcAlgo::$variant(Default::default())),)+
-                    _ => None,
-                }
-            }
-            fn set(&mut self, key: &str, v: &ParamValue) -> Result<(), String> {
-                match self {
-                    $($(#[cfg($cfg)])? CcAlgo::$variant(p) => p.set(key, v),)+
-                    CcAlgo::Custom(_) => Err(String::new()),
-                }
-            }
-            fn get(&self, key: &str) -> Option<ParamValue> {
-                match self {
-                    $($(#[cfg($cfg)])? CcAlgo::$variant(p) => p.get(key),)+
-                    CcAlgo::Custom(_) => None,
-                }
-            }
-            fn docs(&self) -> &'static [ParamDoc] {
-                match self {
-                    $($(#[cfg($cfg)])? CcAlgo::$variant(_) => <<$ty as FromParams>::Params as Params>::DOCS,)+
-                    CcAlgo::Custom(_) => &[],
-                }
-            }
-        }
-
-        impl CcAlgo {
-            /// A fresh controller with these parameters (one per subflow).
-            pub fn build(&self) -> AnyCc {
-                match self {
-                    $($(#[cfg($cfg)])? CcAlgo::$variant(p) => AnyCc::$variant(<$ty as FromParams>::from_params(p)),)+
-                    CcAlgo::Custom(c) => AnyCc::Custom((c.factory)()),
-                }
-            }
+        $crate::algo_registry! {
+            any AnyCc, algo CcAlgo, dyn CongestionControl, what "congestion control", entries ENTRIES;
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant($ty) $name [$($alias $(= $preset)?),*];)+
         }
 
         impl CongestionControl for AnyCc {

@@ -26,7 +26,7 @@ pub use roundrobin::RoundRobin;
 
 use std::sync::Arc;
 
-use crate::algo::{AlgoEntry, AlgoSet, Custom, FromParams, ParamDoc, ParamValue, Params, Spec};
+use crate::algo::{AlgoEntry, Custom, Spec};
 use crate::info::{ConnInfo, SubflowInfo};
 use crate::time::Instant;
 
@@ -226,67 +226,9 @@ pub enum Decision {
 macro_rules! registry {
     ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($ty:ty) $name:literal
         [$($alias:literal $(= $preset:literal)?),* $(,)?];)+) => {
-        /// Any scheduler: built-ins by `match`, user plug-ins boxed.
-        pub enum AnySched {
-            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant($ty),)+
-            /// A user's scheduler.
-            Custom(Box<dyn Scheduler + Send + Sync>),
-        }
-
-        /// A scheduler and its typed parameters: what a [`SchedSpec`] holds.
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum SchedAlgo {
-            $($(#[cfg($cfg)])? #[doc = concat!("`", $name, "`")] $variant(<$ty as FromParams>::Params),)+
-            /// A user's scheduler, built by its factory.
-            Custom(Custom<dyn Scheduler + Send + Sync>),
-        }
-
-        static ENTRIES: &[AlgoEntry] = &[$($(#[cfg($cfg)])? AlgoEntry {
-            name: $name,
-            aliases: &[$(($alias, concat!("" $(, $preset)?))),*],
-            params: <<$ty as FromParams>::Params as Params>::DOCS,
-            doc: concat!("" $(, $doc)*),
-        },)+];
-
-        impl AlgoSet for SchedAlgo {
-            const WHAT: &'static str = "scheduler";
-            fn entries() -> &'static [AlgoEntry] {
-                ENTRIES
-            }
-            fn defaults(name: &str) -> Option<Self> {
-                match name {
-                    $($(#[cfg($cfg)])? $name => Some(SchedAlgo::$variant(Default::default())),)+
-                    _ => None,
-                }
-            }
-            fn set(&mut self, key: &str, v: &ParamValue) -> Result<(), String> {
-                match self {
-                    $($(#[cfg($cfg)])? SchedAlgo::$variant(p) => p.set(key, v),)+
-                    SchedAlgo::Custom(_) => Err(String::new()),
-                }
-            }
-            fn get(&self, key: &str) -> Option<ParamValue> {
-                match self {
-                    $($(#[cfg($cfg)])? SchedAlgo::$variant(p) => p.get(key),)+
-                    SchedAlgo::Custom(_) => None,
-                }
-            }
-            fn docs(&self) -> &'static [ParamDoc] {
-                match self {
-                    $($(#[cfg($cfg)])? SchedAlgo::$variant(_) => <<$ty as FromParams>::Params as Params>::DOCS,)+
-                    SchedAlgo::Custom(_) => &[],
-                }
-            }
-        }
-
-        impl SchedAlgo {
-            /// A fresh scheduler with these parameters.
-            pub fn build(&self) -> AnySched {
-                match self {
-                    $($(#[cfg($cfg)])? SchedAlgo::$variant(p) => AnySched::$variant(<$ty as FromParams>::from_params(p)),)+
-                    SchedAlgo::Custom(c) => AnySched::Custom((c.factory)()),
-                }
-            }
+        $crate::algo_registry! {
+            any AnySched, algo SchedAlgo, dyn Scheduler, what "scheduler", entries ENTRIES;
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant($ty) $name [$($alias $(= $preset)?),*];)+
         }
 
         impl Scheduler for AnySched {
