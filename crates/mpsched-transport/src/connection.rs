@@ -8,6 +8,7 @@
 //! the Linux out-of-tree MPTCP v0.9x code (net/mptcp: `mptcp_sched.c`, `mptcp_output.c`,
 //! `mptcp_input.c`) and RFC 8684.
 
+mod close;
 mod input;
 mod path;
 mod send;
@@ -20,10 +21,12 @@ use crate::cc::CcSpec;
 use crate::sched::{AnySched, Decision, SchedSpec, SchedSubflow, Scheduler, SubflowSet};
 use crate::segment::Segment;
 use crate::subflow::{ConnShared, Role, Subflow, SubflowConfig};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
+use close::CloseState;
 
 pub use crate::info::{ConnInfo, SubflowInfo};
 pub use crate::sched::olms::SlotStats;
+pub use close::{CloseReason, ConnState};
 
 /// Index of a network path, assigned by the driver.
 pub type PathId = u16;
@@ -52,6 +55,17 @@ pub struct ConnConfig {
     pub scheduler: SchedSpec,
     /// Paths flagged as backup (MP_PRIO): used only when no active subflow is usable.
     pub backup: Vec<bool>,
+    /// This end's 64-bit MPTCP key (RFC 8684 3.1). The peer learns it in the handshake; its
+    /// hash is the connection token an MP_JOIN names ([`Connection::token`]). A real host draws
+    /// it at random; the transport draws nothing, so the driver supplies it (give the two ends
+    /// different keys).
+    pub key: u64,
+    /// How long a per-packet decision ([`Event::DecisionNeeded`]) may stay unanswered before
+    /// the connection applies the default (`Decision::Path(None)`: the minRTT choice) and
+    /// counts it in [`ConnInfo::decisions_defaulted`]. `None` waits for ever: right for a
+    /// simulator whose agent answers before simulated time moves on, wrong for a real-time
+    /// driver, which must not stall on a slow or crashed policy.
+    pub decision_timeout: Option<Duration>,
 }
 
 impl Default for ConnConfig {
@@ -63,9 +77,14 @@ impl Default for ConnConfig {
             paths: vec![0],
             scheduler: SchedSpec::default(),
             backup: Vec::new(),
+            key: DEFAULT_KEY,
+            decision_timeout: Some(Duration::from_millis(10)),
         }
     }
 }
+
+/// The key of [`ConnConfig::default`] ("mpsched" in ASCII).
+pub const DEFAULT_KEY: u64 = 0x6d70_7363_6865_6400;
 
 /// A segment to put on a path.
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +121,11 @@ pub enum Event {
     /// DATA_ACK advanced to this DSN: every byte below it is acknowledged at connection level
     /// (RFC 8684 3.3.2) and will not be sent again, so the driver may free its payload.
     DataAcked(u64),
+    /// The peer closed its sending side (its DATA_FIN arrived after all its data): once
+    /// [`Connection::read`] returned the rest, there is nothing more to read.
+    PeerClosed,
+    /// The connection is closed ([`ConnState::Closed`]): the driver may drop it.
+    Closed(CloseReason),
 }
 
 /// A connection-level segment not yet DATA_ACKed, with the subflows that carried it.
@@ -110,6 +134,25 @@ struct MetaSeg {
     dsn: u64,
     len: u32,
     carried: SubflowSet,
+}
+
+impl SfMeta {
+    fn new(backup: bool) -> Self {
+        SfMeta {
+            pf: false,
+            backup,
+            path_up: true,
+            announced: false,
+            last_penalization: None,
+            min_srtt: u64::MAX,
+            max_srtt: 0,
+            red_next: 0,
+            rto_seen: 0,
+            up_restart: false,
+            delivered_seen: 0,
+            slots: SlotStats::default(),
+        }
+    }
 }
 
 /// Connection-side state kept per subflow.
@@ -212,6 +255,16 @@ pub struct Connection {
     blocked_since: Option<Instant>,
     views: Vec<SchedSubflow>,
     scratch: Vec<(u64, u32)>,
+    /// Close handshake state (connection/close.rs).
+    close: CloseState,
+    /// When the connection parked on an unanswered per-packet decision.
+    parked_at: Option<Instant>,
+    decision_timeout: Option<Duration>,
+    /// For subflows the server accepts on paths it was not configured with.
+    sf_cfg: SubflowConfig,
+    cc_spec: CcSpec,
+    /// RFC 8684 3.2 token of this end's key.
+    token: u32,
 }
 
 /// Why [`Connection::new`] rejected a [`ConnConfig`].
@@ -246,25 +299,10 @@ impl Connection {
         }
         let sched: AnySched = cfg.scheduler.build();
         let coupled = cfg.cc.coupled();
-        let meta = (0..cfg.paths.len())
-            .map(|i| SfMeta {
-                pf: false,
-                backup: cfg.backup.get(i).copied().unwrap_or(false),
-                path_up: true,
-                announced: false,
-                last_penalization: None,
-                min_srtt: u64::MAX,
-                max_srtt: 0,
-                red_next: 0,
-                rto_seen: 0,
-                up_restart: false,
-                delivered_seen: 0,
-                slots: SlotStats::default(),
-            })
-            .collect();
+        let meta = (0..cfg.paths.len()).map(|i| SfMeta::new(cfg.backup.get(i).copied().unwrap_or(false))).collect();
         Ok(Connection {
             side,
-            shared: ConnShared::new(cfg.rcv_buf),
+            shared: ConnShared::new(cfg.rcv_buf, cfg.key),
             subflows,
             paths: cfg.paths.clone(),
             meta,
@@ -287,6 +325,12 @@ impl Connection {
             blocked_since: None,
             views: Vec::with_capacity(cfg.paths.len()),
             scratch: Vec::new(),
+            close: CloseState::default(),
+            parked_at: None,
+            decision_timeout: cfg.decision_timeout,
+            sf_cfg: cfg.subflow.clone(),
+            cc_spec: cfg.cc.clone(),
+            token: crate::token::token(cfg.key),
         })
     }
 
@@ -299,6 +343,9 @@ impl Connection {
     /// buffer holds written bytes until they are DATA_ACKed; once [`Event::DataAcked`] frees
     /// space, write the rest. Unbounded unless [`Connection::set_send_buffer`] set a limit.
     pub fn write(&mut self, bytes: u64) -> u64 {
+        if self.close.fin_dsn.is_some() || self.close.reason.is_some() {
+            return 0;
+        }
         let held = self.shared.snd_end_dsn.saturating_sub(self.data_una);
         let n = bytes.min(self.snd_buf.saturating_sub(held));
         self.shared.snd_end_dsn = self.shared.snd_end_dsn.saturating_add(n);
@@ -315,6 +362,7 @@ impl Connection {
     pub fn decide(&mut self, d: Decision) {
         self.sched.decide(&d);
         self.parked = false;
+        self.parked_at = None;
     }
 
     /// Seeds the scheduler's random numbers (Peekaboo's stochastic adjustment).
@@ -334,7 +382,8 @@ impl Connection {
 
     /// The earliest timer deadline of any subflow: call [`Connection::handle_timeout`] then.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.subflows.iter().filter_map(|s| s.poll_timeout()).min()
+        let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
+        self.subflows.iter().filter_map(|s| s.poll_timeout()).chain(self.close.timer).chain(decision).min()
     }
 
     fn info_now(&self) -> ConnInfo {

@@ -3,11 +3,39 @@
 
 use crate::time::Duration;
 
+/// Subflow states (RFC 9293 3.3.2). `Closed` is also the state before the handshake.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SubflowState {
+    /// Not opened yet, or closed for good.
+    #[default]
+    Closed,
+    /// Our SYN sent.
+    SynSent,
+    /// The peer's SYN answered with our SYN-ACK.
+    SynReceived,
+    /// Handshake complete.
+    Established,
+    /// Our FIN sent, not acknowledged; the peer may still send.
+    FinWait1,
+    /// Our FIN acknowledged; the peer may still send.
+    FinWait2,
+    /// Both FINs sent (simultaneous close), ours not acknowledged.
+    Closing,
+    /// Both FINs done; we closed first and acknowledge retransmitted FINs for a while.
+    TimeWait,
+    /// The peer's FIN received; we may still send.
+    CloseWait,
+    /// The peer's FIN received and ours sent, not acknowledged.
+    LastAck,
+}
+
 /// A snapshot of a subflow's state for schedulers, metrics and observations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SubflowInfo {
-    /// The handshake (or join) completed.
+    /// The handshake (or join) completed and this end has not sent its FIN.
     pub established: bool,
+    /// TCP state (RFC 9293 3.3.2).
+    pub state: SubflowState,
     /// Smoothed RTT (RFC 6298), zero before the first sample.
     pub srtt: Duration,
     /// RTT variation (RFC 6298).
@@ -82,4 +110,7 @@ pub struct ConnInfo {
     pub penalizations: u64,
     /// Bytes sent as copies on additional subflows by redundant scheduling.
     pub redundant_bytes: u64,
+    /// Per-packet decisions left unanswered past `ConnConfig::decision_timeout`, for which the
+    /// connection applied the default.
+    pub decisions_defaulted: u64,
 }

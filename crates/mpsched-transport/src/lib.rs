@@ -22,11 +22,14 @@ pub mod sched;
 pub mod segment;
 mod subflow;
 pub mod time;
+pub mod token;
 
 pub use algo::{ParamError, ParamValue, Spec};
 pub use cc::{AnyCc, CcSpec};
-pub use connection::{ConfigError, ConnConfig, Connection, Event, PathId, PathState, Side, Transmit};
-pub use info::{ConnInfo, SubflowInfo};
+pub use connection::{
+    CloseReason, ConfigError, ConnConfig, ConnState, Connection, Event, PathId, PathState, Side, Transmit,
+};
+pub use info::{ConnInfo, SubflowInfo, SubflowState};
 pub use sched::olms::SlotStats;
 pub use sched::{AnySched, Decision, SchedSpec};
 pub use segment::{Flags, SackBlock, Segment, SubflowId};

@@ -21,6 +21,12 @@ impl Flags {
     /// The third ACK of an MP_JOIN handshake (in MPTCP it carries the MP_JOIN HMAC), repeated
     /// until the peer acknowledges it; the peer answers each with an ACK (RFC 8684 3.2).
     pub const MP_JOIN_ACK: Flags = Flags(32);
+    /// Reset: the subflow is aborted (RFC 9293 3.5.2); accepted only at the exact next
+    /// expected sequence number (RFC 5961 3.2).
+    pub const RST: Flags = Flags(64);
+    /// With [`Flags::RST`]: the whole connection is aborted (RFC 8684 3.5, "Option R");
+    /// `mp_key` carries the receiver's key, which authenticates it.
+    pub const MP_FASTCLOSE: Flags = Flags(128);
     /// Every flag of `f` is set.
     #[inline]
     pub fn contains(self, f: Flags) -> bool {
@@ -70,6 +76,10 @@ pub struct Segment {
     pub ts_val: u64,
     /// Echo of the peer's latest `ts_val` (RFC 7323).
     pub ts_ecr: u64,
+    /// MPTCP key material, by flags: the sender's key on the first subflow's SYN and SYN-ACK
+    /// (MP_CAPABLE, RFC 8684 3.1), the receiver's token in the low 32 bits of an MP_JOIN SYN
+    /// (RFC 8684 3.2), the receiver's key on an MP_FASTCLOSE (RFC 8684 3.5); 0 otherwise.
+    pub mp_key: u64,
 }
 
 /// TCP/IP header bytes on the wire for every segment: IPv4 20 + TCP 20 + timestamps 12.
@@ -86,6 +96,13 @@ impl Segment {
     #[inline]
     pub fn end(&self) -> u64 {
         self.seq + self.len as u64
+    }
+    /// The connection token an MP_JOIN SYN asks for (RFC 8684 3.2): a driver serving many
+    /// connections looks it up among their [`crate::Connection::token`]s to route the SYN.
+    #[inline]
+    pub fn join_token(&self) -> Option<u32> {
+        let join = Flags::SYN.with(Flags::MP_JOIN);
+        (self.flags.contains(join) && !self.flags.contains(Flags::ACK)).then_some(self.mp_key as u32)
     }
     /// The valid SACK blocks.
     #[inline]

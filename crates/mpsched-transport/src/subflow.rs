@@ -5,6 +5,7 @@
 //! Data is virtual: the subflow maps its own sequence space onto connection-level data sequence
 //! numbers (DSN) handed out by [`ConnShared`].
 
+pub(crate) mod close;
 mod input;
 mod output;
 pub(crate) mod recv;
@@ -12,11 +13,12 @@ pub(crate) mod scoreboard;
 mod timers;
 
 use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
-pub use crate::info::SubflowInfo;
+pub use crate::info::{SubflowInfo, SubflowState};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::SubflowId;
 use crate::time::{Duration, Instant};
+use close::CloseState;
 use recv::RecvSeq;
 use scoreboard::Scoreboard;
 
@@ -40,6 +42,9 @@ pub struct SubflowConfig {
     pub dupthresh: u32,
     /// Appropriate byte counting: grow cwnd by bytes acknowledged (Linux) rather than per ACK (ns-3).
     pub abc: bool,
+    /// How long the end that closed first lingers in TIME-WAIT to acknowledge a retransmitted
+    /// FIN (RFC 9293 3.6: 2 MSL; Linux `TCP_TIMEWAIT_LEN` = 60 s).
+    pub time_wait: Duration,
 }
 
 impl SubflowConfig {
@@ -54,6 +59,7 @@ impl SubflowConfig {
             delayed_ack_timeout: Duration::from_millis(40),
             dupthresh: 3,
             abc: true,
+            time_wait: Duration::from_secs(60),
         }
     }
     /// ns-3 `TcpSocket`/`TcpSocketBase` defaults: IW 10 segments (the `InitialCwnd` attribute of
@@ -69,6 +75,7 @@ impl SubflowConfig {
             delayed_ack_timeout: Duration::from_millis(200),
             dupthresh: 3,
             abc: false,
+            time_wait: Duration::from_secs(60),
         }
     }
 }
@@ -88,14 +95,6 @@ pub enum Role {
     Server,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SfState {
-    Closed,
-    SynSent,
-    SynReceived,
-    Established,
-}
-
 /// Timers of a subflow, indexing [`Subflow::timers`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
@@ -105,8 +104,10 @@ pub enum Timer {
     Pacing = 2,
     /// Zero-window probe (persist timer).
     Probe = 3,
+    /// TIME-WAIT's end.
+    TimeWait = 4,
 }
-const N_TIMERS: usize = 4;
+const N_TIMERS: usize = 5;
 
 /// What a subflow borrows from its connection for one call.
 #[derive(Debug)]
@@ -126,10 +127,17 @@ pub struct ConnShared {
     pub rcv_edge: u64,
     /// Snapshot of all subflows for coupled congestion control.
     pub siblings: Vec<SiblingInfo>,
+    /// This end's MPTCP key (RFC 8684 3.1), from the driver.
+    pub local_key: u64,
+    /// The peer's key, once its MP_CAPABLE SYN or SYN-ACK arrived.
+    pub peer_key: Option<u64>,
+    /// The peer's DATA_FIN was received in order: DATA_ACK covers its one byte of sequence
+    /// space (RFC 8684 3.3.3).
+    pub data_fin_rcvd: bool,
 }
 
 impl ConnShared {
-    pub fn new(rcv_buf: u64) -> Self {
+    pub fn new(rcv_buf: u64, local_key: u64) -> Self {
         ConnShared {
             snd_next_dsn: 0,
             snd_end_dsn: 0,
@@ -138,7 +146,15 @@ impl ConnShared {
             rcv_unread: 0,
             rcv_edge: 0,
             siblings: Vec::new(),
+            local_key,
+            peer_key: None,
+            data_fin_rcvd: false,
         }
+    }
+    /// The DATA_ACK to send: every byte received in order, plus the peer's DATA_FIN once taken.
+    #[inline]
+    pub fn data_ack(&self) -> u64 {
+        self.rcv.next() + self.data_fin_rcvd as u64
     }
     /// Free receive buffer: what every subflow advertises (MPTCP shares one window).
     #[inline]
@@ -183,7 +199,7 @@ enum Recovery {
 pub struct Subflow {
     pub id: SubflowId,
     role: Role,
-    state: SfState,
+    state: SubflowState,
     cfg: SubflowConfig,
     timers: [Option<Instant>; N_TIMERS],
 
@@ -221,6 +237,9 @@ pub struct Subflow {
     unacked_segs: u32,
     ack_now: bool,
     ts_recent: u64,
+
+    // ---- close (subflow/close.rs) ----
+    close: CloseState,
 }
 
 impl Subflow {
@@ -241,7 +260,7 @@ impl Subflow {
         Subflow {
             id,
             role,
-            state: SfState::Closed,
+            state: SubflowState::Closed,
             timers: [None; N_TIMERS],
             snd_una: 0,
             snd_nxt: 0,
@@ -267,12 +286,15 @@ impl Subflow {
             unacked_segs: 0,
             ack_now: false,
             ts_recent: 0,
+            close: CloseState::default(),
             cfg,
         }
     }
 
+    /// Established and able to carry new data: the handshake completed and this end has not
+    /// sent its FIN (the peer may have: CLOSE-WAIT still sends).
     pub fn is_established(&self) -> bool {
-        self.state == SfState::Established
+        matches!(self.state, SubflowState::Established | SubflowState::CloseWait)
     }
     /// A joining subflow whose MP_JOIN third ACK has not been acknowledged yet (A.1 D2).
     pub fn is_pre_established(&self) -> bool {
@@ -285,7 +307,9 @@ impl Subflow {
     /// RFC 6675 pipe: outstanding − sacked − lost + retransmitted-in-flight.
     #[inline]
     pub fn pipe(&self) -> u64 {
-        (self.snd_nxt - self.snd_una - self.syn_outstanding()) - self.sb.sacked_bytes() - self.sb.lost_bytes()
+        (self.snd_nxt - self.snd_una - self.syn_outstanding() - self.fin_outstanding())
+            - self.sb.sacked_bytes()
+            - self.sb.lost_bytes()
             + self.sb.retrans_bytes()
     }
 
@@ -298,6 +322,7 @@ impl Subflow {
     pub fn info(&self) -> SubflowInfo {
         let mut s = self.stats;
         s.established = self.is_established();
+        s.state = self.state;
         s.srtt = self.rtt.srtt();
         s.rttvar = self.rtt.rttvar();
         s.min_rtt = self.rtt.min_rtt();
@@ -347,9 +372,12 @@ impl Subflow {
     /// armed (the connection then knows that this timeout is a restart, not a failure).
     pub fn path_up(&mut self, now: Instant) -> bool {
         self.backoff = 0;
+        if self.close.finished || self.state == SubflowState::TimeWait {
+            return false;
+        }
         if self.snd_una < self.snd_nxt
             || self.syn_pending
-            || matches!(self.state, SfState::SynSent | SfState::SynReceived)
+            || matches!(self.state, SubflowState::SynSent | SubflowState::SynReceived)
         {
             self.timers[Timer::Rto as usize] = Some(now);
             return true;
@@ -360,7 +388,7 @@ impl Subflow {
     /// A client subflow other than the first waits for the MP_CAPABLE subflow; this starts its
     /// MP_JOIN handshake.
     pub fn start_join(&mut self) {
-        if self.state == SfState::Closed && self.role == Role::Client {
+        if self.state == SubflowState::Closed && self.role == Role::Client && !self.close.finished {
             self.syn_pending = true;
         }
     }
@@ -372,7 +400,7 @@ impl Subflow {
     /// Bytes sent and not cumulatively acknowledged.
     #[inline]
     pub fn outstanding(&self) -> u64 {
-        self.snd_nxt - self.snd_una - self.syn_outstanding()
+        self.snd_nxt - self.snd_una - self.syn_outstanding() - self.fin_outstanding()
     }
 
     /// Bytes acknowledged (cumulatively or by SACK) so far.
@@ -416,7 +444,7 @@ mod tests {
         let mut cfg = SubflowConfig::linux();
         cfg.init_cwnd = 100;
         let mut sf = Subflow::new(0, Role::Client, cfg, cc, Instant::ZERO);
-        let mut conn = ConnShared::new(1 << 20);
+        let mut conn = ConnShared::new(1 << 20, 1);
         let mut cx = SubflowCx { conn: &mut conn };
         let syn = sf.poll_transmit(Instant::ZERO, &mut cx).unwrap();
         assert!(syn.flags.contains(Flags::SYN));

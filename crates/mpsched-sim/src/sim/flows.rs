@@ -26,13 +26,18 @@ impl Sim {
 
     pub(super) fn start_flow(&mut self, f: usize) {
         let def = &self.sc.flows[f];
-        let cfg = ConnConfig {
+        let mut cfg = ConnConfig {
             subflow: def.subflow.clone(),
             cc: def.cc.clone(),
             rcv_buf: def.rcv_buf,
             paths: def.paths.clone(),
             scheduler: def.scheduler.clone(),
             backup: def.backup.clone(),
+            // MPTCP keys: a pure function of the seed (no draw from a generator, so adding them
+            // changed no other random number).
+            key: crate::rng::stream_seed(self.sc.seed, &format!("flow/{}/key/client", def.name)),
+            // The agent answers a per-packet decision before simulated time moves on.
+            decision_timeout: None,
         };
         let now = Instant(self.now);
         let mut client = Connection::new(&cfg, Side::Client, now).expect("cc validated by the scenario");
@@ -40,6 +45,7 @@ impl Sim {
         if let Some(d) = self.flows[f].initial_decision {
             client.decide(d);
         }
+        cfg.key = crate::rng::stream_seed(self.sc.seed, &format!("flow/{}/key/server", def.name));
         let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
         let app = def.app;
         if app == App::Greedy {
@@ -56,10 +62,10 @@ impl Sim {
         self.eps[2 * f].conn = Some(client);
         self.eps[2 * f + 1].conn = Some(server);
         // A path already down when the flow starts.
-        for (k, &p) in def.paths.iter().enumerate() {
+        for &p in &def.paths {
             if self.path_down[p as usize] {
                 for ep in [2 * f, 2 * f + 1] {
-                    self.eps[ep].conn.as_mut().unwrap().set_path(now, k, PathState::Down);
+                    self.eps[ep].conn.as_mut().unwrap().set_path(now, p, PathState::Down);
                 }
             }
         }
@@ -157,10 +163,12 @@ impl Sim {
         }
         let now = Instant(self.now);
         for f in 0..self.flows.len() {
-            let Some(k) = self.sc.flows[f].paths.iter().position(|&q| q as usize == p) else { continue };
+            if !self.sc.flows[f].paths.iter().any(|&q| q as usize == p) {
+                continue;
+            }
             for ep in [2 * f, 2 * f + 1] {
                 if let Some(c) = self.eps[ep].conn.as_mut() {
-                    c.set_path(now, k, state);
+                    c.set_path(now, e.path, state);
                     self.drive(ep);
                 }
             }

@@ -33,7 +33,7 @@ impl Sim {
         let ep = 2 * pk.flow as usize + pk.to_server as usize;
         let now = Instant(self.now);
         let Some(conn) = self.eps[ep].conn.as_mut() else { return };
-        conn.handle_segment(now, 0, &pk.seg);
+        conn.handle_segment(now, pk.path, &pk.seg);
         if pk.to_server {
             conn.read(u64::MAX);
             let f = pk.flow as usize;

@@ -41,30 +41,67 @@ impl Connection {
         self.hol_last = now;
     }
 
-    /// Handles a segment from the peer that arrived on `path` (the segment names its subflow).
-    pub fn handle_segment(&mut self, now: Instant, _path: PathId, seg: &Segment) {
-        let i = seg.sf as usize;
-        if i >= self.subflows.len() {
+    /// Handles a segment from the peer that arrived on `path`. The path, not the segment's
+    /// subflow id, says which subflow it belongs to (a real driver knows the path by its
+    /// addresses, as TCP knows a subflow by its 4-tuple). A server takes an MP_JOIN SYN naming
+    /// its token on a path it was not configured with as a new subflow (RFC 8684 3.2); other
+    /// segments on unknown paths are ignored, as is everything once the connection is closed.
+    pub fn handle_segment(&mut self, now: Instant, path: PathId, seg: &Segment) {
+        if self.close.reason.is_some() {
             return;
         }
+        let i = match self.paths.iter().position(|&p| p == path) {
+            Some(i) if seg.join_token().is_none_or(|t| t == self.token) => i,
+            Some(_) => return,
+            None => match self.accept_join(now, path, seg) {
+                Some(i) => i,
+                None => return,
+            },
+        };
         self.account_hol(now);
+        if seg.flags.contains(Flags::RST) {
+            self.on_rst(i, seg);
+            return;
+        }
         self.refresh_siblings();
         let mut cx = SubflowCx { conn: &mut self.shared };
         self.subflows[i].handle_segment(now, seg, &mut cx);
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
-
-        if seg.flags.contains(Flags::ACK) && seg.data_ack >= self.data_una {
-            if seg.data_ack > self.data_una {
-                self.events.push_back(Event::DataAcked(seg.data_ack));
-            }
-            self.data_una = seg.data_ack;
-            // C.2: keep the largest right edge seen (a reordered or duplicated ACK with a smaller
-            // window must not pull it back).
-            self.wnd_right = self.wnd_right.max(seg.data_ack + seg.wnd as u64);
-            while self.sent.front().is_some_and(|m| m.dsn + m.len as u64 <= self.data_una) {
-                self.sent.pop_front();
-            }
+        if seg.flags.contains(Flags::ACK) {
+            self.on_data_ack(seg);
         }
+        self.on_peer_data_fin(i, seg);
+        self.after_subflow_input(i);
+        self.check_closed();
+    }
+
+    /// DATA_ACK and the peer's window (RFC 8684 3.3.2), and whether it covers our DATA_FIN.
+    fn on_data_ack(&mut self, seg: &Segment) {
+        if seg.data_ack < self.data_una {
+            return;
+        }
+        // The DATA_FIN's byte of sequence space is not data: `data_una` stops at it.
+        let fin_acked = self.close.fin_dsn.is_some_and(|f| seg.data_ack > f);
+        let data_ack = self.close.fin_dsn.map_or(seg.data_ack, |f| seg.data_ack.min(f));
+        if data_ack > self.data_una {
+            self.events.push_back(Event::DataAcked(data_ack));
+        }
+        self.data_una = data_ack;
+        // C.2: keep the largest right edge seen (a reordered or duplicated ACK with a smaller
+        // window must not pull it back).
+        self.wnd_right = self.wnd_right.max(seg.data_ack + seg.wnd as u64);
+        while self.sent.front().is_some_and(|m| m.dsn + m.len as u64 <= self.data_una) {
+            self.sent.pop_front();
+        }
+        if fin_acked {
+            self.on_data_fin_acked();
+        }
+    }
+
+    /// Connection-side bookkeeping of subflow `i` after an input: delivery clears the
+    /// potentially-failed mark, RTT extremes, and the announcement of a new subflow (the path
+    /// manager joins the other paths once the first subflow is up).
+    fn after_subflow_input(&mut self, i: usize) {
         let sf = &self.subflows[i];
         let (delivered, srtt, established) = (sf.delivered(), sf.srtt(), sf.is_established());
         let m = &mut self.meta[i];

@@ -2,7 +2,7 @@
 //! `mptcp_is_def_unavailable`: pf after an RTO), interface up / down / backup events from the driver, and reinjection of a failed
 //! subflow's unacknowledged data on the others (Linux `mptcp_reinject_data`).
 
-use super::{Connection, Event, PathState};
+use super::{Connection, Event, PathId, PathState};
 use crate::subflow::SubflowCx;
 use crate::time::Instant;
 
@@ -10,7 +10,11 @@ impl Connection {
     /// Fires every subflow timer due at `now` (a no-op before [`Connection::poll_timeout`]).
     /// An RTO on an established subflow of a multipath connection marks it potentially failed
     /// and reinjects its unacknowledged data (Linux `mptcp_is_def_unavailable`, `mptcp_reinject_data`).
+    /// Also fires the DATA_FIN retransmission timer and the deadline of an unanswered
+    /// per-packet decision ([`super::ConnConfig::decision_timeout`]).
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.on_close_timeout(now);
+        self.on_decision_timeout(now);
         for i in 0..self.subflows.len() {
             if self.subflows[i].poll_timeout().is_none_or(|t| t > now) {
                 continue;
@@ -40,10 +44,11 @@ impl Connection {
                 }
             }
         }
+        self.check_closed();
     }
 
     /// Queues subflow `i`'s unacknowledged data for reinjection on the others.
-    fn reinject_from(&mut self, i: usize) {
+    pub(super) fn reinject_from(&mut self, i: usize) {
         self.scratch.clear();
         self.subflows[i].unacked_data(&mut self.scratch);
         for &(dsn, len) in &self.scratch {
@@ -59,11 +64,10 @@ impl Connection {
         }
     }
 
-    /// Interface events from the driver.
-    pub fn set_path(&mut self, now: Instant, i: usize, st: PathState) {
-        if i >= self.subflows.len() {
-            return;
-        }
+    /// Interface events from the driver for `path` (ignored for a path the connection has no
+    /// subflow on).
+    pub fn set_path(&mut self, now: Instant, path: PathId, st: PathState) {
+        let Some(i) = self.paths.iter().position(|&p| p == path) else { return };
         match st {
             PathState::Down => {
                 if self.meta[i].path_up {

@@ -15,6 +15,9 @@ impl Connection {
         if let Some(t) = self.pending.pop_front() {
             return Some(t);
         }
+        if self.close.reason.is_some() {
+            return None;
+        }
         // Subflow-level work first: handshakes, retransmissions, pure ACKs.
         let n = self.subflows.len();
         for k in 0..n {
@@ -24,6 +27,9 @@ impl Connection {
                 self.next_poll = (i + 1) % n;
                 return Some(Transmit { path: self.paths[i], seg });
             }
+        }
+        if let Some(t) = self.poll_data_fin(now) {
+            return Some(t);
         }
         if self.parked || self.side == Side::Server && self.shared.unsent() == 0 && self.reinject.is_empty() {
             return None;
@@ -138,7 +144,7 @@ impl Connection {
                     self.info.reinjected_bytes += len as u64;
                     return Some(self.send_on(now, i, dsn, len));
                 }
-                (Verdict::Ask, _) => return self.park(),
+                (Verdict::Ask, _) => return self.park(now),
                 _ => return None,
             }
         }
@@ -166,7 +172,7 @@ impl Connection {
             let (verdict, out) = self.ask_scheduler(now, len, false);
             match (verdict, out.first()) {
                 (Verdict::Send, Some(s)) if self.views[s].available => s,
-                (Verdict::Ask, _) => return self.park(),
+                (Verdict::Ask, _) => return self.park(now),
                 _ => return None,
             }
         };
@@ -198,8 +204,9 @@ impl Connection {
         Some(self.send_on(now, s, dsn, len))
     }
 
-    fn park(&mut self) -> Option<Transmit> {
+    fn park(&mut self, now: Instant) -> Option<Transmit> {
         self.parked = true;
+        self.parked_at = Some(now);
         self.events.push_back(Event::DecisionNeeded);
         None
     }

@@ -4,7 +4,7 @@
 
 use super::recv::Arrival;
 use super::scoreboard::Acked;
-use super::{Recovery, Role, SfState, Subflow, SubflowCx, Timer};
+use super::{Recovery, Role, Subflow, SubflowCx, SubflowState, Timer};
 use crate::cc::{AckSample, CongestionControl, CongestionEvent};
 use crate::segment::{Flags, Segment};
 use crate::time::{Duration, Instant};
@@ -12,18 +12,28 @@ use crate::time::{Duration, Instant};
 impl Subflow {
     /// Handles one segment received from the peer.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
-        self.ts_recent = seg.ts_val;
-        if seg.flags.contains(Flags::SYN) {
-            self.handle_syn(now, seg);
+        if self.close.finished {
             return;
         }
-        if self.state == SfState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
+        self.ts_recent = seg.ts_val;
+        if seg.flags.contains(Flags::SYN) {
+            self.handle_syn(now, seg, cx);
+            return;
+        }
+        if self.state == SubflowState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
             self.snd_una = 1;
             self.timers[Timer::Rto as usize] = None;
-            self.state = SfState::Established;
+            self.state = SubflowState::Established;
             self.backoff = 0;
         }
-        if self.state != SfState::Established {
+        if matches!(self.state, SubflowState::Closed | SubflowState::SynSent | SubflowState::SynReceived) {
+            return;
+        }
+        if self.state == SubflowState::TimeWait {
+            // Only a retransmitted FIN matters now (RFC 9293 3.10.7.4).
+            if seg.flags.contains(Flags::FIN) {
+                self.on_peer_fin(now, seg);
+            }
             return;
         }
         if seg.flags.contains(Flags::MP_JOIN_ACK) {
@@ -40,31 +50,45 @@ impl Subflow {
         }
         if seg.flags.contains(Flags::ACK) {
             self.on_ack(now, seg, cx);
+            self.on_fin_acked(now);
+            if self.close.finished {
+                return;
+            }
         }
         if seg.len > 0 {
             self.on_data(now, seg, cx);
+        }
+        if seg.flags.contains(Flags::FIN) {
+            self.on_peer_fin(now, seg);
+        } else if seg.len > 0 {
+            // Data may have filled the gap before a FIN that came early.
+            self.take_peer_fin(now);
         } else if seg.seq < self.rcv.nxt() {
             // A window probe (sequence number below what we expect): answer with an ACK.
             self.ack_now = true;
         }
     }
 
-    fn handle_syn(&mut self, now: Instant, seg: &Segment) {
+    fn handle_syn(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
+        if !seg.flags.contains(Flags::MP_JOIN) && cx.conn.peer_key.is_none() {
+            // MP_CAPABLE: the peer's key rides on its SYN or SYN-ACK (RFC 8684 3.1).
+            cx.conn.peer_key = Some(seg.mp_key);
+        }
         match (self.role, seg.flags.contains(Flags::ACK)) {
             (Role::Server, false) => {
                 // SYN (or its retransmission): answer with SYN-ACK.
                 self.rcv.set_nxt(seg.seq + 1);
-                if self.state == SfState::Closed {
-                    self.state = SfState::SynReceived;
+                if self.state == SubflowState::Closed {
+                    self.state = SubflowState::SynReceived;
                 }
-                if self.state == SfState::SynReceived {
+                if self.state == SubflowState::SynReceived {
                     self.syn_pending = true;
                 } else {
                     self.ack_now = true;
                 }
             }
             (Role::Client, true) => {
-                if self.state == SfState::SynSent && seg.ack == 1 {
+                if self.state == SubflowState::SynSent && seg.ack == 1 {
                     self.on_syn_ack(now, seg);
                 }
                 // A duplicate SYN-ACK means our ACK was lost: acknowledge again.
@@ -90,7 +114,7 @@ impl Subflow {
         }
         self.backoff = 0;
         self.timers[Timer::Rto as usize] = None;
-        self.state = SfState::Established;
+        self.state = SubflowState::Established;
         self.delivered_time = now;
         if self.id != 0 {
             // MP_JOIN: pre-established until the server acknowledges the third ACK

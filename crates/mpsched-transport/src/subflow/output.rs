@@ -2,7 +2,7 @@
 //! handed over by the connection, window probes and pure ACKs, with pacing.
 
 use super::scoreboard::SentSeg;
-use super::{Role, SfState, Subflow, SubflowCx, Timer};
+use super::{Role, Subflow, SubflowCx, SubflowState, Timer};
 use crate::cc::CongestionControl;
 use crate::segment::{Flags, Segment};
 use crate::time::{Duration, Instant};
@@ -12,15 +12,17 @@ impl Subflow {
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
         if self.syn_pending {
             self.syn_pending = false;
-            let wnd = cx.conn.rcv_window().min(u32::MAX as u64) as u32;
-            return Some(self.make_syn(now, wnd));
+            return Some(self.make_syn(now, cx));
         }
-        if self.state == SfState::Established {
+        if self.sends_data() {
             if let Some(seg) = self.poll_retransmission(now, cx) {
                 return Some(seg);
             }
+            if let Some(seg) = self.poll_fin(now, cx) {
+                return Some(seg);
+            }
         }
-        if self.probe_pending && self.state == SfState::Established {
+        if self.probe_pending && self.is_established() {
             self.probe_pending = false;
             let mut seg = self.base_segment(now, cx);
             seg.seq = self.snd_una - 1;
@@ -36,13 +38,38 @@ impl Subflow {
 
     /// Sends an ACK at the next `poll_transmit` (window update after the application read).
     pub fn request_ack(&mut self) {
-        if self.state == SfState::Established {
+        if self.sends_data() {
             self.ack_now = true;
         }
     }
 
-    fn make_syn(&mut self, now: Instant, wnd: u32) -> Segment {
+    /// Synchronized and not in TIME-WAIT: data (or our FIN) may still need (re)sending.
+    #[inline]
+    fn sends_data(&self) -> bool {
+        !matches!(
+            self.state,
+            SubflowState::Closed | SubflowState::SynSent | SubflowState::SynReceived | SubflowState::TimeWait
+        )
+    }
+
+    /// A pure ACK carrying `flags` in addition (the connection's DATA_FIN).
+    pub fn make_ack(&mut self, now: Instant, flags: Flags, cx: &mut SubflowCx) -> Segment {
+        let mut seg = self.base_segment(now, cx);
+        seg.seq = self.snd_nxt;
+        seg.flags = seg.flags.with(flags);
+        seg
+    }
+
+    fn make_syn(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
+        let wnd = cx.conn.rcv_window().min(u32::MAX as u64) as u32;
+        // MP_CAPABLE carries our key; an MP_JOIN SYN names the connection by the peer's token.
+        let mp_key = match (self.id, self.role, cx.conn.peer_key) {
+            (0, _, _) => cx.conn.local_key,
+            (_, Role::Client, Some(k)) => crate::token::token(k) as u64,
+            _ => 0,
+        };
         let mut seg = Segment {
+            mp_key,
             sf: self.id,
             flags: Flags::SYN,
             wnd,
@@ -57,9 +84,9 @@ impl Subflow {
         if self.role == Role::Server {
             seg.flags = seg.flags.with(Flags::ACK);
             seg.ack = self.rcv.nxt();
-            self.state = SfState::SynReceived;
+            self.state = SubflowState::SynReceived;
         } else {
-            self.state = SfState::SynSent;
+            self.state = SubflowState::SynSent;
         }
         self.snd_nxt = self.snd_nxt.max(1);
         if self.timers[Timer::Rto as usize].is_none() {
@@ -69,7 +96,7 @@ impl Subflow {
     }
 
     /// ACK fields common to every segment; clears the pending-ACK state.
-    fn base_segment(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
+    pub(super) fn base_segment(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
         self.ack_now = false;
         self.unacked_segs = 0;
         self.timers[Timer::DelayedAck as usize] = None;
@@ -78,7 +105,7 @@ impl Subflow {
             flags: Flags::ACK,
             ack: self.rcv.nxt(),
             wnd: cx.conn.advertise_window().min(u32::MAX as u64) as u32,
-            data_ack: cx.conn.rcv.next(),
+            data_ack: cx.conn.data_ack(),
             ts_val: now.0,
             ts_ecr: self.ts_recent,
             ..Default::default()
@@ -128,7 +155,8 @@ impl Subflow {
     /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
     /// data before new data; A.1 T1 after an RTO).
     pub fn new_data_space(&self, now: Instant) -> u64 {
-        if self.state != SfState::Established
+        if !self.is_established()
+            || self.close.fin_seq.is_some()
             || self.pre_established
             || (self.sb.lost_bytes() > 0 && self.sb.lost_bytes() > self.sb.retrans_bytes())
         {

@@ -1,7 +1,7 @@
 //! Timer expiry: delayed ACK, pacing, the persist (zero-window probe) timer of RFC 9293
 //! 3.8.6.1, and the retransmission timeout of RFC 6298 with Karn's backoff.
 
-use super::{Recovery, SfState, Subflow, SubflowCx, Timer};
+use super::{Recovery, Subflow, SubflowCx, SubflowState, Timer};
 use crate::cc::CongestionControl;
 use crate::time::{Duration, Instant};
 
@@ -44,6 +44,9 @@ impl Subflow {
         if self.expired(Timer::Rto, now) {
             self.on_rto(now);
         }
+        if self.expired(Timer::TimeWait, now) {
+            self.finish();
+        }
     }
 
     /// The peer's window is closed and nothing is in flight: arm the persist timer (RFC 9293
@@ -66,16 +69,24 @@ impl Subflow {
         self.stats.rto_count += 1;
         self.backoff = (self.backoff + 1).min(30);
         match self.state {
-            SfState::SynSent | SfState::SynReceived => {
+            SubflowState::SynSent | SubflowState::SynReceived => {
                 self.syn_pending = true;
                 self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
                 return;
             }
-            SfState::Established if self.snd_una < self.snd_nxt => {}
+            SubflowState::Established
+            | SubflowState::CloseWait
+            | SubflowState::FinWait1
+            | SubflowState::Closing
+            | SubflowState::LastAck
+                if self.snd_una < self.snd_nxt => {}
             _ => {
                 self.timers[Timer::Rto as usize] = None;
                 return;
             }
+        }
+        if self.on_close_rto() {
+            return;
         }
         self.cc_state.pipe = self.pipe();
         let repeated = matches!(self.recovery, Recovery::Rto { .. }) && self.snd_una == self.rto_una;

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use crate::util::*;
-use mpsched_transport::{Decision, Event, PathState, Side};
+use mpsched_transport::{ConnConfig, Decision, Event, PathState, Side};
 
 fn dsns_on(p: &Pair, sf: u8, from: mpsched_transport::Instant) -> BTreeSet<u64> {
     p.client_data_on(sf).filter(|s| s.at >= from).map(|s| s.seg.dsn).collect()
@@ -250,14 +250,12 @@ fn external_mode_switches_redundancy() {
 }
 
 /// External Packet (OLMS): the connection parks on every new segment (DecisionNeeded) and sends
-/// nothing new until decide(); the answer is the subflow. Here: subflow 1 once it is up.
+/// nothing new until decide(); the answer is the subflow. Here: subflow 1 once it is up. No
+/// decision deadline (a simulator's setting): it waits as long as it takes.
 #[test]
 fn external_packet_parks_until_decided() {
-    let mut p = Pair::new(multipath_config("external-packet", 2, 1 << 20)).with_path(0, ms(10), None).with_path(
-        1,
-        ms(30),
-        None,
-    );
+    let cfg = ConnConfig { decision_timeout: None, ..multipath_config("external-packet", 2, 1 << 20) };
+    let mut p = Pair::new(cfg).with_path(0, ms(10), None).with_path(1, ms(30), None);
     let total = 300 * MSS;
     p.client.write(total);
     // Run to the first question and leave it unanswered for a second: no data goes out.
@@ -290,6 +288,29 @@ fn external_packet_parks_until_decided() {
     assert!(asks as u64 >= total / MSS, "one question per segment: {asks}");
     assert!(p.now < at_ms(1500), "answered at once, the transfer is not slowed down: {:?}", p.now);
     assert_eq!(p.app_read[1], total);
+}
+
+/// A real-time driver's policy that never answers: after `decision_timeout` the connection takes
+/// the default (minRTT) for the segment it asked about, counts it, and asks again for the next.
+#[test]
+fn unanswered_decision_defaults_after_the_deadline() {
+    let cfg = ConnConfig { decision_timeout: Some(ms(5)), ..multipath_config("external-packet", 2, 1 << 20) };
+    let mut p = Pair::new(cfg).with_path(0, ms(10), None).with_path(1, ms(30), None);
+    p.client.write(3 * MSS);
+    while !p.client.is_parked() {
+        assert!(p.step());
+    }
+    assert_eq!(p.now, at_ms(20), "asked when subflow 0 is established");
+    assert_eq!(p.client.poll_timeout(), Some(at_ms(25)), "the deadline is a timer like any other");
+    p.drive_until(at_ms(24));
+    assert_eq!(p.data(Dir::C2S).count(), 0, "nothing before the deadline");
+    p.drive_until(at_ms(35));
+    // One segment per deadline: at 25, 30 and 35 ms, each on subflow 0 (minRTT; subflow 1 is
+    // still joining), each after its own 5 ms wait.
+    let sent: Vec<_> = p.data(Dir::C2S).map(|s| (s.at, s.seg.sf, s.seg.dsn)).collect();
+    assert_eq!(sent, vec![(at_ms(25), 0, 0), (at_ms(30), 0, MSS), (at_ms(35), 0, 2 * MSS)]);
+    assert_eq!(p.client.info().decisions_defaulted, 3);
+    assert!(!p.client.is_parked(), "nothing more to ask about");
 }
 
 /// External Weights (MPTCP-RL, PDAA3C) 3:1 on two equal paths with plenty of window: the bytes

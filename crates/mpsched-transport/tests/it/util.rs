@@ -27,6 +27,8 @@ use mpsched_transport::{
 };
 
 pub const MSS: u64 = 1448;
+/// The server's MPTCP key in every pair (the client keeps the config's).
+pub const SERVER_KEY: u64 = 0x5e12_7e12_0000_0001;
 
 pub const fn ms(x: u64) -> Duration {
     Duration::from_millis(x)
@@ -149,7 +151,7 @@ pub fn multipath_config(sched: &str, paths: usize, rcv_buf: u64) -> ConnConfig {
         rcv_buf,
         paths: (0..paths as PathId).collect(),
         scheduler: SchedSpec::parse(sched).unwrap(),
-        backup: Vec::new(),
+        ..ConnConfig::default()
     }
 }
 
@@ -197,9 +199,10 @@ impl Pair {
     /// Both endpoints created at time 0, 50 ms one-way delay (RTT 100 ms), no rate limit.
     pub fn new(cfg: ConnConfig) -> Self {
         let now = Instant::ZERO;
+        let server_cfg = ConnConfig { key: SERVER_KEY, ..cfg.clone() };
         Pair {
             client: Connection::new(&cfg, Side::Client, now).expect("known cc"),
-            server: Connection::new(&cfg, Side::Server, now).expect("known cc"),
+            server: Connection::new(&server_cfg, Side::Server, now).expect("known cc"),
             now,
             delay: [ms(50); 2],
             rate_bps: None,
