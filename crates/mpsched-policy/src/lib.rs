@@ -1,6 +1,6 @@
-//! Exported policies (architecture §6.3): a trained network stored as safetensors weights plus
-//! a JSON description, evaluated in Rust without Python, and a driver that runs such a policy
-//! inside the simulator at the controlled flow's decision points.
+//! Exported policies (format: `python/mpsched/agents/checkpoint.py`): a trained network stored as
+//! safetensors weights plus a JSON description, evaluated in Rust without Python, and a driver that
+//! runs such a policy inside the simulator at the controlled flow's decision points.
 //!
 //! - [`safetensors`]: a small reader for the safetensors format (float32 tensors only);
 //! - [`edar`]: EdAR's Q-network (LSTM1 per subflow series, LSTM2 across subflows, MLP core);

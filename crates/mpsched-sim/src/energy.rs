@@ -1,6 +1,8 @@
-//! Mobile-interface energy (Huang et al., MobiSys 2012, LTE/WiFi/3G power model): the data-transfer power model of
-//! Huang et al. (MobiSys 2012), P (mW) = α_up·t_up + α_down·t_down + β with throughputs in
-//! Mbit/s, as MPTCP-RL uses it, plus optional promotion and tail states (spec D.2).
+//! Mobile-interface energy: the data-transfer power model of Huang et al. ("A Close Examination
+//! of Performance and Power Characteristics of 4G LTE Networks", MobiSys 2012, Table 4),
+//! P (mW) = α_up·t_up + α_down·t_down + β with throughputs in Mbit/s, as MPTCP-RL uses it, plus
+//! optional promotion and tail states (Huang et al. Table 3; per interface, as AT&T ARO's
+//! `lte.conf` model integrates them).
 //!
 //! The mobile device sits at the receiving end of a path: `down` is what the path's forward
 //! links deliver to it (data), `up` what it sends on the reverse links (ACKs). Energy is
@@ -38,10 +40,10 @@ pub struct EnergyParams {
 impl EnergyParams {
     /// Built-in interface profiles: MPTCP-RL's table (WiFi 283/137/132.9, 4G 438/52/1288,
     /// 3G 869/122.1/817.9) without states, or with Huang et al.'s promotion/tail/idle figures
-    /// (spec D.1: LTE 260.1 ms at 1210.7 mW, tail 11.576 s at 1060 mW, idle 20.1 mW; 3G 582.1 ms
-    /// at 659.4 mW, DCH tail 8.088 s at 803.9 mW then FACH 0.824 s at 601.3 mW — folded here into
-    /// one 8.912 s tail at their time-weighted 784.5 mW — idle 4.1 mW; WiFi 79.1 ms at 124.4 mW,
-    /// tail 238.1 ms at 119.3 mW, idle 1.9 mW).
+    /// (MobiSys 2012, Table 3: LTE 260.1 ms at 1210.7 mW, tail 11.576 s at 1060 mW, idle 20.1 mW;
+    /// 3G 582.1 ms at 659.4 mW, DCH tail 8.088 s at 803.9 mW then FACH 0.824 s at 601.3 mW —
+    /// folded here into one 8.912 s tail at their time-weighted 784.5 mW — idle 4.1 mW; WiFi
+    /// 79.1 ms at 124.4 mW, tail 238.1 ms at 119.3 mW, idle 1.9 mW).
     pub fn builtin(name: &str, with_states: bool) -> Option<EnergyParams> {
         let (au, ad, b) = match name {
             "wifi" => (283.0, 137.0, 132.9),

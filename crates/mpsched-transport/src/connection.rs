@@ -158,7 +158,8 @@ impl SfMeta {
 /// Connection-side state kept per subflow.
 #[derive(Clone, Copy, Debug)]
 struct SfMeta {
-    /// Potentially failed: RTO fired, cleared by the next ACK of new data (A.1 D3).
+    /// Potentially failed: RTO fired, cleared by the next ACK of new data (Linux `tp->pf`, set by
+    /// `mptcp_reinject_data`, tested by `mptcp_is_def_unavailable`).
     pf: bool,
     backup: bool,
     path_up: bool,
@@ -238,7 +239,8 @@ pub struct Connection {
     /// Connection-level retransmission queue: sent, not DATA_ACKed, ascending DSN.
     sent: VecDeque<MetaSeg>,
     data_una: u64,
-    /// Right edge of the peer's window in DSN space: the largest DATA_ACK + window seen (C.2).
+    /// Right edge of the peer's window in DSN space: the largest DATA_ACK + window seen (RFC 8684
+    /// §3.3.4; Linux `tcp_may_update_window`).
     wnd_right: u64,
     reinject: VecDeque<(u64, u32)>,
     pending: VecDeque<Transmit>,

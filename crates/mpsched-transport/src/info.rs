@@ -102,11 +102,12 @@ pub struct ConnInfo {
     pub duplicate_bytes: u64,
     /// Free receive window advertised now.
     pub rcv_window: u64,
-    /// Bytes reinjected on another subflow after an RTO or a path failure (A.0 step 2).
+    /// Bytes reinjected on another subflow after an RTO or a path failure (Linux
+    /// `mptcp_reinject_data`).
     pub reinjected_bytes: u64,
     /// Segments resent by opportunistic retransmission (Linux `mptcp_rcv_buf_optimization`).
     pub opportunistic_retransmissions: u64,
-    /// Window halvings of slow subflows by penalization (A.3).
+    /// Window halvings of slow subflows by penalization (Linux `mptcp_rcv_buf_optimization`).
     pub penalizations: u64,
     /// Bytes sent as copies on additional subflows by redundant scheduling.
     pub redundant_bytes: u64,

@@ -296,7 +296,8 @@ impl Subflow {
     pub fn is_established(&self) -> bool {
         matches!(self.state, SubflowState::Established | SubflowState::CloseWait)
     }
-    /// A joining subflow whose MP_JOIN third ACK has not been acknowledged yet (A.1 D2).
+    /// A joining subflow whose MP_JOIN third ACK has not been acknowledged yet (pre-established
+    /// until the 4th ACK: Linux `mptcp_is_def_unavailable`, RFC 8684 §3.2).
     pub fn is_pre_established(&self) -> bool {
         self.pre_established
     }

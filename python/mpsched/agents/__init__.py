@@ -1,4 +1,4 @@
-"""Learning agents, one file per algorithm (architecture §7: CleanRL's one-file layout).
+"""Learning agents, one file per algorithm (CleanRL's one-file layout, github.com/vwxyzjn/cleanrl).
 
 - :mod:`mpsched.agents.edar`: EdAR's DQN scheduler (edar.txt), offline + online learning.
 

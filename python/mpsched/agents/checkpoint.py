@@ -1,4 +1,5 @@
-"""Policy checkpoints: safetensors weights plus a JSON description (architecture §6.3).
+"""Policy checkpoints: safetensors weights plus a JSON description (read in Rust by
+``crates/mpsched-policy``).
 
 A checkpoint is two files with one stem: ``NAME.safetensors`` (float32 tensors, nothing
 executable) and ``NAME.json``::

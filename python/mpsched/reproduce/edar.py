@@ -19,7 +19,7 @@ which are not in the offline data, EdAR-o first learns online from EdAR-p in tha
 Baselines: minRTT as the paper ran it (ns-3's, without opportunistic retransmission and
 penalization: ``minrtt-norp``), Linux's minRTT (``minrtt``, with both), BLEST and Peekaboo.
 Writes ``edar-table.md`` / ``edar-summary.json`` (our numbers beside the paper's where it gives
-them, and the acceptance checks of issue 7), ``figures/`` and the compare datasets under
+them, and the acceptance checks), ``figures/`` and the compare datasets under
 ``runs/``. Use seeds that were not used in training (the default, 101-105, is disjoint from the
 training seeds of the shipped checkpoints).
 """
@@ -328,7 +328,7 @@ def write_outputs(summary: Dict[str, Any], out: Path) -> str:
         ]
     checks = summary.get("acceptance", [])
     if checks:
-        lines += ["## Acceptance (issue 7)", "", "| check | value | result |", "|---|---:|---|"]
+        lines += ["## Acceptance checks", "", "| check | value | result |", "|---|---:|---|"]
         for c in checks:
             lines.append(f"| {c['check']} | {_f(c['value'])} | {'pass' if c['pass'] else 'FAIL'} |")
         lines.append("")

@@ -1,4 +1,4 @@
-//! Learning environments (architecture §5): a simulation paused at every decision interval of
+//! Learning environments (docs/envs.md): a simulation paused at every decision interval of
 //! one controlled flow, observations written as `f32` into caller slices and the interval's
 //! reward terms as `f64`. The Python gymnasium classes (`mpsched.envs`) are thin wrappers; the
 //! vector env ([`VecEnv`]) steps many of these with the GIL released.

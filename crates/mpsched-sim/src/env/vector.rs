@@ -15,7 +15,7 @@ pub fn episode_seed(seed: u64, episode: u64) -> u64 {
     }
 }
 
-/// N environments stepped together (architecture §5 "Vector env"): sub-env i is seeded
+/// N environments stepped together (docs/envs.md, "Vector env"): sub-env i is seeded
 /// `base + i`; autoreset follows gymnasium's NEXT_STEP mode (the step after an episode ended
 /// resets that sub-env and ignores its action). Work is split over a fixed number of threads
 /// by contiguous chunks, so the thread count never changes results.

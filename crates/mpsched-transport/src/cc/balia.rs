@@ -25,7 +25,8 @@
 //! * ssthresh is floored at 2 MSS (like `reno.rs`; the kernel floors BALIA's at 1 segment).
 //! * Sums over established subflows with an RTT estimate; the caller always counts, from `st`.
 //! * With byte counting the per-ACK increase is scaled by the segments acknowledged.
-//! * [unverified] The paper was not re-read; the formulas follow the spec's B.6 [mem], and the
+//! * [unverified] The paper was not re-read; the formulas follow Peng et al. (IEEE/ACM ToN 24(1),
+//!   2016; draft-walid-mptcp-congestion-control) as remembered, and the
 //!   kernel's fixed-point form (read) is algebraically the same increase:
 //!   ai = 10 w_r (sum x)^2 / ((x_r + x_max)(4 x_r + x_max)) ACKs per +1 segment.
 

@@ -161,7 +161,8 @@ mod tests {
 
     #[test]
     fn k_matches_rfc_example() {
-        // RFC 9438 / spec B.3: W_max = 100, cwnd_epoch = 70 => K = cbrt(75) = 4.217 s.
+        // RFC 9438 §4.2, K = cbrt((W_max − cwnd_epoch) / C): W_max = 100, cwnd_epoch = 70
+        // => K = cbrt(75) = 4.217 s.
         let mut c = Cubic { w_max: 100.0, ..Default::default() };
         c.start_epoch(Instant(0), 70.0);
         assert!((c.k - 75f64.cbrt()).abs() < 1e-9);

@@ -36,8 +36,9 @@
 //! * The increase may be negative (alpha_r < 0 on a max-window path); the kernel then lowers cwnd
 //!   by one segment at a time, never below 1. Here fractional bytes carry over, floor 1 MSS.
 //! * With byte counting the per-ACK increase is scaled by the segments acknowledged.
-//! * [unverified] The paper/draft text was not re-read; the set definitions above follow the
-//!   spec's B.5 and agree with mptcp_olia.c, which was read.
+//! * [unverified] The paper/draft text was not re-read; the set definitions above follow
+//!   Khalili et al. (CoNEXT 2012; draft-khalili-mptcp-congestion-control) as remembered and agree
+//!   with mptcp_olia.c, which was read.
 
 use super::lia::{apply_delta, ca_bytes, established_count, for_each_path, reno_ssthresh};
 use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};

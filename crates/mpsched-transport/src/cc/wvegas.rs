@@ -1,6 +1,5 @@
 //! wVegas, weighted Vegas for MPTCP (Cao, Xu, Fu, "Delay-based congestion control for multipath
-//! TCP", ICNP 2012), following the Linux out-of-tree implementation `mptcp_wvegas.c` (read) and the
-//! spec's B.7.
+//! TCP", ICNP 2012), following the Linux out-of-tree implementation `mptcp_wvegas.c` (read).
 //!
 //! Parameters: initial_alpha = 2, total_alpha = 10, gamma = 1 (kernel module defaults).
 //! Per subflow: base_rtt (minimum RTT sample ever), the sum and count of RTT samples in the current

@@ -87,8 +87,8 @@ impl Connection {
             self.events.push_back(Event::DataAcked(data_ack));
         }
         self.data_una = data_ack;
-        // C.2: keep the largest right edge seen (a reordered or duplicated ACK with a smaller
-        // window must not pull it back).
+        // RFC 8684 3.3.4: keep the largest right edge seen (a reordered or duplicated ACK with
+        // a smaller window must not pull it back).
         self.wnd_right = self.wnd_right.max(seg.data_ack + seg.wnd as u64);
         while self.sent.front().is_some_and(|m| m.dsn + m.len as u64 <= self.data_una) {
             self.sent.pop_front();

@@ -25,8 +25,9 @@ impl Connection {
             if rtos > self.meta[i].rto_seen {
                 self.meta[i].rto_seen = rtos;
                 if std::mem::take(&mut self.meta[i].up_restart) {
-                    // The restart armed by set_path(Up): the path was just declared usable (A.1 D3
-                    // "cleared when the interface comes back up"), so this is no new failure.
+                    // The restart armed by set_path(Up): the path was just declared usable (the
+                    // potentially-failed flag is cleared when the interface comes back up, as Linux
+                    // does), so this is no new failure.
                     continue;
                 }
                 if !self.meta[i].path_up {

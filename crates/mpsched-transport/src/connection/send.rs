@@ -44,7 +44,8 @@ impl Connection {
         for (i, sf) in self.subflows.iter().enumerate() {
             let m = &self.meta[i];
             let info = sf.info();
-            // A.1 D1-D3: established, not pre-established (join's 4th ACK), not potentially failed.
+            // Linux `mptcp_is_def_unavailable`: established, not pre-established (join's 4th ACK,
+            // RFC 8684 §3.2), not potentially failed.
             let usable = sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up;
             let space = if usable { sf.new_data_space(now) } else { 0 };
             let available = usable && space >= len as u64;
@@ -127,7 +128,7 @@ impl Connection {
 
     fn schedule(&mut self, now: Instant) -> Option<Transmit> {
         let mss = self.subflows[0].mss();
-        // 1. Reinjections (A.0 step 2).
+        // 1. Reinjections (Linux `__mptcp_next_segment`: the reinject queue first).
         while let Some(&(dsn, len)) = self.reinject.front() {
             if dsn + len as u64 <= self.data_una {
                 self.reinject.pop_front();
@@ -148,7 +149,8 @@ impl Connection {
                 _ => return None,
             }
         }
-        // 2. Redundant mode (A.5 (a)): each subflow catches up on what it has not carried.
+        // 2. Redundant mode (Linux mptcp_redundant.c): each subflow catches up on what it has not
+        // carried.
         if self.sched.redundant() && self.subflows.len() > 1 {
             return self.schedule_redundant(now, mss);
         }
@@ -178,7 +180,8 @@ impl Connection {
         };
         let dsn = self.shared.snd_next_dsn;
         if dsn + len as u64 > self.wnd_right {
-            // Receive-window limited (A.0 step 5): opportunistic retransmission + penalization.
+            // Receive-window limited (Linux `mptcp_next_segment` → `mptcp_rcv_buf_optimization`,
+            // penal = 1): opportunistic retransmission + penalization.
             self.blocked_since.get_or_insert(now);
             if self.subflows.iter().all(|sf| sf.outstanding() == 0) {
                 self.subflows[s].arm_probe(now);

@@ -224,8 +224,9 @@ mod tests {
         assert_eq!(decide(&mut b, T0, &subs, 210_000), (Verdict::Send, vec![1]));
     }
 
-    /// A.6 item 7: at most once per min_srtt of s (40 ms here): +0.04 if a HoL event was
-    /// reported since the last update, else −0.01; clamped to [1.0, 1.3].
+    /// Lambda update as Linux `blestsched_update_lambda` (mptcp_blest.c): at most once per
+    /// min_srtt of s (40 ms here): +0.04 (dyn_lambda_bad) if a HoL event was reported since the
+    /// last update, else −0.01 (dyn_lambda_good); clamped to [1.0, 1.3].
     #[test]
     fn lambda_adaptation() {
         let subs = [fast(Some(20)), slow(50, 40, 60, 2)];
@@ -256,7 +257,7 @@ mod tests {
     fn flags() {
         let b = Blest::from_name("blest");
         assert!(b.opportunistic_retransmission());
-        assert!(b.penalize_all_carriers(), "A.6 item 6");
+        assert!(b.penalize_all_carriers(), "mptcp_blest_rcv_buf_optimization halves every slower carrier");
         assert!(!b.redundant());
     }
 }

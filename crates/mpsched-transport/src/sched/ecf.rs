@@ -1,8 +1,8 @@
 //! ECF, Earliest Completion First (Lim, Nahum, Towsley, Gibbens, CoNEXT 2017), with the Linux
 //! `mptcp_ecf.c` integer tests: when minRTT picks a slower subflow s while
 //! the fastest f is busy, wait for f if f alone would finish the queued data earlier and s is
-//! too slow to help. beta = 1/4 hysteresis; delta = max(rttvar_f, rttvar_s) (Linux's rttvar/2
-//! is about 2·RTTVAR of RFC 6298, see the spec note; we use 2·RTTVAR).
+//! too slow to help. beta = 1/4 hysteresis; delta = max(rttvar_f, rttvar_s) (Linux's rttvar_us
+//! holds about 4× the RFC 6298 §2 RTTVAR, so its rttvar/2 is about 2·RTTVAR; we use 2·RTTVAR).
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::time::Instant;

@@ -1,7 +1,7 @@
 //! minRTT, the Linux out-of-tree default scheduler (`mptcp_sched.c`, `get_available_subflow`): the available active
-//! subflow with the smallest smoothed RTT. Opportunistic retransmission and penalization (A.3,
-//! Raiciu et al. NSDI 2012) are on for "minrtt"/"default"/"minrtt-rp" as in Linux, off for
-//! "minrtt-norp".
+//! subflow with the smallest smoothed RTT. Opportunistic retransmission and penalization (Linux
+//! `mptcp_rcv_buf_optimization`; Raiciu et al. NSDI 2012 §4) are on for
+//! "minrtt"/"default"/"minrtt-rp" as in Linux, off for "minrtt-norp".
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::algo::FromParams;
@@ -19,7 +19,7 @@ crate::params! {
 #[derive(Clone, Debug)]
 /// The scheduler; see the module docs.
 pub struct MinRtt {
-    /// Opportunistic retransmission and penalization (A.3) on.
+    /// Opportunistic retransmission and penalization (Linux `mptcp_rcv_buf_optimization`) on.
     pub opportunistic: bool,
 }
 

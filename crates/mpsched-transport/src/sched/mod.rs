@@ -75,7 +75,7 @@ pub struct SchedSubflow {
     pub info: SubflowInfo,
     /// Not definitely unavailable (established, joined, not potentially failed, path up).
     pub usable: bool,
-    /// Usable and has congestion-window space for the segment (A.1 "available").
+    /// Usable and has congestion-window space for the segment (Linux `mptcp_is_available`).
     pub available: bool,
     /// Flagged backup (MP_PRIO): used only when no active subflow is usable.
     pub backup: bool,
@@ -108,7 +108,7 @@ pub struct SchedView<'a> {
 }
 
 impl SchedView<'_> {
-    /// A.2 minRTT selection, as Linux's `get_available_subflow` (mptcp_sched.c): the available
+    /// minRTT selection, as Linux's `get_available_subflow` (mptcp_sched.c): the available
     /// active subflow with the smallest srtt; backups only when no active subflow is usable at
     /// all. Reinjections prefer subflows that have not carried the segment; when the active and
     /// backup passes find no such subflow to send on now, the path mask is cleared and the
@@ -191,15 +191,18 @@ pub trait Scheduler {
     fn redundant(&self) -> bool {
         false
     }
-    /// Opportunistic retransmission and penalization when receive-window limited (A.3).
+    /// Opportunistic retransmission and penalization when receive-window limited (Linux
+    /// `mptcp_rcv_buf_optimization`; Raiciu et al. NSDI 2012 §4).
     fn opportunistic_retransmission(&self) -> bool {
         false
     }
-    /// BLEST's variant of A.3 penalizes every slower carrier, not only the first.
+    /// BLEST's variant (`mptcp_blest_rcv_buf_optimization` in mptcp_blest.c) penalizes every
+    /// slower carrier, not only the first.
     fn penalize_all_carriers(&self) -> bool {
         false
     }
-    /// A HoL event was handled by A.3 (BLEST adapts its lambda).
+    /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
+    /// lambda: `retrans_flag` in mptcp_blest.c).
     fn on_hol_event(&mut self) {}
     /// An outside decision (answer to `Verdict::Ask`, or a per-interval setting).
     fn decide(&mut self, _d: &Decision) {}
@@ -345,8 +348,8 @@ pub(crate) mod tests {
     }
 
     /// A usable, active, established subflow: srtt in ms, cwnd and pipe in segments of `MSS`.
-    /// Available (A.1) iff at least one segment of window is free. min/max srtt = srtt,
-    /// rttvar = srtt / 4, ssthresh infinite (initial slow start), not carried.
+    /// Available (Linux `mptcp_is_available`) iff at least one segment of window is free. min/max
+    /// srtt = srtt, rttvar = srtt / 4, ssthresh infinite (initial slow start), not carried.
     pub(crate) fn sf(srtt_ms: u64, cwnd_segs: u64, pipe_segs: u64) -> SchedSubflow {
         let (cwnd, pipe) = (cwnd_segs * MSS, pipe_segs * MSS);
         let space = cwnd.saturating_sub(pipe);
@@ -376,7 +379,8 @@ pub(crate) mod tests {
     pub(crate) fn idle(srtt_ms: u64) -> SchedSubflow {
         sf(srtt_ms, 10, 0)
     }
-    /// A subflow whose window is full: usable but not available (A.1 T3).
+    /// A subflow whose window is full: usable but not available (no free cwnd slot:
+    /// Linux `mptcp_is_temp_unavailable`).
     pub(crate) fn busy(srtt_ms: u64) -> SchedSubflow {
         sf(srtt_ms, 10, 10)
     }
@@ -437,7 +441,7 @@ pub(crate) mod tests {
         assert!(s.contains(15));
     }
 
-    // ------------------------------------------------------------------ min_rtt (A.2)
+    // ----------------------------------------------------- min_rtt (Linux get_available_subflow)
 
     /// New data: the available active subflow with the smallest srtt.
     #[test]
@@ -454,7 +458,8 @@ pub(crate) mod tests {
         assert_eq!(min_rtt(&[idle(20), idle(10), idle(10)]), Some(1));
     }
 
-    /// A.1 T3: a fast subflow with a full window is skipped; the slower available one is used.
+    /// No free cwnd slot (Linux `mptcp_is_temp_unavailable`): a fast subflow with a full window
+    /// is skipped; the slower available one is used.
     #[test]
     fn min_rtt_skips_busy_fast_subflow() {
         assert_eq!(min_rtt(&[busy(10), idle(30)]), Some(1));
@@ -475,8 +480,9 @@ pub(crate) mod tests {
         assert_eq!(min_rtt(&[busy(10), busy(20)]), None);
     }
 
-    /// A.2: "If every active subflow that could be used is only temporarily busy (cwnd full), the
-    /// answer is 'wait', NOT 'use a backup'." A faster idle backup does not change that.
+    /// Linux `get_available_subflow`: if every active subflow that could be used is only
+    /// temporarily busy (cwnd full), the answer is "wait", NOT "use a backup" (the active pass
+    /// returns with force set). A faster idle backup does not change that.
     #[test]
     fn min_rtt_busy_active_does_not_fall_back_to_backup() {
         assert_eq!(min_rtt(&[busy(10), backup(idle(5))]), None);
@@ -514,8 +520,9 @@ pub(crate) mod tests {
         assert_eq!(min_rtt_reinj(&[carried(unusable(5)), carried(idle(30))]), Some(1));
     }
 
-    /// A.2 step 4: active subflows all carried the segment; an unused BACKUP is chosen (the
-    /// backup pass returns an unused subflow with force = true) before an active carrier.
+    /// `get_available_subflow`'s backup pass: active subflows all carried the segment; an unused
+    /// BACKUP is chosen (the backup pass returns an unused subflow with force = true) before an
+    /// active carrier.
     #[test]
     fn min_rtt_reinjection_unused_backup_before_active_carrier() {
         assert_eq!(min_rtt_reinj(&[carried(idle(10)), backup(idle(50))]), Some(1));
@@ -523,9 +530,9 @@ pub(crate) mod tests {
         assert_eq!(min_rtt(&[idle(10), backup(idle(5))]), Some(0));
     }
 
-    /// A.2 select(): an unused subflow that is only busy does not block the reinjection when a
-    /// carrier is available. Linux: the active pass finds best = the available carrier with
-    /// force = false (found_unused stays false because the unused one is temporarily
+    /// `get_subflow_from_selectors`: an unused subflow that is only busy does not block the
+    /// reinjection when a carrier is available. Linux: the active pass finds best = the available
+    /// carrier with force = false (found_unused stays false because the unused one is temporarily
     /// unavailable); the backup pass finds nothing, so the mask is cleared and the active pass
     /// repeated, which returns the carrier. The reinjection goes out now on subflow 0.
     #[test]
@@ -533,7 +540,8 @@ pub(crate) mod tests {
         assert_eq!(min_rtt_reinj(&[carried(idle(10)), busy(30)]), Some(0));
     }
 
-    /// A.2 select() with backups, following the passes of Linux's `get_available_subflow`.
+    /// `get_subflow_from_selectors` with backups, following the passes of Linux's
+    /// `get_available_subflow`.
     #[test]
     fn min_rtt_reinjection_passes_with_backups() {
         // Active pass: only the used carrier is available (force = false); the backup pass finds
@@ -592,8 +600,9 @@ pub(crate) mod tests {
         }
     }
 
-    /// Which schedulers turn on A.3 (opportunistic retransmission + penalization), BLEST's
-    /// "penalize every slower carrier" variant, and redundant mode.
+    /// Which schedulers turn on opportunistic retransmission + penalization (Linux
+    /// `mptcp_rcv_buf_optimization`), BLEST's "penalize every slower carrier" variant, and
+    /// redundant mode.
     #[test]
     fn registry_flags() {
         let flags = |n: &str| {

@@ -1,5 +1,6 @@
 //! Peekaboo (Wu, Alay, Brunstrom, Ferlin, Caso, "Peekaboo: Learning-based multipath scheduling
-//! for dynamic heterogeneous environments", IEEE JSAC 38(10), 2020; MPQUIC). Baselines spec A.10.
+//! for dynamic heterogeneous environments", IEEE JSAC 38(10), 2020, doi 10.1109/JSAC.2020.3000365;
+//! MPQUIC).
 //!
 //! Peekaboo decides only in the ECF/BLEST situation: the fastest path f has no window space and
 //! a slower path s does. Two actions: WAIT for f, or SEND on s.
@@ -42,8 +43,9 @@
 //!   left (`send_window`).
 //! * Randomness: a SplitMix64 stream seeded by [`Scheduler::seed`] (the simulator derives it from
 //!   the scenario seed and the flow name), so runs are deterministic.
-//! * Reinjections bypass the bandit (minRTT), as in the fork. Opportunistic retransmission (A.3)
-//!   is off: Peekaboo avoids HoL by waiting, and MPQUIC has no such mechanism.
+//! * Reinjections bypass the bandit (minRTT), as in the fork. Opportunistic retransmission (Linux
+//!   `mptcp_rcv_buf_optimization`) is off: Peekaboo avoids HoL by waiting, and MPQUIC has no such
+//!   mechanism.
 
 use std::collections::VecDeque;
 
@@ -224,7 +226,8 @@ impl Peekaboo {
         ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// The context x (A.10): [cwnd_f/RTT_f, inflight_s/RTT_s, W/RTT_f, W/RTT_s, inflight_f/RTT_f,
+    /// The context x (Wu et al. JSAC 2020 §III-A; `selectPathLowBandit` in the MPQUIC forks'
+    /// scheduler.go): [cwnd_f/RTT_f, inflight_s/RTT_s, W/RTT_f, W/RTT_s, inflight_f/RTT_f,
     /// cwnd_s/RTT_s] in Mbit/s; all zeros while an RTT is unknown.
     pub fn context(v: &SchedView, f: usize, s: usize) -> [f64; D] {
         let (fi, si) = (&v.subflows[f].info, &v.subflows[s].info);
@@ -312,7 +315,8 @@ impl Scheduler for Peekaboo {
         Verdict::Send
     }
 
-    /// Reinjections bypass the bandit (A.10): minRTT among the subflows that can send.
+    /// Reinjections bypass the bandit (as in the MPQUIC forks' `selectPathLowBandit`): minRTT
+    /// among the subflows that can send.
     fn get_retrans(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         self.collect_rewards(now, v.conn.data_acked);
         v.send_min_rtt(out)

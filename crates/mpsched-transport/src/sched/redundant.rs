@@ -43,8 +43,9 @@ mod tests {
     use crate::info::ConnInfo;
     use crate::sched::tests::{busy, carried, idle, reinj_view, retrans, send, unusable, view};
 
-    /// Redundant only switches the connection's per-subflow catch-up mode on (A.5 (a)); the
-    /// scheduler itself answers with minRTT, and reinjections go to the minRTT choice.
+    /// Redundant only switches the connection's per-subflow catch-up mode on (Linux
+    /// mptcp_redundant.c, v0.90+ version); the scheduler itself answers with minRTT, and
+    /// reinjections go to the minRTT choice.
     #[test]
     fn redundant_mode_and_min_rtt_answers() {
         let mut s = Redundant::from_name("redundant");

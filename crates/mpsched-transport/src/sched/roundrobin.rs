@@ -117,8 +117,8 @@ mod tests {
         assert_eq!(send(&mut s, Instant::ZERO, &view(&subs, &conn)), (Verdict::Send, vec![1]));
     }
 
-    /// A.4 reinjection: the LAST available subflow (list order) that has not carried the segment;
-    /// if every available one carried it, the last available one.
+    /// Reinjection as Linux mptcp_rr.c: the LAST available subflow (list order) that has not
+    /// carried the segment; if every available one carried it, the last available one.
     #[test]
     fn reinjection_goes_to_last_available_not_carrier() {
         let conn = ConnInfo::default();

@@ -41,7 +41,8 @@ impl Subflow {
             self.ack_now = true;
         }
         if self.pre_established && seg.flags.contains(Flags::ACK) {
-            // The peer acknowledged our third ACK: the subflow may carry data (A.1 D2).
+            // The peer acknowledged our third ACK: the subflow may carry data (RFC 8684 §3.2;
+            // Linux `mptcp_is_def_unavailable`: pre_established until the 4th ACK).
             self.pre_established = false;
             self.backoff = 0;
             if self.snd_una == self.snd_nxt {
@@ -117,8 +118,9 @@ impl Subflow {
         self.state = SubflowState::Established;
         self.delivered_time = now;
         if self.id != 0 {
-            // MP_JOIN: pre-established until the server acknowledges the third ACK
-            // (A.1 D2); the third ACK is repeated on the retransmission timer.
+            // MP_JOIN: pre-established until the server acknowledges the third ACK (RFC 8684
+            // §3.2; Linux `mptcp_is_def_unavailable`); the third ACK is repeated on the
+            // retransmission timer.
             self.pre_established = true;
             self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
         }

@@ -153,7 +153,7 @@ impl Subflow {
 
     /// Bytes of new data this subflow may send now: free congestion window, zero while it is
     /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
-    /// data before new data; A.1 T1 after an RTO).
+    /// data before new data; after an RTO, Loss state: Linux `mptcp_is_temp_unavailable`).
     pub fn new_data_space(&self, now: Instant) -> u64 {
         if !self.is_established()
             || self.close.fin_seq.is_some()

@@ -44,7 +44,7 @@ fn non_reading_app_stops_the_sender_at_rcv_buf() {
 /// After a zero window the sender learns about reopened space either from a window update the
 /// receiver sends when its application reads (RFC 1122 4.2.3.3 / RFC 9293 3.8.6.2.2: receiver SWS
 /// avoidance announces the window once it grows by min(rcv_buf/2, MSS)), or from zero-window
-/// probes (RFC 9293 3.8.6.1; the spec's timer table lists ZeroWindowProbe). Neither exists:
+/// probes (RFC 9293 3.8.6.1; Linux `tcp_probe_timer`). Neither exists:
 /// `Connection::read` frees buffer space silently and the subflow has no persist timer, so once
 /// the window is closed and everything is acknowledged, nothing is ever sent again.
 #[test]

@@ -1,5 +1,6 @@
-//! Subflow failure and recovery in a two-path connection: RTO => potentially failed (A.1 D3) and
-//! reinjection of its data on the other subflow (C.3 item 3), interface down/up events
+//! Subflow failure and recovery in a two-path connection: RTO => potentially failed (Linux
+//! `tp->pf`, tested by `mptcp_is_def_unavailable`) and reinjection of its data on the other
+//! subflow (Linux `mptcp_reinject_data`), interface down/up events
 //! (`set_path`), DATA_ACK releasing connection-level data, exactly-once delivery.
 //!
 //! Two equal paths (20 ms one-way, 10 Mbit/s each) unless stated; linux profile, NewReno, minRTT,
@@ -108,8 +109,8 @@ fn set_path_down_then_up() {
 }
 
 /// One outage, one SubflowDown: set_path(Down) reports it; the RTOs that follow on the down path
-/// must not report it again, and set_path(Up) clears the potentially-failed state (A.1 D3:
-/// "cleared ... when the interface comes back up") instead of marking it failed again.
+/// must not report it again, and set_path(Up) clears the potentially-failed state (as Linux
+/// clears `tp->pf` when the interface comes back up) instead of marking it failed again.
 /// (Formerly: SubflowDown(1) at 300 ms (Down), again at the first RTO while down (~518 ms), and
 /// again at 800 ms: Up arms the RTO timer for `now`, the timer fires, and the connection treated
 /// it as a new RTO, set pf again and reinjected the subflow's data a second time.)

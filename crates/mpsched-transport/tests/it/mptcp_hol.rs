@@ -41,10 +41,10 @@ fn assert_buffer_bounded(p: &Pair) {
     }
 }
 
-/// minRTT without RP (A.3 off): the slow subflow's segments hold the window; the sender is
-/// window-blocked most of the time (send_blocked_seconds) and never retransmits
-/// opportunistically. With RP (default minRTT): the blocking segment is resent on the fast
-/// subflow and the slow subflow is penalized; the connection delivers clearly more.
+/// minRTT without RP (no `mptcp_rcv_buf_optimization`): the slow subflow's segments hold the
+/// window; the sender is window-blocked most of the time (send_blocked_seconds) and never
+/// retransmits opportunistically. With RP (default minRTT): the blocking segment is resent on the
+/// fast subflow and the slow subflow is penalized; the connection delivers clearly more.
 #[test]
 fn opportunistic_retransmission_and_penalization_relieve_hol() {
     let (p_norp, c_norp, s_norp) = hol_run("minrtt-norp");
@@ -161,16 +161,16 @@ fn unread_buffer_closes_the_shared_window() {
     p.drive();
     // Both subflows share the window. (Before the application reads, only subflow 0 may have
     // carried data: subflow 1 is pre-established until its 4th ACK at 40 + 60 + 60 = 160 ms,
-    // A.1 D2, by when subflow 0's slow start has already taken the whole 64 KiB window.)
+    // RFC 8684 §3.2, by when subflow 0's slow start has already taken the whole 64 KiB window.)
     assert!(p.client_data_on(0).count() > 0 && p.client_data_on(1).count() > 0, "both subflows used");
     assert_eq!(p.app_read[1], total);
     assert_eq!(p.server.info().bytes_delivered, total);
 }
 
-/// C.2: "the receiver must not shrink [the right edge DATA_ACK + window]". In the HoL run the
-/// receiver advertises B − ooo − unread from an unchanged DATA_ACK, so every out-of-order arrival
-/// moves the right edge left (e.g. 389 888 → 358 032 while DATA_ACK stays at 324 352) and the
-/// sender, which takes the latest edge, counts the out-of-order bytes twice (in flight and
+/// RFC 8684 §3.3.4: the receiver must not shrink the right edge DATA_ACK + window. In the HoL run
+/// the receiver advertises B − ooo − unread from an unchanged DATA_ACK, so every out-of-order
+/// arrival moves the right edge left (e.g. 389 888 → 358 032 while DATA_ACK stays at 324 352) and
+/// the sender, which takes the latest edge, counts the out-of-order bytes twice (in flight and
 /// against the window): at most ~46 KB of the 64 KiB buffer is ever outstanding.
 #[test]
 fn receiver_never_shrinks_the_right_edge() {
@@ -183,11 +183,12 @@ fn receiver_never_shrinks_the_right_edge() {
     }
 }
 
-/// C.2: "the sender keeps the largest right edge it has seen" (Linux tcp_may_update_window: an
-/// ACK that acknowledges nothing new and carries a smaller window does not shrink it). Setup:
-/// everything written so far is DATA_ACKed, right edge = DATA_ACK + 64 KiB. A copy of the last
-/// ACK arrives again with a 2-MSS window (a duplicate from the network). Then 20 segments are
-/// written: the 10-segment windows of the two idle subflows would take all of them at once.
+/// RFC 8684 §3.3.4: the sender keeps the largest right edge it has seen (Linux
+/// tcp_may_update_window: an ACK that acknowledges nothing new and carries a smaller window does
+/// not shrink it). Setup: everything written so far is DATA_ACKed, right edge = DATA_ACK + 64 KiB.
+/// A copy of the last ACK arrives again with a 2-MSS window (a duplicate from the network). Then 20
+/// segments are written: the 10-segment windows of the two idle subflows would take all of them at
+/// once.
 #[test]
 fn sender_keeps_largest_right_edge() {
     let mut p = Pair::new(multipath_config("minrtt", 2, BUF)).with_path(0, ms(10), None).with_path(1, ms(10), None);

@@ -60,8 +60,9 @@ fn join_after_first_subflow_established_then_data() {
     assert_eq!(p.app_read[1], total);
 }
 
-/// The joining subflow's srtt is seeded from its SYN / SYN-ACK exchange (A.2 note: otherwise
-/// srtt = 0 would make a brand-new subflow look fastest): 80 ms on path 1 as soon as it is up.
+/// The joining subflow's srtt is seeded from its SYN / SYN-ACK exchange (as in Linux, whose
+/// `get_available_subflow` compares srtt_us: otherwise srtt = 0 would make a brand-new subflow look
+/// fastest): 80 ms on path 1 as soon as it is up.
 #[test]
 fn join_seeds_srtt_from_handshake() {
     let mut p = two_paths();
@@ -98,9 +99,9 @@ fn join_events() {
 
 /// Three paths: all joins leave together when subflow 0 is established, and all subflows carry
 /// data. (Path 1 is 15 ms one-way so that subflow 1, usable at its 4th ACK at 20 + 60 = 80 ms
-/// (A.1 D2), joins while the others are still in slow start; with 30 ms it would be usable only
-/// at 140 ms, when subflow 2 (10 ms RTT) has a window larger than the receive buffer and
-/// minRTT never needs a slower subflow.)
+/// (RFC 8684 §3.2; Linux `mptcp_is_def_unavailable`), joins while the others are still in slow start;
+/// with 30 ms it would be usable only at 140 ms, when subflow 2 (10 ms RTT) has a window larger
+/// than the receive buffer and minRTT never needs a slower subflow.)
 #[test]
 fn full_mesh_joins_all_paths_at_once() {
     let mut p = Pair::new(multipath_config("minrtt", 3, 1 << 20))
@@ -146,9 +147,10 @@ fn lost_join_syn_retransmitted_after_initial_rto() {
     assert_eq!(p.app_read[1], total);
 }
 
-/// A.1 D2: a joining subflow is "pre-established" until the MP_JOIN handshake's 4th ACK (the
-/// server's ACK of the client's third ACK) arrives: the client's third ACK leaves at 130 ms,
-/// reaches the server at 170 ms, the 4th ACK is back at 210 ms. No data before that.
+/// A joining subflow is "pre-established" (Linux `mptcp_is_def_unavailable`; RFC 8684 §3.2) until
+/// the MP_JOIN handshake's 4th ACK (the server's ACK of the client's third ACK) arrives: the
+/// client's third ACK leaves at 130 ms, reaches the server at 170 ms, the 4th ACK is back at
+/// 210 ms. No data before that.
 #[test]
 fn join_pre_established_until_fourth_ack() {
     let mut p = two_paths();

@@ -12,10 +12,10 @@ fn dsns_on(p: &Pair, sf: u8, from: mpsched_transport::Instant) -> BTreeSet<u64> 
     p.client_data_on(sf).filter(|s| s.at >= from).map(|s| s.seg.dsn).collect()
 }
 
-/// A.5 (a): once a subflow carries redundant data, it skips a segment only if the segment was
-/// already DATA_ACKed when the subflow moved past it. For every segment first sent on subflow
-/// `a` after subflow `b` started that `b` never carried: the client had received a DATA_ACK
-/// covering it by the time `b` sent its next higher DSN (or `b` never sent a higher one).
+/// Linux mptcp_redundant.c (v0.90+): once a subflow carries redundant data, it skips a segment only
+/// if the segment was already DATA_ACKed when the subflow moved past it. For every segment first
+/// sent on subflow `a` after subflow `b` started that `b` never carried: the client had received a
+/// DATA_ACK covering it by the time `b` sent its next higher DSN (or `b` never sent a higher one).
 /// Returns how many segments `b` carried and skipped.
 fn check_redundant_skips(p: &Pair, a: u8, b: u8) -> (usize, usize) {
     let start_b = p.client_data_on(b).next().unwrap().at;
@@ -76,10 +76,11 @@ fn min_rtt_fills_fastest_window_first() {
     assert_eq!(sent, expect);
 }
 
-/// Backup subflow (A.2): path 1 is faster (10 ms vs 20 ms one-way) but flagged backup; it is
-/// joined yet carries no data while subflow 0 works. At 500 ms path 0's interface goes down
-/// (set_path Down, and the wire drops everything from then on): subflow 1 takes over at once,
-/// starting with the oldest data not DATA_ACKed (reinjection first), and delivers everything.
+/// Backup subflow (RFC 8684 §3.3.8 MP_PRIO / MP_JOIN B bit; Linux `get_available_subflow`): path 1
+/// is faster (10 ms vs 20 ms one-way) but flagged backup; it is joined yet carries no data while
+/// subflow 0 works. At 500 ms path 0's interface goes down (set_path Down, and the wire drops
+/// everything from then on): subflow 1 takes over at once, starting with the oldest data not
+/// DATA_ACKed (reinjection first), and delivers everything.
 #[test]
 fn backup_idle_while_active_works_then_takes_over_on_path_down() {
     let mut cfg = multipath_config("minrtt", 2, 1 << 20);
@@ -157,11 +158,11 @@ fn backup_flag_at_run_time() {
     assert_eq!(p.app_read[1], total);
 }
 
-/// Redundant (A.5 (a)): two equal 10 Mbit/s paths; once subflow 1 is up, every segment goes on
-/// both subflows, except what a lagging subflow may skip because it was already DATA_ACKed
-/// (checked exactly). No loss, so exactly one copy of each duplicated segment is a duplicate at
-/// the receiver: the server's duplicate bytes equal the client's redundant copies, and every
-/// byte received is either delivered once or counted as a duplicate.
+/// Redundant (Linux mptcp_redundant.c): two equal 10 Mbit/s paths; once subflow 1 is up, every
+/// segment goes on both subflows, except what a lagging subflow may skip because it was already
+/// DATA_ACKed (checked exactly). No loss, so exactly one copy of each duplicated segment is a
+/// duplicate at the receiver: the server's duplicate bytes equal the client's redundant copies, and
+/// every byte received is either delivered once or counted as a duplicate.
 #[test]
 fn redundant_sends_every_segment_on_both_subflows() {
     let mut p = Pair::new(multipath_config("redundant", 2, 4 << 20)).with_path(0, ms(20), Some(10_000_000)).with_path(
@@ -175,8 +176,8 @@ fn redundant_sends_every_segment_on_both_subflows() {
     p.drive();
     let (n1, skipped1) = check_redundant_skips(&p, 0, 1);
     let (n0, skipped0) = check_redundant_skips(&p, 1, 0);
-    // Subflow 1 starts late: usable only at its 4th ACK (A.1 D2), one more 40 ms RTT after its
-    // SYN-ACK, by when subflow 0 has sent ~20 segments and some are DATA_ACKed (skipped).
+    // Subflow 1 starts late: usable only at its 4th ACK (RFC 8684 §3.2), one more 40 ms RTT after
+    // its SYN-ACK, by when subflow 0 has sent ~20 segments and some are DATA_ACKed (skipped).
     assert!(
         n1 >= 460 && n0 >= 490,
         "subflow 0 carried {n0} (skipped {skipped0}), subflow 1 {n1} (skipped {skipped1}) of 500"
