@@ -183,7 +183,7 @@ struct SfMeta {
 /// Call order (after quinn-proto's `Connection`): after [`Connection::new`], after every input
 /// ([`Connection::handle_segment`], [`Connection::handle_timeout`]) and after every command
 /// ([`Connection::write`], [`Connection::read`], [`Connection::set_path`], [`Connection::decide`],
-/// [`Connection::set_subflow_cwnd`]) the driver
+/// [`Connection::set_subflow_cwnd`], [`Connection::close`], [`Connection::abort`]) the driver
 /// 1. drains [`Connection::poll_transmit`] until it returns `None` and puts each [`Transmit`] on
 ///    its path,
 /// 2. reads [`Connection::poll_timeout`] and calls [`Connection::handle_timeout`] at that instant
@@ -192,6 +192,13 @@ struct SfMeta {
 ///
 /// Timeouts are exact deadlines: `handle_timeout` before the deadline does nothing, so a driver
 /// may call it early. `now` must never go backwards between calls.
+///
+/// Life cycle ([`Connection::state`]): `Connecting`, `Established`, then the DATA_FIN exchange of
+/// RFC 8684 3.3.3 started by [`Connection::close`] (graceful: data written before still arrives)
+/// or [`Connection::abort`] (RST + MP_FASTCLOSE, RFC 8684 3.5), until [`Event::Closed`]. The
+/// peer closing its side is [`Event::PeerClosed`]. A driver serving several connections routes a
+/// SYN with MP_JOIN by [`Segment::join_token`] to the connection whose [`Connection::token`]
+/// matches; docs/transport.md walks through a driver.
 ///
 /// ```
 /// use mpsched_transport::{ConnConfig, Connection, Duration, Instant, Side};

@@ -98,6 +98,12 @@ impl Connection {
     /// [`Connection::poll_transmit`]s, and the connection is [`ConnState::Closed`]. Unacknowledged
     /// data is dropped.
     pub fn abort(&mut self, now: Instant) {
+        self.fastclose(now, CloseReason::Aborted);
+    }
+
+    /// RST with MP_FASTCLOSE (when the peer's key is known) on every subflow that sent
+    /// something, then closed for `reason`.
+    fn fastclose(&mut self, now: Instant, reason: CloseReason) {
         if self.close.reason.is_some() {
             return;
         }
@@ -111,7 +117,7 @@ impl Connection {
                 self.pending.push_back(Transmit { path: self.paths[i], seg });
             }
         }
-        self.closed(CloseReason::Aborted);
+        self.closed(reason);
     }
 
     /// Where the connection is in its life.
@@ -177,7 +183,9 @@ impl Connection {
         Some(t)
     }
 
-    /// The DATA_FIN timer: send it again, or give up after [`DATA_FIN_RETRIES`].
+    /// The DATA_FIN timer: send it again, or give up after [`DATA_FIN_RETRIES`] with a fast
+    /// close (upstream Linux `mptcp_close_tout_expired` also ends in `mptcp_do_fastclose`), in
+    /// case a path came back.
     pub(super) fn on_close_timeout(&mut self, now: Instant) {
         if self.close.timer.is_none_or(|t| t > now) {
             return;
@@ -185,7 +193,7 @@ impl Connection {
         self.close.timer = None;
         self.close.retries += 1;
         if self.close.retries > DATA_FIN_RETRIES {
-            self.closed(CloseReason::TimedOut);
+            self.fastclose(now, CloseReason::TimedOut);
         } else {
             self.close.fin_pending = true;
         }
@@ -209,8 +217,14 @@ impl Connection {
         }
         self.close.fin_acked = true;
         self.close.timer = None;
-        for sf in &mut self.subflows {
-            sf.close();
+        for (sf, m) in self.subflows.iter_mut().zip(&self.meta) {
+            if m.path_up {
+                sf.close();
+            } else {
+                // Its interface is gone: no FIN can get through (Linux removes such a subflow
+                // with the address, `mptcp_pm_nl_rm_addr_or_subflow`).
+                sf.finish();
+            }
         }
     }
 

@@ -71,7 +71,13 @@ impl Connection {
         let Some(i) = self.paths.iter().position(|&p| p == path) else { return };
         match st {
             PathState::Down => {
-                if self.meta[i].path_up {
+                if self.close.fin_acked {
+                    // Closing, and the interface is gone: the subflow's FIN exchange cannot
+                    // finish; drop it (see `on_data_fin_acked`).
+                    self.meta[i].path_up = false;
+                    self.subflows[i].finish();
+                    self.check_closed();
+                } else if self.meta[i].path_up {
                     self.meta[i].path_up = false;
                     self.events.push_back(Event::SubflowDown(i as u8));
                     if self.subflows.len() > 1 {

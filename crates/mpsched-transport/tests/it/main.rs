@@ -4,6 +4,8 @@
 
 mod util;
 
+mod close;
+mod close_multipath;
 mod delayed_ack;
 mod determinism;
 mod flow_control;

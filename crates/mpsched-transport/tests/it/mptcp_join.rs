@@ -5,7 +5,7 @@
 //! profile (IW 10, MSS 1448), NewReno, minRTT, 1 MiB shared receive buffer.
 
 use crate::util::*;
-use mpsched_transport::{Event, Flags, Side};
+use mpsched_transport::{ConnConfig, Connection, Event, Flags, Instant, Segment, Side};
 
 fn two_paths() -> Pair {
     Pair::new(multipath_config("minrtt", 2, 1 << 20)).with_path(0, ms(25), None).with_path(1, ms(40), None)
@@ -196,4 +196,59 @@ fn lost_fourth_ack_repeats_third_ack() {
     assert!(!p.events_of(Side::Client).iter().any(|e| e.1 == Event::SubflowDown(1)));
     assert_eq!(p.client_sf(1).rto_count, 0);
     assert_eq!(p.app_read[1], total);
+}
+
+/// MP_CAPABLE carries each end's key (the client's on its SYN, the server's on its SYN-ACK); the
+/// MP_JOIN SYN names the connection by the server's token, the top 32 bits of SHA-256 of the
+/// server's key (RFC 8684 3.1, 3.2).
+#[test]
+fn handshake_exchanges_keys_and_the_join_names_the_token() {
+    let mut p = two_paths();
+    p.drive_until(at_ms(200));
+    let syn = p.log[0];
+    let synack = *p.sent(Dir::S2C).find(|s| s.is_syn()).unwrap();
+    let join = *p.sent(Dir::C2S).find(|s| s.path == 1).unwrap();
+    assert_eq!((syn.seg.mp_key, synack.seg.mp_key), (ConnConfig::default().key, SERVER_KEY));
+    assert_eq!(p.server.token(), mpsched_transport::token::token(SERVER_KEY));
+    assert_eq!(join.seg.join_token(), Some(p.server.token()));
+    assert_eq!(syn.seg.join_token(), None, "an MP_CAPABLE SYN names no token");
+}
+
+/// A server configured with path 0 only accepts the client's MP_JOIN on path 1 because it names
+/// its token: a new subflow, established when the client's third ACK arrives (SYN at 50 ms on
+/// the 40 ms path, SYN-ACK back at 130 ms, third ACK in at 170 ms) and reported with
+/// `SubflowUp(1)`, that then carries data like any other.
+#[test]
+fn server_accepts_a_join_on_a_path_it_was_not_told_about() {
+    let mut p = two_paths();
+    let cfg = ConnConfig { paths: vec![0], key: SERVER_KEY, ..multipath_config("minrtt", 1, 1 << 20) };
+    p.server = Connection::new(&cfg, Side::Server, Instant::ZERO).unwrap();
+    let total = 300 * MSS;
+    p.client.write(total);
+    p.run_until_delivered(total, at_ms(3000));
+    assert_eq!(p.server.subflow_count(), 2);
+    assert!(p.events_of(Side::Server).contains(&(at_ms(170), Event::SubflowUp(1))));
+    assert!(p.client_data_on(1).count() > 0, "the accepted subflow carries data");
+    assert_eq!(p.app_read[1], total);
+}
+
+/// An MP_JOIN SYN with another connection's token, on a known or an unknown path, is ignored:
+/// no subflow, no answer.
+#[test]
+fn join_with_a_wrong_token_is_ignored() {
+    let mut p = two_paths();
+    p.drive_until(at_ms(200));
+    let sent = p.log.len();
+    let bogus = Segment {
+        sf: 1,
+        flags: Flags::SYN.with(Flags::MP_JOIN),
+        mp_key: p.server.token().wrapping_add(1) as u64,
+        ..Segment::default()
+    };
+    for path in [1, 5] {
+        p.server.handle_segment(p.now, path, &bogus);
+    }
+    p.flush();
+    assert_eq!(p.server.subflow_count(), 2);
+    assert_eq!(p.log.len(), sent, "nothing answered");
 }

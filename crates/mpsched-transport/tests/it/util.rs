@@ -376,6 +376,10 @@ impl Pair {
 
     // ------------------------------------------------------------------ queries
 
+    /// Whether `side` reported `e`.
+    pub fn has_event_of(&self, side: Side, e: Event) -> bool {
+        self.events.iter().any(|x| x.1 == side && x.2 == e)
+    }
     /// Events of `side`, with the time they were drained.
     pub fn events_of(&self, side: Side) -> Vec<(Instant, Event)> {
         self.events.iter().filter(|e| e.1 == side).map(|e| (e.0, e.2)).collect()
