@@ -165,6 +165,10 @@ def algorithms(kind: str) -> List[Dict[str, Any]]:
     ``type``, ``default``, ``range``, ``doc``)."""
     ...
 
+def integer_fields() -> List[str]:
+    """Scenario fields that hold integers (a random or swept value for them is rounded)."""
+    ...
+
 def version() -> str:
     """Version of the compiled core."""
 

@@ -58,20 +58,8 @@ _TRACE_FIELDS = (("links", ("trace",)), ("paths", ("trace", "trace_reverse")))
 # Duration of the check run of each variant: enough for the core to validate everything.
 _CHECK_DURATION_S = 0.001
 
-# Fields holding integers (as the core's ranges.rs INTEGER_FIELDS): swept values are rounded.
-_INTEGER_FIELDS = frozenset(
-    (
-        "queue_bytes",
-        "size_bytes",
-        "rcv_buf_bytes",
-        "chunk_bytes",
-        "mss",
-        "init_cwnd",
-        "repeat",
-        "max_flows",
-        "bytes",
-    )
-)
+# Fields holding integers (the core's list): swept values are rounded.
+_INTEGER_FIELDS = frozenset(_core.integer_fields())
 _RANGE_KEYS = frozenset(("range", "steps", "log", "dist", "group"))
 # Most runs one scenario's sweeps may expand to (before schedulers, ccs and seeds).
 MAX_SWEEP_POINTS = 10_000

@@ -279,6 +279,12 @@ fn bench_decisions<'py>(py: Python<'py>, repeats: u32) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+/// Scenario fields that hold integers (a random or swept value for them is rounded).
+#[pyfunction]
+fn integer_fields() -> Vec<&'static str> {
+    mpsched_sim::ranges::INTEGER_FIELDS.to_vec()
+}
+
 /// Version of the compiled core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -301,6 +307,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_decisions, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(integer_fields, m)?)?;
     m.add_function(wrap_pyfunction!(algos::algorithm_label, m)?)?;
     m.add_function(wrap_pyfunction!(algos::algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(tracegen::synth_trace, m)?)?;

@@ -76,6 +76,9 @@ pub struct SubflowInfo {
     pub peer_wnd: u64,
     /// Payload bytes received in order on this subflow.
     pub bytes_received: u64,
+    /// Payload bytes that arrived from the peer on this subflow, duplicates, out-of-order data
+    /// and data beyond the receive buffer included: what the path delivered.
+    pub bytes_arrived: u64,
 }
 
 /// Connection-level counters, including the head-of-line (HoL) figures (defined in docs/scenarios.md, Outputs).

@@ -60,6 +60,9 @@ pub struct Env {
     terms: Vec<f64>,
     snaps: Vec<FlowSnap>,
     last_boundary: u64,
+    /// Nominal length of the interval in progress (0 before the first boundary): a last,
+    /// partial interval is measured over at least this long.
+    interval_ns: u64,
     prev_action: [f32; 8],
     prev_mode: f32,
     /// Recent delivery-rate samples per subflow (bytes/s), `history` deep.
@@ -79,6 +82,7 @@ impl Env {
             terms: vec![0.0; spec.terms_len()],
             snaps: Vec::new(),
             last_boundary: 0,
+            interval_ns: 0,
             prev_action: [0.0; 8],
             prev_mode: 0.0,
             rates: vec![[0; 8]; spec.history],
@@ -132,6 +136,7 @@ impl Env {
             .sum();
         self.snaps = vec![FlowSnap::default(); sc.flows.len()];
         self.last_boundary = 0;
+        self.interval_ns = 0;
         if let (ActionKind::Mode, Some(m)) = (self.spec.action, self.spec.initial_mode) {
             self.prev_mode = m as f32;
             self.sim.set_initial_decision(self.spec.flow, Decision::Mode(m));
@@ -238,8 +243,13 @@ impl Env {
         }
         if self.sim.flow_done(self.spec.flow) {
             self.status.terminated = true;
+        } else if self.sim.now_ns() >= self.sim.scenario().duration_ns {
+            // The boundary is the scenario's end: this is the last step (advancing once more
+            // would return an empty interval).
+            self.status.truncated = true;
         }
         self.record();
+        self.interval_ns = self.sim.decision_interval(self.spec.flow);
     }
 
     /// Writes the observation (length [`EnvSpec::obs_len`]).

@@ -243,7 +243,7 @@ fn subflow_energy_j(sc: &Scenario, f: usize, i: usize, sent: u64, dt: f64) -> f6
 impl Env {
     /// Writes the interval that just ended into the newest frame and the terms.
     pub(super) fn record(&mut self) {
-        let dt = self.begin_interval();
+        let (real, dt) = self.begin_interval();
         let base = self.spec.layout().frame(self.spec.history - 1);
         let mut iv = Interval { dt, ..Interval::default() };
         if self.sim.connection(self.spec.flow).is_some() {
@@ -251,14 +251,19 @@ impl Env {
             self.record_connection(base, &mut iv);
         }
         self.record_interval_terms(&iv);
+        self.terms[Term::IntervalS as usize] = real;
         self.record_flows(base, dt, iv.delivered, iv.sent);
     }
 
     /// Closes the interval: shifts the history (dropping the oldest frame), clears the newest
-    /// frame, the newest delivery-rate samples and the terms. Returns the interval's length (s).
-    fn begin_interval(&mut self) -> f64 {
+    /// frame, the newest delivery-rate samples and the terms. Returns the interval's real length
+    /// and the length rates are computed over (s): the real one, but at least the nominal
+    /// interval, so that a last, partial interval (the run's end or the flow's completion just
+    /// after a boundary) does not turn a few bytes into a huge rate.
+    fn begin_interval(&mut self) -> (f64, f64) {
         let now = self.sim.now_ns();
-        let dt_ns = now.saturating_sub(self.last_boundary).max(1);
+        let real_ns = now.saturating_sub(self.last_boundary);
+        let dt_ns = real_ns.max(self.interval_ns).max(1);
         self.last_boundary = now;
         let fl = self.spec.frame_len();
         self.frames.copy_within(fl.., 0);
@@ -267,7 +272,7 @@ impl Env {
         self.rates.rotate_left(1);
         *self.rates.last_mut().unwrap() = [0; 8];
         self.terms.iter_mut().for_each(|x| *x = 0.0);
-        dt_ns as f64 / 1e9
+        (real_ns as f64 / 1e9, dt_ns as f64 / 1e9)
     }
 
     /// The controlled flow's subflow slots of the newest frame (at `base`), and its subflows'
@@ -444,12 +449,16 @@ mod tests {
     use super::*;
 
     /// Two 10 Mbit/s paths (10 and 30 ms) carrying a greedy MPTCP flow, and a TCP flow on the
-    /// first path.
+    /// first path, for 3 s.
     fn env(action: &str, extra: &str) -> Env {
+        env_for(3.0, action, extra)
+    }
+
+    fn env_for(duration_s: f64, action: &str, extra: &str) -> Env {
         let scenario = format!(
             r#"
             [sim]
-            duration_s = 3
+            duration_s = {duration_s}
             seed = 1
             [[paths]]
             name = "a"
@@ -567,5 +576,54 @@ mod tests {
             assert!(at(Fl::Srtt) > 0.0 && at(Fl::Rttvar) >= 0.0 && at(Fl::SendRate) > 0.0);
         }
         assert!(obs[t0 + lay.flow_slot(2)..t0 + lay.frame_len()].iter().all(|&x| x == 0.0));
+    }
+
+    /// Steps an env with `action` to the episode's end; the terms of every step.
+    fn episode(env: &mut Env, action: &[f32]) -> (Vec<Vec<f64>>, super::super::StepStatus) {
+        let mut out = Vec::new();
+        loop {
+            let st = env.step(action);
+            out.push(observe(env).1);
+            if st.terminated || st.truncated {
+                return (out, st);
+            }
+            assert!(out.len() < 10_000);
+        }
+    }
+
+    /// With 50 ms intervals over 3 s the step that reaches 3.000 s is the last one: 59 steps
+    /// after the reset's first observation, each exactly 50 ms long. (There used to be a 60th
+    /// step over an empty interval, clamped to 1 ns, where one segment read as terabits per
+    /// second.)
+    #[test]
+    fn episode_ends_at_the_last_boundary() {
+        let mut env = env_for(3.0, "mode", r#"scheduler = "external""#);
+        let (steps, st) = episode(&mut env, &[0.0]);
+        assert_eq!((steps.len(), st.truncated, st.terminated), (59, true, false));
+        assert!(steps.iter().all(|t| t[Term::IntervalS as usize] == 0.05));
+        assert_eq!(env.sim().now_ns(), 3_000_000_000);
+    }
+
+    /// A run that ends 20 ms into an interval: the last step is 20 ms long, and its goodput is
+    /// the bytes delivered in it over the nominal 50 ms, not over the 20 ms (nor over 1 ns).
+    #[test]
+    fn a_partial_last_interval_is_measured_over_the_nominal_length() {
+        let mut env = env_for(3.02, "mode", r#"scheduler = "external""#);
+        let delivered = |env: &Env| env.sim().receiver(0).unwrap().info().bytes_delivered;
+        loop {
+            let before = delivered(&env);
+            let st = env.step(&[0.0]);
+            let (_, t) = observe(&env);
+            if !(st.terminated || st.truncated) {
+                assert_eq!(t[Term::IntervalS as usize], 0.05);
+                continue;
+            }
+            assert!(st.truncated);
+            assert!((t[Term::IntervalS as usize] - 0.02).abs() < 1e-12, "{}", t[Term::IntervalS as usize]);
+            let bytes = (delivered(&env) - before) as f64;
+            assert!(bytes > 0.0);
+            assert!((t[Term::GoodputMbps as usize] - bytes * 8.0 / 0.05 / MBPS).abs() < 1e-9);
+            return;
+        }
     }
 }

@@ -18,7 +18,7 @@ macro_rules! terms {
 }
 
 terms! {
-    IntervalS => ("interval_s", "length of the interval"),
+    IntervalS => ("interval_s", "real length of the interval (rates use at least the nominal length)"),
     GoodputMbps => ("goodput_mbps", "G: bytes delivered in order to the receiving application"),
     RecvTputMbps => ("recv_tput_mbps", "ΣY: bytes received on all subflows (duplicates included)"),
     SendTputMbps => ("send_tput_mbps", "bytes sent on all subflows (retransmissions and copies included)"),

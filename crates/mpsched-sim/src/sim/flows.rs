@@ -10,7 +10,7 @@ use crate::scenario::{App, DecisionInterval, PathEventKind};
 impl Sim {
     /// Length of flow `f`'s next decision interval: fixed, or its minimum subflow smoothed RTT
     /// (EdAR's transmission interval; 100 ms until an RTT is known, at least 1 ms).
-    pub(super) fn decision_interval(&self, f: usize) -> u64 {
+    pub fn decision_interval(&self, f: usize) -> u64 {
         match self.sc.flows[f].decision {
             DecisionInterval::None => u64::MAX / 4,
             DecisionInterval::Fixed(ns) => ns,

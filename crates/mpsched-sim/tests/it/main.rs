@@ -6,6 +6,7 @@ mod common;
 
 mod decisions;
 mod energy;
+mod env_bounds;
 mod env_initial_mode;
 mod olms;
 mod peekaboo;

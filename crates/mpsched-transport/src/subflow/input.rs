@@ -208,6 +208,7 @@ impl Subflow {
     }
 
     fn on_data(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
+        self.stats.bytes_arrived += seg.len as u64;
         // Data beyond the receive buffer (in DSN space) is dropped, as a real stack would.
         let read_point = cx.conn.rcv.next() - cx.conn.rcv_unread;
         if seg.dsn + seg.len as u64 > read_point + cx.conn.rcv_buf {
