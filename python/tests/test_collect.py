@@ -21,15 +21,15 @@ def redundant_file(tmp_path_factory):
 
 def test_transitions_round_trip_as_a_replay_buffer(redundant_file):
     t = load_transitions(redundant_file)
-    # 2 episodes × 2 s / 100 ms.
-    assert len(t) == 40 and list(np.bincount(t.episode)) == [20, 20]
-    assert t.obs.shape == (40, 2 * (2 * 11 + 8) + 2) and t.action.shape == (40, 1)
+    # 2 episodes × (2 s / 100 ms - 1): the first interval is the reset's observation.
+    assert len(t) == 38 and list(np.bincount(t.episode)) == [19, 19]
+    assert t.obs.shape == (38, 2 * (2 * 11 + 8) + 2) and t.action.shape == (38, 1)
     assert (t.action == 1).all() and t.meta["policy"] == "always-redundant"
     # Within an episode, the next observation is the following row's observation.
     same = t.episode[1:] == t.episode[:-1]
     assert np.array_equal(t.next_obs[:-1][same], t.obs[1:][same])
     # Each episode ends truncated at the scenario's duration.
-    assert list(np.flatnonzero(t.truncated)) == [19, 39] and not t.terminated.any()
+    assert list(np.flatnonzero(t.truncated)) == [18, 37] and not t.terminated.any()
     # The stored reward is EdAR's, recomputable from the stored terms.
     assert np.allclose(t.relabel("edar").reward, t.reward)
     g = t.relabel("goodput").reward
@@ -75,7 +75,7 @@ def test_cli_collect(cli, tmp_path):
         str(tmp_path / "o.parquet"),
     )
     assert proc.returncode == 0, proc.stderr
-    assert len(load_transitions(tmp_path / "o.parquet")) == 10
+    assert len(load_transitions(tmp_path / "o.parquet")) == 9  # 1 s / 100 ms, minus the reset
     proc = cli("collect", str(scen), "--policy", "always-redundant", "--action", "weights")
     assert (
         proc.returncode == 2

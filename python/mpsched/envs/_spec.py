@@ -10,12 +10,18 @@ from .._core import ScenarioError
 from ..matrix import resolve_trace_paths
 from ..scenario import ScenarioLike, check, load
 
-#: Scheduler the controlled flow gets for each scheduling action space.
+#: Scheduler the controlled flow gets for each scheduling action space (``{fallback}``: the
+#: env's ``fallback`` option).
 SCHEDULER_OF_ACTION = {
     "mode": "external-mode",
-    "weights": "external-weights",
-    "select": "external-weights",
+    "weights": "external:mode=weights,fallback={fallback}",
+    "select": "external:mode=weights,fallback={fallback}",
 }
+
+#: What the weights/select envs do when the agent chooses no usable path: ``minrtt`` as
+#: ``mpsched compare --scheduler minrtt`` runs it (with opportunistic retransmission and
+#: penalization), or ``minrtt-norp``.
+FALLBACKS = ("minrtt", "minrtt-norp")
 
 
 class EnvConfigError(ScenarioError):
@@ -94,6 +100,7 @@ def prepare(
     cwnd_step: float = 10.0,
     duration_s: Optional[float] = None,
     initial_mode: Union[int, str, None] = None,
+    fallback: str = "minrtt",
 ) -> Prepared:
     """Sets the controlled flow up for outside decisions and returns the spec for the core."""
     sc, source = _load(scenario)
@@ -119,7 +126,11 @@ def prepare(
             raise EnvConfigError(
                 f"{source}: flows[{f}]: a scheduling env needs a multipath flow (`paths = [...]`)"
             )
-        fl["scheduler"] = SCHEDULER_OF_ACTION[action]
+        if fallback not in FALLBACKS:
+            raise EnvConfigError(
+                f"fallback: expected one of {', '.join(FALLBACKS)}, got {fallback!r}"
+            )
+        fl["scheduler"] = SCHEDULER_OF_ACTION[action].format(fallback=fallback)
     if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
         raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
     n_paths = len(fl.get("paths", [fl.get("path")]))

@@ -154,6 +154,7 @@ class _CoreEnv(gym.Env):
         cwnd_step: float = 10.0,
         duration_s: Optional[float] = None,
         initial_mode: Union[int, str, None] = None,
+        fallback: str = "minrtt",
     ) -> None:
         super().__init__()
         self.action_kind = action
@@ -169,6 +170,7 @@ class _CoreEnv(gym.Env):
             cwnd_step=cwnd_step,
             duration_s=duration_s,
             initial_mode=initial_mode,
+            fallback=fallback,
         )
         self.reward_fn = get_reward(reward, reward_kwargs)
         self.reward_name = (
@@ -231,7 +233,8 @@ class SchedulerEnv(_CoreEnv):
             (``{range = [lo, hi]}``) are drawn anew every episode from the episode's seed.
         action: ``"mode"`` (Discrete(2): normal/redundant, EdAR), ``"weights"`` (Box [0, 1]^P:
             each path's share of new data, PDAA3C) or ``"select"`` (MultiBinary(P): the paths to
-            use, MPTCP-RL; none selected = all usable). ``info["action_mask"]`` marks usable paths.
+            use, MPTCP-RL). ``info["action_mask"]`` marks usable paths. Weights all zero, or no
+            usable path selected, leave the choice to ``fallback``.
         reward: a name of :data:`mpsched.rewards.REWARDS` (``edar``, ``mptcp-rl``, ``pdaa3c``,
             ``drl-cc``, ``goodput``) or ``fn(terms) -> float``; ``reward_kwargs`` override its
             weights.
@@ -243,6 +246,9 @@ class SchedulerEnv(_CoreEnv):
         initial_mode: ``action="mode"`` only: the mode from the flow's start until the first
             decision, ``"normal"`` (default) or ``"redundant"`` (EdAR: redundant at the start of
             a connection, before the first transmission interval is known).
+        fallback: ``weights``/``select`` only: the scheduler when the agent chooses nothing
+            usable, ``"minrtt"`` (default: the minRTT ``mpsched compare`` runs, with
+            opportunistic retransmission and penalization) or ``"minrtt-norp"``.
     """
 
     def __init__(
@@ -257,6 +263,7 @@ class SchedulerEnv(_CoreEnv):
         history: int = 1,
         duration_s: Optional[float] = None,
         initial_mode: Union[int, str, None] = None,
+        fallback: str = "minrtt",
     ) -> None:
         if action not in ACTIONS:
             raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
@@ -272,6 +279,7 @@ class SchedulerEnv(_CoreEnv):
             max_flows=8,
             duration_s=duration_s,
             initial_mode=initial_mode,
+            fallback=fallback,
         )
 
 

@@ -50,6 +50,7 @@ class SchedulerVectorEnv(VectorEnv):
         duration_s: Optional[float] = None,
         threads: Optional[int] = None,
         initial_mode: Union[int, str, None] = None,
+        fallback: str = "minrtt",
     ) -> None:
         if action not in ACTIONS + ("cwnd",):
             raise EnvConfigError(
@@ -68,6 +69,7 @@ class SchedulerVectorEnv(VectorEnv):
             cwnd_step=cwnd_step,
             duration_s=duration_s,
             initial_mode=initial_mode,
+            fallback=fallback,
         )
         self.num_envs = num_envs
         self.threads = max(1, min(num_envs, threads or os.cpu_count() or 1))

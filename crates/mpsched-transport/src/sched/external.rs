@@ -5,6 +5,7 @@
 //! - `Packet`: per segment, ask the outside policy (OLMS); the connection pauses meanwhile.
 
 use super::{Decision, SchedView, Scheduler, SubflowSet, Verdict};
+use crate::algo::FromParams;
 use crate::time::Instant;
 
 crate::choice! {
@@ -19,11 +20,26 @@ crate::choice! {
     }
 }
 
+crate::choice! {
+    /// What the scheduler does when the outside policy expresses no choice: weights all zero
+    /// (or none usable) in `weights` mode, `Decision::Path(None)` in `packet` mode.
+    pub enum ExternalFallback {
+        /// minRTT as `--scheduler minrtt` runs it: with opportunistic retransmission and
+        /// penalization (Linux's default).
+        Minrtt = "minrtt",
+        /// minRTT without them (`minrtt-norp`).
+        MinrttNorp = "minrtt-norp",
+    }
+}
+
 crate::params! {
     /// The external scheduler's parameters.
     pub struct ExternalParams {
         /// What the outside policy decides.
         mode: ExternalMode = ExternalMode::Mode;
+        /// The scheduler used when the policy expresses no choice (not in `mode` mode, whose
+        /// normal mode is the EdAR paper's minRTT, without opportunistic retransmission).
+        fallback: ExternalFallback = ExternalFallback::Minrtt;
     }
 }
 
@@ -32,6 +48,10 @@ crate::params! {
 pub struct External {
     /// What the outside policy decides.
     pub mode: ExternalMode,
+    /// The scheduler used when the policy expresses no choice.
+    pub fallback: ExternalFallback,
+    /// The last segment went by the fallback.
+    in_fallback: bool,
     redundant: bool,
     weights: [f32; 8],
     /// Bytes each subflow was sent minus its weighted share (deficit round robin).
@@ -48,14 +68,28 @@ impl External {
             "external-packet" => ExternalMode::Packet,
             _ => ExternalMode::Mode,
         };
-        External { mode, redundant: false, weights: [1.0; 8], credit: [0.0; 8], answer: None }
+        External::from_params(&ExternalParams { mode, ..ExternalParams::default() })
+    }
+
+    /// The fallback's choice (minRTT) for this segment.
+    fn fall_back(&mut self, v: &SchedView, out: &mut SubflowSet) -> Verdict {
+        self.in_fallback = true;
+        v.send_min_rtt(out)
     }
 }
 
-impl crate::algo::FromParams for External {
+impl FromParams for External {
     type Params = ExternalParams;
     fn from_params(p: &ExternalParams) -> Self {
-        External { mode: p.mode, redundant: false, weights: [1.0; 8], credit: [0.0; 8], answer: None }
+        External {
+            mode: p.mode,
+            fallback: p.fallback,
+            in_fallback: false,
+            redundant: false,
+            weights: [1.0; 8],
+            credit: [0.0; 8],
+            answer: None,
+        }
     }
 }
 
@@ -68,6 +102,7 @@ impl Scheduler for External {
         }
     }
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
+        self.in_fallback = false;
         match self.mode {
             ExternalMode::Mode => v.send_min_rtt(out),
             ExternalMode::Weights => {
@@ -76,7 +111,7 @@ impl Scheduler for External {
                 let total: f32 =
                     (0..v.subflows.len()).filter(|&i| v.subflows[i].usable).map(|i| self.weights[i].max(0.0)).sum();
                 if total <= 0.0 {
-                    return v.send_min_rtt(out);
+                    return self.fall_back(v, out);
                 }
                 let mut best: Option<usize> = None;
                 for i in 0..v.subflows.len() {
@@ -108,14 +143,17 @@ impl Scheduler for External {
                 }
                 // A subflow that cannot take the segment: wait (and ask again next time).
                 Some(Some(_)) => Verdict::Wait,
-                // No preference: the default scheduler's choice (minRTT).
-                Some(None) => v.send_min_rtt(out),
+                // No preference: the fallback's choice.
+                Some(None) => self.fall_back(v, out),
                 None => Verdict::Ask,
             },
         }
     }
     fn redundant(&self) -> bool {
         self.mode == ExternalMode::Mode && self.redundant
+    }
+    fn opportunistic_retransmission(&self) -> bool {
+        self.in_fallback && self.fallback == ExternalFallback::Minrtt
     }
     fn decide(&mut self, d: &Decision) {
         match *d {

@@ -206,3 +206,24 @@ fn sender_keeps_largest_right_edge() {
     let burst = p.data(Dir::C2S).count() - before;
     assert_eq!(burst, 20, "sent at once after the stale window update");
 }
+
+/// The external scheduler's fallback, when the policy chooses nothing (all weights zero), is the
+/// named minRTT: with `fallback=minrtt` (the default) it sends exactly the segments `minrtt`
+/// sends in the HoL setup, opportunistic retransmissions and penalizations included; with
+/// `fallback=minrtt-norp` exactly those of `minrtt-norp`.
+#[test]
+fn external_fallback_is_the_named_minrtt() {
+    for (fallback, builtin) in [("minrtt", "minrtt"), ("minrtt-norp", "minrtt-norp")] {
+        let (p_ref, c_ref, _) = hol_run(builtin);
+        let mut p = hol_pair(&format!("external:mode=weights,fallback={fallback}"));
+        p.client.decide(mpsched_transport::Decision::Weights([0.0; 8]));
+        p.client.write(100 << 20);
+        p.drive_until(at_ms(3000));
+        let c = p.client.info_at(p.now);
+        assert_eq!(p.log, p_ref.log, "fallback={fallback}");
+        assert_eq!(
+            (c.opportunistic_retransmissions, c.penalizations),
+            (c_ref.opportunistic_retransmissions, c_ref.penalizations)
+        );
+    }
+}
