@@ -501,3 +501,22 @@ def test_ranges_are_redrawn_every_episode_from_the_reset_seed():
     assert len(later) == 3
     # Every draw lies in the range: srtt ≈ 2 × one-way delay (+ queueing), in units of 100 ms.
     assert all(0.4 <= d <= 4.0 + 0.5 for d in draws | later)
+
+
+def test_import_mpsched_registers_the_envs_with_default_scenarios():
+    """`import mpsched` alone registers the ids (no `import mpsched.envs`), and `gym.make`
+    without a scenario runs the packaged default (EdAR's handoff; DRL-CC's random host)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym, mpsched, sys\n"
+        "assert 'mpsched.envs' not in sys.modules\n"
+        "e = gym.make('mpsched/Scheduler-v0').unwrapped\n"
+        "o, _ = e.reset(seed=1)\n"
+        "c = gym.make('mpsched/CongestionControl-v0').unwrapped\n"
+        "c.reset(seed=1)\n"
+        "print(e.flow_name, e._prepared.source.rsplit('/', 1)[-1], c._prepared.source.rsplit('/', 1)[-1])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["mptcp", "edar-handoff.toml", "drl-cc-random.toml"]

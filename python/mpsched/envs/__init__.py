@@ -3,7 +3,7 @@
 ::
 
     import gymnasium as gym
-    import mpsched.envs  # registers the ids
+    import mpsched  # registers the ids (with gymnasium installed)
 
     env = gym.make("mpsched/Scheduler-v0", scenario="scenarios/edar-handoff.toml",
                    action="mode", reward="edar", interval="min-rtt", history=6)
@@ -19,8 +19,7 @@ them into subflow, connection and flow features and the masks. Rewards are in
 :mod:`mpsched.rewards`. See docs/envs.md.
 """
 
-from gymnasium.envs.registration import register, registry
-
+from .. import _register_envs
 from ._spec import EnvConfigError
 from .scheduler import (
     CONN_FEATURES,
@@ -51,9 +50,4 @@ __all__ = [
     "Feature",
 ]
 
-if "mpsched/Scheduler-v0" not in registry:
-    register(id="mpsched/Scheduler-v0", entry_point="mpsched.envs.scheduler:SchedulerEnv")
-if "mpsched/CongestionControl-v0" not in registry:
-    register(
-        id="mpsched/CongestionControl-v0", entry_point="mpsched.envs.scheduler:CongestionControlEnv"
-    )
+_register_envs()

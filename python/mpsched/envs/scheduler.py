@@ -8,6 +8,7 @@ boundary. Observations are flat ``float32`` vectors laid out by :class:`ObsLayou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from functools import cached_property
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -17,6 +18,7 @@ from gymnasium import spaces
 
 from .. import _core
 from ..rewards import RewardFn, Terms, get_reward
+from ..scenario import SCENARIO_DIR
 from ._spec import EnvConfigError, ScenarioLike, prepare
 
 
@@ -134,6 +136,17 @@ def action_row(action: str, a: Any, out: np.ndarray) -> None:
         out[:] = row
 
 
+#: The scenario (in the package's scenarios/) an env runs when none is given:
+#: ``mpsched/Scheduler-v0`` EdAR's WiFi/LTE handoff, ``mpsched/CongestionControl-v0`` DRL-CC's
+#: random host.
+DEFAULT_SCENARIO = {"scheduler": "edar-handoff.toml", "cc": "drl-cc-random.toml"}
+
+
+def default_scenario(action: str) -> Path:
+    """The packaged scenario an env with ``action`` runs when none is given."""
+    return SCENARIO_DIR / DEFAULT_SCENARIO["cc" if action == "cwnd" else "scheduler"]
+
+
 class _CoreEnv(gym.Env):
     """Shared machinery of the two single envs."""
 
@@ -229,7 +242,8 @@ class SchedulerEnv(_CoreEnv):
     """``mpsched/Scheduler-v0``: schedule one multipath connection of a scenario.
 
     Args:
-        scenario: a scenario file or dict (see docs/scenarios.md). Ranges in it
+        scenario: a scenario file or dict (see docs/scenarios.md); default the packaged
+            ``edar-handoff.toml`` (:data:`DEFAULT_SCENARIO`). Ranges in it
             (``{range = [lo, hi]}``) are drawn anew every episode from the episode's seed.
         action: ``"mode"`` (Discrete(2): normal/redundant, EdAR), ``"weights"`` (Box [0, 1]^P:
             each path's share of new data, PDAA3C) or ``"select"`` (MultiBinary(P): the paths to
@@ -253,7 +267,7 @@ class SchedulerEnv(_CoreEnv):
 
     def __init__(
         self,
-        scenario: ScenarioLike,
+        scenario: Optional[ScenarioLike] = None,
         action: str = "mode",
         reward: Union[str, RewardFn] = "edar",
         reward_kwargs: Optional[Dict[str, Any]] = None,
@@ -268,7 +282,7 @@ class SchedulerEnv(_CoreEnv):
         if action not in ACTIONS:
             raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
         super().__init__(
-            scenario,
+            default_scenario(action) if scenario is None else scenario,
             action=action,
             reward=reward,
             reward_kwargs=reward_kwargs,
@@ -295,7 +309,7 @@ class CongestionControlEnv(_CoreEnv):
 
     def __init__(
         self,
-        scenario: ScenarioLike,
+        scenario: Optional[ScenarioLike] = None,
         reward: Union[str, RewardFn] = "drl-cc",
         reward_kwargs: Optional[Dict[str, Any]] = None,
         flow: Union[int, str, None] = None,
@@ -311,7 +325,7 @@ class CongestionControlEnv(_CoreEnv):
         if not cwnd_step > 0:
             raise EnvConfigError(f"cwnd_step: expected a number of segments > 0, got {cwnd_step!r}")
         super().__init__(
-            scenario,
+            default_scenario("cwnd") if scenario is None else scenario,
             action="cwnd",
             reward=reward,
             reward_kwargs=reward_kwargs,

@@ -19,7 +19,7 @@ from gymnasium.vector.utils import batch_space
 from .. import _core
 from ..rewards import RewardFn, Terms, get_reward
 from ._spec import EnvConfigError, ScenarioLike, prepare
-from .scheduler import ACTIONS, ObsLayout, action_space
+from .scheduler import ACTIONS, ObsLayout, action_space, default_scenario
 
 
 class SchedulerVectorEnv(VectorEnv):
@@ -36,7 +36,7 @@ class SchedulerVectorEnv(VectorEnv):
 
     def __init__(
         self,
-        scenario: ScenarioLike,
+        scenario: Optional[ScenarioLike] = None,
         num_envs: int = 8,
         action: str = "mode",
         reward: Union[str, RewardFn] = "edar",
@@ -59,7 +59,7 @@ class SchedulerVectorEnv(VectorEnv):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise EnvConfigError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
         self._prepared = prepare(
-            scenario,
+            default_scenario(action) if scenario is None else scenario,
             action=action,
             flow=flow,
             interval=interval,
