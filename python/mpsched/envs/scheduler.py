@@ -8,8 +8,8 @@ boundary. Observations are flat ``float32`` vectors laid out by :class:`ObsLayou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import gymnasium as gym
