@@ -520,3 +520,29 @@ def test_import_mpsched_registers_the_envs_with_default_scenarios():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["mptcp", "edar-handoff.toml", "drl-cc-random.toml"]
+
+
+def test_workload_scenarios_load_and_control_a_generated_flow():
+    """The MPTCP-RL library (flows from `[[workloads]]`, with a sweep) loads in `gym.make`: the
+    controlled flow is the first multipath workload's first flow (`short-0`) unless `flow=`
+    names a workload or one of its flows; the sweep is a per-episode random draw."""
+    env = gym.make(
+        "mpsched/Scheduler-v0", scenario="scenarios/mptcp-rl-short.toml", action="select"
+    ).unwrapped
+    assert env.flow_name == "short-0"
+    obs, info = env.reset(seed=1)
+    assert info["time_s"] > 0.1  # the first boundary after the workload's first flow starts
+    steps, done = 0, False
+    while not done:
+        obs, r, te, tr, info = env.step(np.array([1, 0, 0, 0]))
+        steps += 1
+        done = te or tr
+    assert te and not tr and steps >= 1  # a sized flow: the episode ends when it completes
+    third = SchedulerEnv("scenarios/mptcp-rl-short.toml", action="mode", flow="short-2")
+    assert third.flow_name == "short-2"
+    third.reset(seed=1)
+    with pytest.raises(mpsched.envs.EnvConfigError, match="flow: expected a workload name"):
+        SchedulerEnv("scenarios/mptcp-rl-short.toml", flow="long")
+    far = SchedulerEnv("scenarios/mptcp-rl-short.toml", action="mode", flow="short-99")
+    with pytest.raises(mpsched.ScenarioError, match='no flow "short-99"'):
+        far.reset(seed=1)

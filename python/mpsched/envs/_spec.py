@@ -48,7 +48,21 @@ def _load(scenario: ScenarioLike) -> tuple[Dict[str, Any], str]:
         raise EnvConfigError(str(e)) from None
     except ScenarioError as e:
         raise EnvConfigError(str(e)) from None
-    return resolve_trace_paths(loaded.data, loaded.base_dir), loaded.source
+    return _sweeps_as_ranges(resolve_trace_paths(loaded.data, loaded.base_dir)), loaded.source
+
+
+def _sweeps_as_ranges(x: Any) -> Any:
+    """A sweep (``{range = [lo, hi], steps = n}``, several runs for ``compare``) is, in an env,
+    its range: every episode draws one value from it (domain randomization)."""
+    if isinstance(x, dict):
+        if "range" in x:
+            x.pop("steps", None)
+        for v in x.values():
+            _sweeps_as_ranges(v)
+    elif isinstance(x, list):
+        for v in x:
+            _sweeps_as_ranges(v)
+    return x
 
 
 def _flow_index(flows: List[Dict[str, Any]], flow: Union[int, str, None], source: str) -> int:
@@ -104,6 +118,12 @@ def prepare(
 ) -> Prepared:
     """Sets the controlled flow up for outside decisions and returns the spec for the core."""
     sc, source = _load(scenario)
+    if not sc.get("flows") and sc.get("workloads"):
+        return _prepare_workload(
+            sc, source, action=action, flow=flow, interval=interval, max_paths=max_paths,
+            history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
+            initial_mode=initial_mode, fallback=fallback,
+        )  # fmt: skip
     flows = sc.get("flows")
     if not isinstance(flows, list):
         raise EnvConfigError(f"{source}: flows: expected a list of [[flows]] tables")
@@ -111,26 +131,7 @@ def prepare(
     fl = flows[f]
     fl.pop("decision_interval_ms", None)
     fl.pop("decision_every_min_rtt", None)
-    if interval == "min-rtt":
-        fl["decision_every_min_rtt"] = True
-    elif isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
-        fl["decision_interval_ms"] = float(interval)
-    else:
-        raise EnvConfigError(
-            f'interval: expected a period in ms > 0 or "min-rtt", got {interval!r}'
-        )
-    if action == "cwnd":
-        fl["cc"] = "external"
-    else:
-        if "paths" not in fl:
-            raise EnvConfigError(
-                f"{source}: flows[{f}]: a scheduling env needs a multipath flow (`paths = [...]`)"
-            )
-        if fallback not in FALLBACKS:
-            raise EnvConfigError(
-                f"fallback: expected one of {', '.join(FALLBACKS)}, got {fallback!r}"
-            )
-        fl["scheduler"] = SCHEDULER_OF_ACTION[action].format(fallback=fallback)
+    fl.update(_control(action, interval, fallback, fl, f"{source}: flows[{f}]"))
     if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
         raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
     n_paths = len(fl.get("paths", [fl.get("path")]))
@@ -157,3 +158,95 @@ def prepare(
     if init is not None:
         spec["initial_mode"] = init
     return Prepared(json.dumps(spec), f, str(fl.get("name", f)), source, max_paths)
+
+
+def _control(
+    action: str, interval: Union[float, str], fallback: str, fl: Dict[str, Any], where: str
+) -> Dict[str, Any]:
+    """The controlled flow's settings, as scenario fields: decision interval, and the external
+    scheduler (scheduling actions) or congestion control (``cwnd``)."""
+    out: Dict[str, Any] = {}
+    if interval == "min-rtt":
+        out["decision_every_min_rtt"] = True
+    elif isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
+        out["decision_interval_ms"] = float(interval)
+    else:
+        raise EnvConfigError(
+            f'interval: expected a period in ms > 0 or "min-rtt", got {interval!r}'
+        )
+    if action == "cwnd":
+        out["cc"] = "external"
+        return out
+    if "paths" not in fl:
+        raise EnvConfigError(f"{where}: a scheduling env needs a multipath flow (`paths = [...]`)")
+    if fallback not in FALLBACKS:
+        raise EnvConfigError(f"fallback: expected one of {', '.join(FALLBACKS)}, got {fallback!r}")
+    out["scheduler"] = SCHEDULER_OF_ACTION[action].format(fallback=fallback)
+    return out
+
+
+def _workload_flow(workloads: List[Any], flow: Union[int, str, None], source: str) -> tuple:
+    """The controlled flow of a scenario whose flows come from ``[[workloads]]``: ``flow=`` names
+    a generated flow (``"short-3"``) or a workload (its first flow, ``"short-0"``); by default
+    the first flow of the first multipath workload. Returns (workload table, flow name)."""
+    tables = [w for w in workloads if isinstance(w, dict)]
+    if not tables:
+        raise EnvConfigError(f"{source}: workloads: expected a list of [[workloads]] tables")
+    if flow is None:
+        w = next((w for w in tables if "paths" in w), tables[0])
+        return w, f"{w.get('name')}-0"
+    if isinstance(flow, str):
+        for w in tables:
+            name = str(w.get("name"))
+            if flow == name:
+                return w, f"{name}-0"
+            if flow.startswith(name + "-") and flow[len(name) + 1 :].isdigit():
+                return w, flow
+    names = ", ".join(str(w.get("name")) for w in tables)
+    raise EnvConfigError(
+        f"flow: expected a workload name or <workload>-<i> in {source} (workloads: {names}), "
+        f"got {flow!r}"
+    )
+
+
+def _prepare_workload(sc: Dict[str, Any], source: str, **o: Any) -> Prepared:
+    """`prepare` for a scenario of ``[[workloads]]``: the core resolves the flows every episode
+    and sets up the one named here (a workload's flows exist only once resolved)."""
+    wl, name = _workload_flow(sc["workloads"], o["flow"], source)
+    action, max_paths, history = o["action"], o["max_paths"], o["history"]
+    where = f"{source}: workload {wl.get('name')!r}"
+    control = _control(action, o["interval"], o["fallback"], wl, where)
+    if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
+        raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
+    n_paths = len(wl.get("paths", [wl.get("path")]))
+    if n_paths > max_paths:
+        raise EnvConfigError(
+            f"max_paths: workload {wl.get('name')!r} has {n_paths} paths, "
+            f"more than max_paths = {max_paths}"
+        )
+    if not isinstance(history, int) or not 1 <= history <= 64:
+        raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
+    if o["duration_s"] is not None:
+        sc.setdefault("sim", {})["duration_s"] = float(o["duration_s"])
+    init = _initial_mode(o["initial_mode"], action)
+    spec = {
+        "scenario": json.dumps(sc),
+        "source": source,
+        "format": "json",
+        "flow": 0,
+        "flow_name": name,
+        "control": {
+            "scheduler": control.get("scheduler"),
+            "cc": control.get("cc"),
+            "interval_ms": control.get("decision_interval_ms"),
+            "every_min_rtt": control.get("decision_every_min_rtt", False),
+        },
+        "action": action,
+        "max_paths": max_paths,
+        "history": history,
+        "max_flows": o["max_flows"],
+        "cwnd_step": float(o["cwnd_step"]),
+    }
+    if init is not None:
+        spec["initial_mode"] = init
+    return Prepared(json.dumps(spec), 0, name, source, max_paths)

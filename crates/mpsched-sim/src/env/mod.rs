@@ -75,8 +75,8 @@ pub struct Env {
 
 impl Env {
     /// Builds the env and resets it with `seed` (the episode's scenario seed).
-    pub fn new(spec: EnvSpec, seed: u64) -> Result<Env, ScenarioError> {
-        let sim = Self::build(&spec, seed)?;
+    pub fn new(mut spec: EnvSpec, seed: u64) -> Result<Env, ScenarioError> {
+        let sim = Self::build(&mut spec, seed)?;
         let mut env = Env {
             frames: vec![0.0; spec.history * spec.frame_len()],
             terms: vec![0.0; spec.terms_len()],
@@ -96,8 +96,19 @@ impl Env {
         Ok(env)
     }
 
-    fn build(spec: &EnvSpec, seed: u64) -> Result<Sim, ScenarioError> {
-        let sc = parse_text(&spec.scenario, &spec.source, spec.format(), Some(seed))?;
+    fn build(spec: &mut EnvSpec, seed: u64) -> Result<Sim, ScenarioError> {
+        let mut sc = parse_text(&spec.scenario, &spec.source, spec.format(), Some(seed))?;
+        if let Some(name) = &spec.flow_name {
+            spec.flow = sc.flows.iter().position(|f| &f.name == name).ok_or_else(|| {
+                ScenarioError(format!(
+                    "{}: env flow: no flow {name:?} in this episode's scenario (seed {seed}): the workload produced none",
+                    spec.source
+                ))
+            })?;
+            if let Some(c) = &spec.control {
+                spec::apply_control(&mut sc.flows[spec.flow], c, &spec.source)?;
+            }
+        }
         if spec.flow >= sc.flows.len() {
             return Err(ScenarioError(format!(
                 "{}: env flow: expected a flow index below {}, got {}",
@@ -111,7 +122,7 @@ impl Env {
 
     /// Starts a new episode with scenario seed `seed`.
     pub fn reset(&mut self, seed: u64) -> Result<(), ScenarioError> {
-        self.sim = Self::build(&self.spec, seed)?;
+        self.sim = Self::build(&mut self.spec, seed)?;
         self.frames.iter_mut().for_each(|x| *x = 0.0);
         self.terms.iter_mut().for_each(|x| *x = 0.0);
         self.rates.iter_mut().for_each(|r| *r = [0; 8]);

@@ -4,8 +4,9 @@ use serde::Deserialize;
 
 use super::features::ObsLayout;
 use super::terms::TERMS;
-use crate::scenario::ScenarioError;
+use crate::scenario::{DecisionInterval, FlowDef, ScenarioError};
 use crate::Format;
+use mpsched_transport::{CcSpec, SchedSpec};
 
 /// The action of an env.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -34,8 +35,17 @@ pub struct EnvSpec {
     /// `"json"` (default) or `"toml"`.
     #[serde(default = "default_format")]
     pub format: String,
-    /// Index of the controlled flow.
+    /// Index of the controlled flow (replaced, each episode, by the index of `flow_name` when
+    /// that is given).
     pub flow: usize,
+    /// The controlled flow by name, for flows that exist only once the scenario is resolved
+    /// (a `[[workloads]]` entry's `<workload>-<i>`); `control` then sets it up.
+    #[serde(default)]
+    pub flow_name: Option<String>,
+    /// How the flow named `flow_name` is controlled (the Python side edits explicit flows in
+    /// the scenario text instead).
+    #[serde(default)]
+    pub control: Option<Control>,
     /// The action space.
     pub action: ActionKind,
     /// Subflow slots of observations and actions (1..=8).
@@ -54,6 +64,24 @@ pub struct EnvSpec {
     /// 1, redundant at connection start); `None` = normal.
     #[serde(default)]
     pub initial_mode: Option<u8>,
+}
+
+/// What the env changes on the flow it controls, after the scenario is resolved.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// Scheduler (e.g. `external:mode=weights,fallback=minrtt`).
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    /// Congestion control (`external` for the window action).
+    #[serde(default)]
+    pub cc: Option<String>,
+    /// Fixed decision interval in ms; `None` with `every_min_rtt` = EdAR's transmission interval.
+    #[serde(default)]
+    pub interval_ms: Option<f64>,
+    /// Decide every minimum smoothed RTT.
+    #[serde(default)]
+    pub every_min_rtt: bool,
 }
 
 fn default_format() -> String {
@@ -157,4 +185,26 @@ impl EnvSpec {
         v.extend((0..self.max_flows).map(|j| format!("flow_active_{j}")));
         v
     }
+}
+
+/// Sets `flow` up as `c` says (scheduler, congestion control, decision interval); a bad
+/// algorithm name is a one-line error naming the env option.
+pub(super) fn apply_control(flow: &mut FlowDef, c: &Control, source: &str) -> Result<(), ScenarioError> {
+    if let Some(s) = &c.scheduler {
+        flow.scheduler = SchedSpec::parse(s).map_err(|e| ScenarioError(format!("{source}: env scheduler: {e}")))?;
+    }
+    if let Some(s) = &c.cc {
+        flow.cc = CcSpec::parse(s).map_err(|e| ScenarioError(format!("{source}: env cc: {e}")))?;
+    }
+    flow.decision = match (c.interval_ms, c.every_min_rtt) {
+        (Some(ms), false) if ms > 0.0 && ms.is_finite() => DecisionInterval::Fixed(((ms * 1e6).round() as u64).max(1)),
+        (None, true) => DecisionInterval::MinRtt,
+        _ => {
+            return Err(ScenarioError(format!(
+                "{source}: env interval: expected a period in ms > 0 or every minimum RTT, got {:?} / {}",
+                c.interval_ms, c.every_min_rtt
+            )))
+        }
+    };
+    Ok(())
 }
