@@ -33,27 +33,32 @@ fn sim(text: &str) -> Sim {
 }
 
 /// A per-packet external scheduler answered with "default" at every pause gives exactly the
-/// run of the built-in minRTT without opportunistic retransmission: pausing changes nothing.
+/// run of the built-in scheduler its fallback names (minRTT with or without opportunistic
+/// retransmission): pausing changes nothing.
 #[test]
 fn paused_default_answers_equal_the_builtin_scheduler() {
-    let builtin = run(&scenario("minrtt-norp", ""));
-    let mut s = sim(&scenario("external-packet", ""));
-    let mut decisions = 0u64;
-    loop {
-        match s.advance(u64::MAX) {
-            Stop::Decision { flow } => {
-                decisions += 1;
-                s.decide(flow as usize, Decision::Path(None));
+    for (builtin, external) in
+        [("minrtt", "external-packet"), ("minrtt-norp", "external:mode=packet,fallback=minrtt-norp")]
+    {
+        let reference = run(&scenario(builtin, ""));
+        let mut s = sim(&scenario(external, ""));
+        let mut decisions = 0u64;
+        loop {
+            match s.advance(u64::MAX) {
+                Stop::Decision { flow } => {
+                    decisions += 1;
+                    s.decide(flow as usize, Decision::Path(None));
+                }
+                Stop::Interval { .. } => unreachable!("no decision interval configured"),
+                Stop::Deadline | Stop::Finished => break,
             }
-            Stop::Interval { .. } => unreachable!("no decision interval configured"),
-            Stop::Deadline | Stop::Finished => break,
         }
+        let ext = s.output();
+        assert!(decisions > 10_000, "one decision per segment, got {decisions}");
+        assert_eq!(ext.timeseries, reference.timeseries, "{external}");
+        assert_eq!(flow_i64(&ext, "mp", "bytes_delivered"), flow_i64(&reference, "mp", "bytes_delivered"));
+        assert_eq!(ext.links, reference.links);
     }
-    let ext = s.output();
-    assert!(decisions > 10_000, "one decision per segment, got {decisions}");
-    assert_eq!(ext.timeseries, builtin.timeseries);
-    assert_eq!(flow_i64(&ext, "mp", "bytes_delivered"), flow_i64(&builtin, "mp", "bytes_delivered"));
-    assert_eq!(ext.links, builtin.links);
 }
 
 /// A policy that always picks the LTE subflow: every data segment goes there (WiFi carries
