@@ -25,9 +25,11 @@ each loads the same plugin files (or imports the same modules) before its first 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import runpy
+import sys
 import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
@@ -44,6 +46,7 @@ __all__ = [
     "load_plugin",
     "plugin_sources",
     "ensure_loaded",
+    "source_digest",
 ]
 
 T = TypeVar("T", bound=Union[type, Callable[..., Any]])
@@ -214,3 +217,18 @@ def ensure_loaded(sources: Sequence[Tuple[str, str]]) -> None:
         else:
             importlib.import_module(ref)
             _LOADED.add((kind, ref))
+
+
+def source_digest(name: str) -> Optional[str]:
+    """SHA-256 of the file that defines the Python scheduler ``name`` (its plugin file, or its
+    module's file); None for any other name or an unknown file. ``compare`` puts it in a run's
+    hash, so a run is redone after its scheduler's code changed."""
+    source = _SOURCES.get(name.strip().lower())
+    if source is None:
+        return None
+    kind, ref = source
+    path = ref if kind == "file" else getattr(sys.modules.get(ref), "__file__", None)
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+    except OSError:
+        return None

@@ -357,3 +357,23 @@ def test_the_documented_examples_run(monkeypatch):
         mpsched.unregister_scheduler("lowest-rtt")
     assert namespace["decisions"] > 1000
     load_plugin(EXAMPLE)  # the documentation re-loaded it: keep this module's sources
+
+
+def test_compare_redoes_runs_when_the_plugin_changes(tmp_path, mini_toml):
+    """A finished run is reused while its scheduler's file is unchanged, redone after an edit."""
+    from mpsched.matrix import build_matrix
+    from mpsched.sweep import run_sweep
+
+    plugin = tmp_path / "mine.py"
+    plugin.write_text(
+        "import mpsched\n@mpsched.scheduler('t-edit')\ndef f(view):\n    return view.min_rtt()\n"
+    )
+    load_plugin(plugin)
+    try:
+        out = tmp_path / "cmp"
+        sweep = lambda: run_sweep(build_matrix(mini_toml, [1], ["t-edit", "rr"], None), out, jobs=1)  # noqa: E731
+        assert (sweep().ran, sweep().ran) == (2, 0)
+        plugin.write_text(plugin.read_text() + "# edited\n")
+        assert sweep().ran == 1, "only the Python scheduler's run is redone"
+    finally:
+        mpsched.unregister_scheduler("t-edit")
