@@ -37,7 +37,8 @@ class Sim:
     def advance(
         self, until_s: Optional[float] = None
     ) -> Tuple[Literal["decision", "interval", "deadline", "finished"], Optional[int]]:
-        """Simulates until ``until_s`` (default: the end) or the next decision point."""
+        """Simulates until ``until_s`` (default: the end) or the next decision point. A failed
+        Python scheduler raises :class:`SchedulerError`."""
     def decide_mode(self, flow: int, mode: int) -> None:
         """Per-interval mode of an ``external-mode`` flow: 0 normal (minRTT), 1 redundant."""
     def decide_weights(self, flow: int, weights: List[float]) -> None:

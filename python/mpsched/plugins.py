@@ -47,6 +47,7 @@ __all__ = [
     "plugin_sources",
     "ensure_loaded",
     "source_digest",
+    "describe",
 ]
 
 T = TypeVar("T", bound=Union[type, Callable[..., Any]])
@@ -54,6 +55,8 @@ T = TypeVar("T", bound=Union[type, Callable[..., Any]])
 #: Where each registered scheduler came from, so a worker process can register it again:
 #: ("file", path) for a plugin file, ("module", name) for an importable module, None otherwise.
 _SOURCES: Dict[str, Optional[Tuple[str, str]]] = {}
+#: The first paragraph of each registered scheduler's docstring, on one line.
+_DOCS: Dict[str, str] = {}
 #: Plugin files and modules already loaded in this process.
 _LOADED: set = set()
 #: The file being loaded by :func:`load_plugin` (its registrations record it as their source).
@@ -115,6 +118,8 @@ def register_scheduler(
     except ValueError as e:
         raise RegistrationError(str(e)) from None
     _SOURCES[name] = _source_of(impl)
+    paragraphs = (inspect.getdoc(impl) or "").strip().split("\n\n")
+    _DOCS[name] = " ".join(paragraphs[0].split())
 
 
 def scheduler(
@@ -143,6 +148,7 @@ def scheduler(
 def unregister_scheduler(name: str) -> bool:
     """Remove the Python scheduler ``name``; False if there was none."""
     _SOURCES.pop(name, None)
+    _DOCS.pop(name, None)
     return bool(_core.unregister_scheduler(name))
 
 
@@ -232,3 +238,22 @@ def source_digest(name: str) -> Optional[str]:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
     except OSError:
         return None
+
+
+def describe() -> List[Dict[str, Any]]:
+    """The registered Python schedulers as ``mpsched algorithms`` lists them: ``name``,
+    ``aliases`` (none), ``params`` (none), ``doc`` (their docstring's first paragraph) and
+    ``source`` (the plugin file or module, None if defined in ``__main__``)."""
+    out = []
+    for name in registered_schedulers():
+        source = _SOURCES.get(name)
+        out.append(
+            {
+                "name": name,
+                "aliases": [],
+                "params": [],
+                "doc": _DOCS.get(name, ""),
+                "source": source[1] if source else None,
+            }
+        )
+    return out

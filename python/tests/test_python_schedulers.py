@@ -377,3 +377,24 @@ def test_compare_redoes_runs_when_the_plugin_changes(tmp_path, mini_toml):
         assert sweep().ran == 1, "only the Python scheduler's run is redone"
     finally:
         mpsched.unregister_scheduler("t-edit")
+
+
+def test_algorithms_lists_plugin_schedulers(cli):
+    proc = cli("algorithms", "scheduler", "--json", "--plugin", str(EXAMPLE))
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)["scheduler"]}
+    assert {"minrtt", "ect", "py-rr"} <= set(rows)
+    assert rows["py-rr"]["doc"].startswith("Available active subflows take turns, one segment each")
+    assert rows["py-rr"]["source"] == str(EXAMPLE) and rows["py-rr"]["params"] == []
+
+
+def test_run_reports_a_failing_scheduler_in_one_line(tmp_path, cli, mini_toml):
+    (tmp_path / "boom.py").write_text(
+        "import mpsched\n@mpsched.scheduler('boom')\ndef f(view):\n    raise KeyError('x')\n"
+    )
+    proc = cli("run", str(mini_toml), "--plugin", "boom.py", "--scheduler", "boom", "-o", "out")
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        "error: scheduler \"boom\": get_send: KeyError: 'x'\n",
+    )
+    assert not (tmp_path / "out").exists()
