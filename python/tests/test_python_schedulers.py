@@ -392,9 +392,10 @@ def test_run_reports_a_failing_scheduler_in_one_line(tmp_path, cli, mini_toml):
     (tmp_path / "boom.py").write_text(
         "import mpsched\n@mpsched.scheduler('boom')\ndef f(view):\n    raise KeyError('x')\n"
     )
+    message = "error: scheduler \"boom\": get_send: KeyError: 'x'\n"
     proc = cli("run", str(mini_toml), "--plugin", "boom.py", "--scheduler", "boom", "-o", "out")
-    assert (proc.returncode, proc.stderr) == (
-        1,
-        "error: scheduler \"boom\": get_send: KeyError: 'x'\n",
-    )
+    assert (proc.returncode, proc.stderr) == (1, message)
     assert not (tmp_path / "out").exists()
+    # From a compare worker process too (the error pickles).
+    proc = cli("compare", str(mini_toml), "--plugin", "boom.py", "--scheduler", "rr,boom")
+    assert (proc.returncode, proc.stderr.splitlines()[-1] + "\n") == (1, message)

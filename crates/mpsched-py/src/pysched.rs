@@ -20,8 +20,10 @@ use mpsched_transport::{Instant, SchedSpec};
 
 use crate::view::PySchedView;
 
+// Named `mpsched._core.SchedulerError` (not `_core....`) so that it pickles: a compare worker
+// sends it back to the parent.
 create_exception!(
-    _core,
+    mpsched._core,
     SchedulerError,
     PyRuntimeError,
     "A Python scheduler failed during a run (its exception is the cause)."
