@@ -318,8 +318,8 @@ def register_scheduler(
     penalize_all_carriers: bool = False,
 ) -> None:
     """Registers a Python scheduler as ``name``: ``make()`` returns one scheduler object per
-    connection, with ``get_send(view)`` and optionally ``get_retrans(view)`` and
-    ``seed(seed)``. A built-in's name or alias raises ValueError."""
+    connection, with ``get_send(view)`` and optionally ``get_retrans(view)``, ``seed(seed)``
+    and ``on_hol_event()``. A built-in's name or alias raises ValueError."""
 
 def unregister_scheduler(name: str) -> bool:
     """Removes the Python scheduler ``name``; False if there was none."""

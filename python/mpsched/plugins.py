@@ -13,8 +13,9 @@ with :func:`scheduler`::
     mpsched.run({... "flows": [{"scheduler": "lowest-rtt", ...}]})
 
 A class has ``get_send(self, view)`` and optionally ``get_retrans(self, view)`` (reinjections;
-default: ``get_send``) and ``seed(self, seed)`` (called once per connection with a seed derived
-from the scenario's, for schedulers that draw random numbers). Each returns a subflow index
+default: ``get_send``), ``seed(self, seed)`` (called once per connection with a seed derived
+from the scenario's, for schedulers that draw random numbers) and ``on_hol_event(self)``
+(the receive window blocked new data and the connection ran its penalization step). Each returns a subflow index
 (``view.subflows[i].index``) to send the segment on, or ``None`` to wait. The view and every
 field are documented in docs/python-schedulers.md.
 

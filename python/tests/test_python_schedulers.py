@@ -98,6 +98,29 @@ def test_results_identical_to_the_rust_scheduler(python, builtin, seed):
         assert rust_res.summary["flows"][0]["opportunistic_retransmissions"] > 0
 
 
+def test_hol_events_reach_the_scheduler():
+    """With opportunistic retransmission on, the connection tells the scheduler each time it
+    runs its penalization step (Rust `Scheduler::on_hol_event`); the choices stay minRTT's."""
+    events: List[float] = []
+
+    @mpsched.scheduler("t-hol", opportunistic_retransmission=True)
+    class Hol:
+        def get_send(self, view):
+            return view.min_rtt()
+
+        def on_hol_event(self) -> None:
+            events.append(1.0)
+
+    try:
+        res = mpsched.run(scenario("t-hol"), seed=1)
+    finally:
+        mpsched.unregister_scheduler("t-hol")
+    assert res.summary["flows"][0]["penalizations"] > 0 and len(events) > 0
+    assert without_label(res)["flows"].equals(
+        without_label(mpsched.run(scenario("minrtt"), seed=1))["flows"]
+    )
+
+
 def test_registration_by_decorator_class_and_function():
     calls: List[int] = []
 

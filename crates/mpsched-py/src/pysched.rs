@@ -79,15 +79,17 @@ struct Flags {
 struct PyScheduler {
     name: &'static str,
     flags: Flags,
-    /// `get_send`, `get_retrans` (None: `get_send`) and `seed` of the instance; None after a
-    /// failure.
+    /// The instance's methods; None after a failure.
     methods: Option<Methods>,
 }
 
+/// A Python scheduler's methods: `get_send`, and if it has them `get_retrans` (else
+/// `get_send`), `seed` and `on_hol_event`.
 struct Methods {
     get_send: Py<PyAny>,
     get_retrans: Option<Py<PyAny>>,
     seed: Option<Py<PyAny>>,
+    on_hol_event: Option<Py<PyAny>>,
 }
 
 fn method(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Py<PyAny>>> {
@@ -106,7 +108,12 @@ impl PyScheduler {
             let obj = make.call0(py)?.into_bound(py);
             let get_send = method(&obj, "get_send")?
                 .ok_or_else(|| PyValueError::new_err("expected an object with a get_send(view) method"))?;
-            Ok(Methods { get_send, get_retrans: method(&obj, "get_retrans")?, seed: method(&obj, "seed")? })
+            Ok(Methods {
+                get_send,
+                get_retrans: method(&obj, "get_retrans")?,
+                seed: method(&obj, "seed")?,
+                on_hol_event: method(&obj, "on_hol_event")?,
+            })
         })();
         let methods = methods.map_err(|e| keep_error(py, name, "creating it", e)).ok();
         PyScheduler { name, flags, methods }
@@ -147,6 +154,20 @@ impl PyScheduler {
     }
 }
 
+impl PyScheduler {
+    /// Calls an optional method that answers nothing (`seed`, `on_hol_event`).
+    fn notify<A>(&mut self, what: &str, pick: impl Fn(&Methods) -> Option<&Py<PyAny>>, args: A)
+    where
+        A: for<'py> pyo3::call::PyCallArgs<'py>,
+    {
+        let Some(f) = self.methods.as_ref().and_then(pick) else { return };
+        let failed = Python::attach(|py| f.call1(py, args).map_err(|e| keep_error(py, self.name, what, e)).is_err());
+        if failed {
+            self.methods = None;
+        }
+    }
+}
+
 impl Scheduler for PyScheduler {
     fn name(&self) -> &'static str {
         self.name
@@ -166,18 +187,17 @@ impl Scheduler for PyScheduler {
     fn penalize_all_carriers(&self) -> bool {
         self.flags.penalize_all
     }
+    fn on_hol_event(&mut self) {
+        self.notify("on_hol_event", |m| m.on_hol_event.as_ref(), ());
+    }
     fn seed(&mut self, seed: u64) {
-        let Some(f) = self.methods.as_ref().and_then(|m| m.seed.as_ref()) else { return };
-        let failed =
-            Python::attach(|py| f.call1(py, (seed,)).map_err(|e| keep_error(py, self.name, "seed", e)).is_err());
-        if failed {
-            self.methods = None;
-        }
+        self.notify("seed", |m| m.seed.as_ref(), (seed,));
     }
 }
 
 /// Registers a Python scheduler as `name`: `make()` returns one scheduler object per connection,
-/// with `get_send(view)` and optionally `get_retrans(view)` and `seed(seed)`. A built-in's name
+/// with `get_send(view)` and optionally `get_retrans(view)`, `seed(seed)` and `on_hol_event()`.
+/// A built-in's name
 /// or alias raises ValueError.
 #[pyfunction]
 #[pyo3(signature = (name, make, redundant = false, opportunistic_retransmission = false, penalize_all_carriers = false))]
