@@ -13,12 +13,16 @@ The simulator is written in Rust (``mpsched._core``); this package is what users
     sim = mpsched.Simulation("scenarios/edar-handoff.toml")  # step by step, for outside policies
     for kind, flow in sim: ...                          # decision points: decide, continue
 
+    @mpsched.scheduler("lowest-rtt")                    # a scheduler in Python, used by name
+    def lowest_rtt(view): ...                           # docs/python-schedulers.md
+
 Bad scenarios raise :class:`ScenarioError` (a ``ValueError``) with a one-line message.
 The command line is ``mpsched`` (``python -m mpsched``): see ``mpsched --help``.
 """
 
-from ._core import ScenarioError
+from ._core import ScenarioError, SchedulerError, SchedView, SubflowView
 from .api import run
+from .plugins import load_plugin, register_scheduler, scheduler, unregister_scheduler
 from .results import Results, write_results
 from .simulation import Simulation
 
@@ -57,4 +61,18 @@ ENV_IDS = {
 
 _register_envs()
 
-__all__ = ["run", "Results", "ScenarioError", "Simulation", "write_results", "__version__"]
+__all__ = [
+    "run",
+    "Results",
+    "ScenarioError",
+    "SchedulerError",
+    "SchedView",
+    "SubflowView",
+    "Simulation",
+    "load_plugin",
+    "register_scheduler",
+    "scheduler",
+    "unregister_scheduler",
+    "write_results",
+    "__version__",
+]

@@ -5,7 +5,7 @@ return types of its ``#[pyfunction]`` / ``#[pymethods]`` signatures. Results are
 dicts of lists (columns) as ``output_to_dict`` builds them (lib.rs).
 """
 
-from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +37,8 @@ class Sim:
     def advance(
         self, until_s: Optional[float] = None
     ) -> Tuple[Literal["decision", "interval", "deadline", "finished"], Optional[int]]:
-        """Simulates until ``until_s`` (default: the end) or the next decision point."""
+        """Simulates until ``until_s`` (default: the end) or the next decision point. A failed
+        Python scheduler raises :class:`SchedulerError`."""
     def decide_mode(self, flow: int, mode: int) -> None:
         """Per-interval mode of an ``external-mode`` flow: 0 normal (minRTT), 1 redundant."""
     def decide_weights(self, flow: int, weights: List[float]) -> None:
@@ -182,3 +183,150 @@ def synth_trace(
     outage_s: Optional[float] = None,
 ) -> str:
     """The mahimahi text of a synthetic trace. Raises ScenarioError ``"<field>: <expected>"``."""
+
+class SchedulerError(RuntimeError):
+    """A Python scheduler failed during a run (its exception is the cause)."""
+
+class SubflowView:
+    """One subflow as a scheduler sees it (Rust ``SchedSubflow`` with its ``SubflowInfo``
+    flattened). Durations in ms (exactly ``ns / 1e6``), byte counts as integers."""
+
+    @property
+    def index(self) -> int:
+        """Position in the connection's subflow list (what ``get_send`` returns)."""
+    @property
+    def usable(self) -> bool:
+        """Not definitely unavailable: established, joined, not potentially failed, path up."""
+    @property
+    def available(self) -> bool:
+        """Usable and has congestion-window space for the segment (``mptcp_is_available``)."""
+    @property
+    def backup(self) -> bool:
+        """Flagged backup (MP_PRIO): used only when no active subflow is usable."""
+    @property
+    def space(self) -> int:
+        """Free congestion window in bytes."""
+    @property
+    def carried(self) -> bool:
+        """The segment being scheduled was already sent on this subflow (reinjections)."""
+    @property
+    def queued(self) -> int:
+        """Bytes sent on this subflow and not yet acknowledged on it."""
+    @property
+    def min_srtt_ms(self) -> float:
+        """Running minimum of srtt in ms (0 before a sample)."""
+    @property
+    def max_srtt_ms(self) -> float:
+        """Running maximum of srtt in ms."""
+    @property
+    def established(self) -> bool:
+        """Handshake (or join) completed and this end has not sent its FIN."""
+    @property
+    def state(self) -> str:
+        """TCP state (RFC 9293 3.3.2): ``"established"``, ``"syn_sent"``, ..."""
+    @property
+    def srtt_ms(self) -> float:
+        """Smoothed RTT in ms (RFC 6298), 0 before the first sample."""
+    @property
+    def rttvar_ms(self) -> float:
+        """RTT variation in ms (RFC 6298)."""
+    @property
+    def min_rtt_ms(self) -> float:
+        """Smallest RTT sample in ms, 0 before the first."""
+    @property
+    def rto_ms(self) -> float:
+        """Current retransmission timeout in ms, backoff included."""
+    @property
+    def cwnd(self) -> int:
+        """Congestion window in bytes."""
+    @property
+    def ssthresh(self) -> Optional[int]:
+        """Slow-start threshold in bytes (None until the first loss)."""
+    @property
+    def pipe(self) -> int:
+        """Bytes in flight (RFC 6675 pipe)."""
+    @property
+    def outstanding(self) -> int:
+        """Bytes sent and not cumulatively acknowledged."""
+    @property
+    def delivered(self) -> int:
+        """Bytes acknowledged (cumulatively or by SACK) over the subflow's life."""
+    @property
+    def bytes_sent(self) -> int:
+        """Payload bytes sent, retransmissions included."""
+    @property
+    def bytes_retransmitted(self) -> int:
+        """Payload bytes retransmitted."""
+    @property
+    def segments_sent(self) -> int:
+        """Data segments sent, retransmissions included."""
+    @property
+    def segments_retransmitted(self) -> int:
+        """Data segments retransmitted."""
+    @property
+    def segments_lost(self) -> int:
+        """Segments detected lost."""
+    @property
+    def rto_count(self) -> int:
+        """Retransmission timeouts fired."""
+    @property
+    def fast_recoveries(self) -> int:
+        """Fast-recovery episodes entered (RFC 6675)."""
+    @property
+    def delivery_rate(self) -> int:
+        """Latest delivery-rate sample, bytes per second."""
+    @property
+    def in_recovery(self) -> bool:
+        """In fast recovery or RTO recovery now."""
+    @property
+    def peer_wnd(self) -> int:
+        """Peer's advertised receive window in bytes."""
+    @property
+    def bytes_received(self) -> int:
+        """Payload bytes received in order on this subflow."""
+
+class SchedView:
+    """Everything a scheduler may look at when one segment waits (Rust ``SchedView``)."""
+
+    @property
+    def subflows(self) -> Tuple[SubflowView, ...]:
+        """Every subflow, in subflow order."""
+    @property
+    def now_s(self) -> float:
+        """Simulated time in seconds."""
+    @property
+    def seg_len(self) -> int:
+        """Length of the segment to schedule, bytes."""
+    @property
+    def reinjection(self) -> bool:
+        """The segment is a reinjection (already sent on another subflow; see ``carried``)."""
+    @property
+    def unsent(self) -> int:
+        """Connection-level bytes in the send buffer not yet handed to any subflow."""
+    @property
+    def send_window(self) -> int:
+        """Connection-level send window left: peer's window right edge − next DSN to send."""
+    @property
+    def conn(self) -> Dict[str, Union[int, float]]:
+        """The connection's counters (Rust ``ConnInfo``), a dict built on each access."""
+    def min_rtt(self) -> Optional[int]:
+        """minRTT's choice (Linux ``get_available_subflow``), or None: wait."""
+    def fastest(self) -> Optional[int]:
+        """The usable active subflow with the smallest srtt, window space or not."""
+
+def register_scheduler(
+    name: str,
+    make: Callable[[], Any],
+    redundant: bool = False,
+    opportunistic_retransmission: bool = False,
+    penalize_all_carriers: bool = False,
+) -> None:
+    """Registers a Python scheduler as ``name``: ``make()`` returns one scheduler object per
+    connection, with ``get_send(view)`` and optionally ``get_retrans(view)``, ``seed(seed)``
+    and ``on_hol_event()``. A built-in's name or alias raises ValueError."""
+
+def unregister_scheduler(name: str) -> bool:
+    """Removes the Python scheduler ``name``; False if there was none."""
+
+def scheduler_plugins() -> List[str]:
+    """The names of the registered plug-in schedulers, sorted."""

@@ -36,6 +36,9 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
             A file that cannot be read raises a ScenarioError that is also the OSError
             (e.g. ``FileNotFoundError``); see :mod:`mpsched.scenario`.
         TypeError: ``scenario`` is neither a path nor a dict.
+        mpsched.SchedulerError: a scheduler written in Python raised (or answered something
+            other than a subflow index or None); the original exception is its ``__cause__``
+            (docs/python-schedulers.md).
 
     Nothing is written to disk; use :func:`mpsched.write_results` for that. Same scenario,
     seed and build => identical results.

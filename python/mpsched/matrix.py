@@ -261,6 +261,19 @@ def _policy_digests(scenario: Mapping[str, Any], source: Path) -> Dict[str, str]
     return out
 
 
+def _plugin_digests(scenario: Mapping[str, Any]) -> Dict[str, str]:
+    """Source digests of the Python schedulers a scenario's flows use (for its hash)."""
+    from .plugins import source_digest
+
+    out: Dict[str, str] = {}
+    for flow in _flows(scenario):
+        name = flow.get("scheduler")
+        digest = source_digest(name) if isinstance(name, str) else None
+        if digest is not None:
+            out[f"plugin:{name}"] = digest
+    return out
+
+
 def load_scenario(path: Path) -> Dict[str, Any]:
     """Read a scenario file into a dict (:func:`mpsched.scenario.load_dict`; raises its
     ScenarioError)."""
@@ -612,6 +625,7 @@ def build_matrix(
                     _set(variant, sweep.where, value)
                 traces = _trace_digests(variant, base_dir)
                 traces.update(_policy_digests(variant, scenario_path))
+                traces.update(_plugin_digests(variant))
                 resolved = resolve_trace_paths(variant, base_dir)
                 sched_label, cc_label = _check_variant(resolved, loaded)
                 for seed in seeds:

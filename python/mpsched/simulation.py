@@ -46,7 +46,8 @@ class Simulation:
         Returns ``("decision", flow)`` (a per-packet question of an ``external-packet`` flow:
         answer with :meth:`decide_path` before advancing), ``("interval", flow)`` (a flow's
         decision interval elapsed: decide, or keep the current setting), ``("deadline", None)``
-        or ``("finished", None)``.
+        or ``("finished", None)``. A scheduler written in Python that fails raises
+        :class:`mpsched.SchedulerError`.
         """
         return self._sim.advance(until_s)
 

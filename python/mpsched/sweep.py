@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__
+from . import __version__, plugins
 from ._atomic import atomic_directory, write_file_atomic
 from .api import run as run_scenario
 from .matrix import Matrix, RunSpec
@@ -203,8 +203,11 @@ def _write_run(runs_dir: Path, spec: RunSpec, files: Dict[str, bytes]) -> None:
 # --- running --------------------------------------------------------------------------------
 
 
-def execute_run(spec: RunSpec) -> Dict[str, bytes]:
-    """Simulate one run and return its files (:data:`RUN_FILES`) as bytes. Runs in a worker."""
+def execute_run(spec: RunSpec, plugin_sources: Sequence[Tuple[str, str]] = ()) -> Dict[str, bytes]:
+    """Simulate one run and return its files (:data:`RUN_FILES`) as bytes. Runs in a worker,
+    which first registers the Python schedulers of ``plugin_sources`` (plugin files, modules:
+    :func:`mpsched.plugins.plugin_sources`)."""
+    plugins.ensure_loaded(plugin_sources)
     files = result_files(run_scenario(spec.scenario, seed=spec.seed))
     files[RUN_META] = _json_bytes(spec.meta())
     return files
@@ -225,16 +228,20 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 def _run_local(specs: Sequence[RunSpec], jobs: int) -> Iterator[Tuple[RunSpec, Dict[str, bytes]]]:
-    """Yield (spec, files) as runs finish: in this process with one job, else in a pool."""
-    if jobs <= 1 or len(specs) <= 1:
+    """Yield (spec, files) as runs finish: in this process with one job, else in a pool.
+
+    Python schedulers reach the workers as the files or modules that registered them; one
+    defined in ``__main__`` cannot, so then every run stays in this process."""
+    if jobs <= 1 or len(specs) <= 1 or not plugins.shippable():
         for spec in specs:
             yield spec, execute_run(spec)
         return
+    sources = plugins.plugin_sources()
     pool = ProcessPoolExecutor(
         max_workers=min(jobs, len(specs)), mp_context=_pool_context(), initializer=_ignore_sigint
     )
     try:
-        pending: Dict[Future, RunSpec] = {pool.submit(execute_run, s): s for s in specs}
+        pending: Dict[Future, RunSpec] = {pool.submit(execute_run, s, sources): s for s in specs}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -274,7 +281,8 @@ def _run_ray(
         else:
             ray.init()
     task = ray.remote(num_cpus=1)(execute_run)
-    pending = {task.remote(spec): spec for spec in specs}
+    sources = plugins.plugin_sources()
+    pending = {task.remote(spec, sources): spec for spec in specs}
     try:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)

@@ -55,7 +55,8 @@ impl PyEnv {
             env.observe(out);
             Ok::<(), mpsched_sim::ScenarioError>(())
         })
-        .map_err(scenario_err)
+        .map_err(scenario_err)?;
+        crate::pysched::take_error()
     }
 
     /// Applies `action`, runs to the next decision boundary, writes the observation and the
@@ -81,6 +82,8 @@ impl PyEnv {
             env.write_terms(tm);
             st
         });
+        // Another flow of the scenario may run a Python scheduler.
+        crate::pysched::take_error()?;
         Ok((st.terminated, st.truncated))
     }
 
@@ -153,7 +156,8 @@ impl PyVecEnv {
         let o = obs.as_slice_mut()?;
         check_len("obs", o.len(), want)?;
         let venv = &mut self.venv;
-        py.detach(move || venv.reset(base_seed, o)).map_err(scenario_err)
+        py.detach(move || venv.reset(base_seed, o)).map_err(scenario_err)?;
+        crate::pysched::take_error()
     }
 
     /// Steps every sub-env (NEXT_STEP autoreset); writes obs [n, D], terms [n, T] and flags [n].
@@ -180,7 +184,8 @@ impl PyVecEnv {
         check_len("truncated", tr.len(), n)?;
         let venv = &mut self.venv;
         py.detach(move || venv.step(act, VecOut { obs: o, terms: tm, terminated: te, truncated: tr }))
-            .map_err(scenario_err)
+            .map_err(scenario_err)?;
+        crate::pysched::take_error()
     }
 
     #[getter]

@@ -13,7 +13,9 @@ use mpsched_sim::{Column, Format, Table};
 mod algos;
 mod env;
 mod policy;
+mod pysched;
 mod tracegen;
+mod view;
 
 create_exception!(_core, ScenarioError, PyValueError, "A bad scenario, trace or argument (one-line message).");
 
@@ -45,9 +47,12 @@ fn run_scenario<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let format = parse_format(fmt, source)?;
     let (text, source) = (text.to_owned(), source.to_owned());
+    // A failure left over from an abandoned run is not this run's.
+    let _ = pysched::take_error();
     let out = py
         .detach(move || mpsched_sim::run_text(&text, &source, format, seed))
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    pysched::take_error()?;
     output_to_dict(py, &out)
 }
 
@@ -112,16 +117,19 @@ impl PySim {
     /// Simulates until `until_s` (default: the end) or the next decision point. Returns
     /// ("decision", flow) for a per-packet question, ("interval", flow) at a decision interval,
     /// ("deadline", None) or ("finished", None).
+    /// A Python scheduler's exception raises SchedulerError (the run cannot go on).
     #[pyo3(signature = (until_s = None))]
-    fn advance(&mut self, py: Python<'_>, until_s: Option<f64>) -> (&'static str, Option<u32>) {
+    fn advance(&mut self, py: Python<'_>, until_s: Option<f64>) -> PyResult<(&'static str, Option<u32>)> {
         let until = until_s.map(|s| (s.max(0.0) * 1e9).round() as u64).unwrap_or(u64::MAX);
         let sim = &mut self.sim;
-        match py.detach(move || sim.advance(until)) {
+        let stop = py.detach(move || sim.advance(until));
+        pysched::take_error()?;
+        Ok(match stop {
             mpsched_sim::Stop::Decision { flow } => ("decision", Some(flow)),
             mpsched_sim::Stop::Interval { flow } => ("interval", Some(flow)),
             mpsched_sim::Stop::Deadline => ("deadline", None),
             mpsched_sim::Stop::Finished => ("finished", None),
-        }
+        })
     }
 
     /// Per-interval mode of an `external-mode` flow: 0 normal (minRTT), 1 redundant.
@@ -294,6 +302,12 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SchedulerError", m.py().get_type::<pysched::SchedulerError>())?;
+    m.add_class::<view::PySchedView>()?;
+    m.add_class::<view::PySubflowView>()?;
+    m.add_function(wrap_pyfunction!(pysched::register_scheduler, m)?)?;
+    m.add_function(wrap_pyfunction!(pysched::unregister_scheduler, m)?)?;
+    m.add_function(wrap_pyfunction!(pysched::scheduler_plugins, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(policy::run_edar, m)?)?;
     m.add_class::<policy::PyEdarNet>()?;

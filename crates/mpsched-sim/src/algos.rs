@@ -157,4 +157,22 @@ cc = "{cc}"
         let e = crate::Scenario::from_toml(&two_paths("prefer:subflow=x", "reno", ""), "t.toml").unwrap_err();
         assert_eq!(e.0, "t.toml: flows[0].scheduler: subflow: expected a non-negative integer, got \"x\"");
     }
+    /// A plug-in registered by name (as `mpsched.scheduler` does for Python) is used from a
+    /// scenario like a built-in: the same segments as the built-in it wraps, its own label in
+    /// the outputs; a parameter table for it is an error.
+    #[test]
+    fn registered_plugins_run_from_scenarios() {
+        use mpsched_transport::sched::RoundRobin;
+        let factory = std::sync::Arc::new(|| Box::new(RoundRobin::default()) as Box<_>);
+        SchedSpec::register_plugin("rr-plugin", factory).unwrap();
+        let run = |s: &str| crate::run(crate::Scenario::from_toml(&two_paths(s, "lia", ""), "t.toml").unwrap());
+        let (plugin, builtin) = (run("rr-plugin"), run("rr"));
+        assert_eq!(plugin.flows.strs("scheduler"), ["rr-plugin"]);
+        assert_eq!(plugin.subflows.i64s("bytes_sent"), builtin.subflows.i64s("bytes_sent"));
+        assert_eq!(plugin.timeseries, builtin.timeseries);
+        let t = "[flows.scheduler_params.rr-plugin]\nx = 1";
+        let e = crate::Scenario::from_toml(&two_paths("rr-plugin", "lia", t), "t.toml").unwrap_err();
+        assert_eq!(e.0, "t.toml: flows[0].scheduler_params.rr-plugin.x: rr-plugin takes no parameters");
+        assert!(SchedSpec::unregister_plugin("rr-plugin"));
+    }
 }

@@ -305,8 +305,18 @@ macro_rules! algo_registry {
             doc: concat!("" $(, $doc)*),
         },)+];
 
+        /// The plug-ins registered at run time ([`crate::plugin`]).
+        static PLUGINS: $crate::plugin::Plugins<dyn $tr + Send + Sync> = $crate::plugin::Plugins::new();
+
         impl $crate::algo::AlgoSet for $algo {
             const WHAT: &'static str = $what;
+            type Dyn = dyn $tr + Send + Sync;
+            fn plugins() -> &'static $crate::plugin::Plugins<Self::Dyn> {
+                &PLUGINS
+            }
+            fn from_custom(c: $crate::algo::Custom<Self::Dyn>) -> Self {
+                $algo::Custom(c)
+            }
             fn entries() -> &'static [$crate::algo::AlgoEntry] {
                 $entries
             }
@@ -378,6 +388,12 @@ pub trait AlgoSet: Sized + Clone + fmt::Debug {
     fn get(&self, key: &str) -> Option<ParamValue>;
     /// The parameters this algorithm declares.
     fn docs(&self) -> &'static [ParamDoc];
+    /// The plug-in trait object (`dyn Scheduler + Send + Sync`).
+    type Dyn: ?Sized + 'static;
+    /// The plug-ins registered at run time.
+    fn plugins() -> &'static crate::plugin::Plugins<Self::Dyn>;
+    /// The algorithm of a plug-in.
+    fn from_custom(c: Custom<Self::Dyn>) -> Self;
 }
 
 /// What was wrong with an algorithm name or parameter. `key` is the parameter (`None` when the
@@ -461,8 +477,11 @@ impl<A: AlgoSet> Spec<A> {
     /// parameter given either way, in declaration order.
     pub fn resolve<'t>(text: &str, table: impl Fn(&str) -> &'t [(String, ParamValue)]) -> Result<Self, ParamError> {
         // The name first: an unknown name is the error, whatever follows the colon.
-        let head = text.trim().split_once(':').map_or(text.trim(), |(n, _)| n);
-        let (entry, preset) = Self::lookup(&head.trim().to_ascii_lowercase())?;
+        let head = text.trim().split_once(':').map_or(text.trim(), |(n, _)| n).trim().to_ascii_lowercase();
+        let (entry, preset) = match Self::lookup(&head) {
+            Ok(found) => found,
+            Err(e) => return Self::resolve_plugin(&head, text, table).unwrap_or(Err(e)),
+        };
         let (name, inline) = split_params(text)?;
         let mut algo = A::defaults(entry.name).expect("registered name");
         let mut given: Vec<&'static str> = Vec::new();
@@ -489,12 +508,58 @@ impl<A: AlgoSet> Spec<A> {
         Ok(Spec { label, algo })
     }
 
+    /// The plug-in `name` (`None` if there is none): plug-ins take no parameters, neither after
+    /// the colon nor in a table.
+    fn resolve_plugin<'t>(
+        name: &str,
+        text: &str,
+        table: impl Fn(&str) -> &'t [(String, ParamValue)],
+    ) -> Option<Result<Self, ParamError>> {
+        let custom = A::plugins().get(name)?;
+        let inline = match split_params(text) {
+            Ok((_, inline)) => inline,
+            Err(e) => return Some(Err(e)),
+        };
+        if let Some((k, _)) = inline.first().or(table(name).first()) {
+            return Some(Err(ParamError { key: Some(k.clone()), msg: format!("{name} takes no parameters") }));
+        }
+        Some(Ok(Spec { label: name.to_string(), algo: A::from_custom(custom) }))
+    }
+
+    /// Registers a plug-in as `name` ([`crate::plugin`]): `factory` builds one instance per
+    /// connection (per subflow for a congestion control). A second registration of `name`
+    /// replaces the first; a built-in's name or alias is refused.
+    pub fn register_plugin(name: &str, factory: Arc<dyn Fn() -> Box<A::Dyn> + Send + Sync>) -> Result<(), String> {
+        crate::plugin::check_name(name)?;
+        if Self::lookup(name).is_ok() {
+            return Err(format!("{name:?} is the name of a built-in {}; choose another name", A::WHAT));
+        }
+        A::plugins().insert(name, factory);
+        Ok(())
+    }
+
+    /// Removes the plug-in `name`; false if there was none.
+    pub fn unregister_plugin(name: &str) -> bool {
+        A::plugins().remove(name)
+    }
+
+    /// The names of the registered plug-ins, sorted.
+    pub fn plugin_names() -> Vec<String> {
+        A::plugins().names()
+    }
+
     /// Checks a table of parameters for the algorithm with canonical name `name`, without
     /// building anything (a scenario validates every table it holds, used or not).
     pub fn check_table(name: &str, kvs: &[(String, ParamValue)]) -> Result<(), ParamError> {
+        if A::defaults(name).is_none() && A::plugins().get(name).is_some() {
+            return match kvs.first() {
+                Some((k, _)) => Err(ParamError { key: Some(k.clone()), msg: format!("{name} takes no parameters") }),
+                None => Ok(()),
+            };
+        }
         let mut algo = A::defaults(name).ok_or_else(|| ParamError {
             key: None,
-            msg: format!("unknown {} {name:?}, expected one of {:?}", A::WHAT, Self::canonical_names()),
+            msg: format!("unknown {} {name:?}, expected one of {:?}", A::WHAT, Self::known(Self::canonical_names())),
         })?;
         kvs.iter().try_for_each(|(k, v)| Self::set_one(&mut algo, name, k, v))
     }
@@ -524,7 +589,15 @@ impl<A: AlgoSet> Spec<A> {
                 return Ok((e, preset));
             }
         }
-        Err(ParamError { key: None, msg: format!("unknown {} {name:?}, expected one of {:?}", A::WHAT, Self::names()) })
+        Err(ParamError {
+            key: None,
+            msg: format!("unknown {} {name:?}, expected one of {:?}", A::WHAT, Self::known(Self::names())),
+        })
+    }
+
+    /// `builtins` followed by the registered plug-ins' names (for error messages).
+    fn known(builtins: Vec<&'static str>) -> Vec<String> {
+        builtins.into_iter().map(str::to_string).chain(Self::plugin_names()).collect()
     }
 
     /// Every accepted name (canonical names and aliases).

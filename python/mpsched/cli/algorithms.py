@@ -11,6 +11,7 @@ from rich.table import Table
 
 from .. import _core
 from .errors import fail
+from .run import PluginOption, load_plugins
 
 KINDS = {"scheduler": "Schedulers", "cc": "Congestion controllers"}
 
@@ -25,15 +26,22 @@ def algorithms_command(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the registries as JSON.")] = False,
+    plugin: PluginOption = None,
 ) -> None:
     """List every scheduler and congestion controller, its aliases and parameters.
 
     Use them as `NAME` or `NAME:key=value,...` in `--scheduler`, `--cc` and scenario files.
+    With `--plugin FILE`, the Python schedulers the file defines follow the built-ins.
     """
     if kind is not None and kind not in KINDS:
         fail(f'kind: expected "scheduler" or "cc", got {kind!r}')
+    load_plugins(plugin)
     kinds = [kind] if kind else list(KINDS)
     data = {k: _core.algorithms(k) for k in kinds}
+    if "scheduler" in data:
+        from ..plugins import describe
+
+        data["scheduler"] = list(data["scheduler"]) + describe()
     if as_json:
         typer.echo(json.dumps(data, indent=2))
         return

@@ -46,6 +46,14 @@ def bench_command(
             "(EdAR scenario, paused vs built-in scheduler in the same process).",
         ),
     ] = False,
+    python_scheduler: Annotated[
+        bool,
+        typer.Option(
+            "--python-scheduler",
+            help="Instead, measure the per-decision cost of a scheduler written in Python "
+            "(EdAR scenario, against the built-in minrtt-norp making the same choices).",
+        ),
+    ] = False,
 ) -> None:
     """Measure simulator speed on built-in benchmark scenarios.
 
@@ -65,6 +73,22 @@ def bench_command(
             for r in rows:
                 typer.echo(
                     f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)"
+                )
+        return
+    if python_scheduler:
+        from ..bench_plugin import bench_python_scheduler
+
+        with Console(stderr=True).status("bench python scheduler"):
+            rows = bench_python_scheduler(max(repeats, 3))
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2, sort_keys=True))
+        else:
+            for r in rows:
+                typer.echo(
+                    f"{r['name']:<18} {r['wall_s']:.4f} s  {r['us_per_decision']:6.2f} µs/decision  "
+                    f"overhead {r['overhead_us_per_decision']:6.2f} µs/decision  "
+                    f"{r['ratio']:5.1f}x  identical={r['identical_to_builtin']}  "
+                    f"({r['decisions']} decisions)"
                 )
         return
     if decisions:

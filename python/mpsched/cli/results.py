@@ -22,6 +22,7 @@ from ..sweep import (
     run_sweep,
 )
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, fail, fail_missing_extra, require_extra
+from .run import PluginOption, load_plugins
 
 
 class Backend(str, Enum):
@@ -70,10 +71,12 @@ def compare_command(
             metavar="NAMES",
             help="Comma-separated schedulers (e.g. `minrtt,blest,ecf,redundant`), each applied to "
             "every multipath flow (a flow with `paths`); trained policies too: `edar` (shipped "
-            "checkpoint), `edar:CHECKPOINT`. Default: as in the scenario.",
+            "checkpoint), `edar:CHECKPOINT`; Python schedulers of `--plugin` files. "
+            "Default: as in the scenario.",
             show_default=False,
         ),
     ] = None,
+    plugin: PluginOption = None,
     cc: Annotated[
         Optional[str],
         typer.Option(
@@ -133,6 +136,7 @@ def compare_command(
     scenario are swept: one variant per value (`params`, e.g. `path2.delay_ms=40`). Each run appears complete or not at all; running the same command again
     skips finished runs. Prints per-variant means over seeds. Sweeps: docs/scenarios.md (Parameter ranges); outputs: docs/scenarios.md (Outputs).
     """
+    load_plugins(plugin)
     try:
         check_backend(backend.value)
         seed_list = parse_seeds(seeds) if seeds is not None else None
@@ -194,6 +198,8 @@ def compare_command(
         )
     except (OutputDirError, BackendError) as e:
         fail(str(e))
+    except _core.SchedulerError as e:
+        fail(str(e), code=EXIT_FAILURE)
     except _core.ScenarioError as e:
         fail(str(e))
     except OSError as e:

@@ -3,7 +3,7 @@
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, List, Optional
 
 import pyarrow as pa
 import typer
@@ -15,6 +15,30 @@ from ..api import MAX_SEED
 from ..api import run as run_scenario
 from ..results import OUTPUT_FILES, write_results
 from .errors import EXIT_FAILURE, fail, fail_missing_extra
+
+#: The `--plugin` option of `run` and `compare`.
+PluginOption = Annotated[
+    Optional[List[Path]],
+    typer.Option(
+        "--plugin",
+        metavar="FILE",
+        help='Python file defining schedulers with `@mpsched.scheduler("NAME")`, loaded '
+        "before the scenario so `--scheduler NAME` (or the scenario) can use them; repeatable. "
+        "See docs/python-schedulers.md.",
+        show_default=False,
+    ),
+]
+
+
+def load_plugins(paths: Optional[List[Path]]) -> None:
+    """Load every `--plugin` file; a bad one exits with one `error:` line (code 2)."""
+    from ..plugins import PluginError, load_plugin
+
+    for path in paths or []:
+        try:
+            load_plugin(path)
+        except PluginError as e:
+            fail(f"--plugin {e}")
 
 
 def default_out_dir(scenario: Path, seed: Optional[int]) -> Path:
@@ -60,10 +84,12 @@ def run_command(
             "--scheduler",
             metavar="NAME",
             help="Scheduler for every multipath flow, e.g. `blest`, or a trained policy: "
-            "`edar` (shipped checkpoint) or `edar:CHECKPOINT` (.json of `mpsched train edar`).",
+            "`edar` (shipped checkpoint) or `edar:CHECKPOINT` (.json of `mpsched train edar`), "
+            "or a Python scheduler of a `--plugin` file.",
             show_default=False,
         ),
     ] = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Simulate a scenario and write its results.
 
@@ -73,9 +99,12 @@ def run_command(
     """
     # pyarrow imports pandas the first time it builds an array (~0.4 s): do it before timing.
     pa.array([0])
+    load_plugins(plugin)
     started = time.perf_counter()
     try:
         results = run_scenario(_with_scheduler(scenario, scheduler), seed=seed)
+    except _core.SchedulerError as e:
+        fail(str(e), code=EXIT_FAILURE)
     except _core.ScenarioError as e:
         message = str(e)
         fail(f"{scenario}{message[len('<dict>') :]}" if message.startswith("<dict>") else message)

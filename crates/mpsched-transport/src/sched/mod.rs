@@ -618,19 +618,64 @@ pub(crate) mod tests {
         assert_eq!(flags("external-mode"), (false, false, false));
     }
 
+    /// The plug-in of the tests below: always the last subflow.
+    struct Last;
+    impl Scheduler for Last {
+        fn name(&self) -> &'static str {
+            "last"
+        }
+        fn get_send(&mut self, _: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
+            out.insert(v.subflows.len() - 1);
+            Verdict::Send
+        }
+    }
+
+    /// A registered plug-in resolves by name (any case) to a spec labelled with its name that
+    /// builds it; it takes no parameters; unknown-name errors list it; unregistering removes it.
+    /// (The table is process-wide: each test uses its own names.)
+    #[test]
+    fn plugin_registered_by_name() {
+        SchedSpec::register_plugin("last-test", Arc::new(|| Box::new(Last))).unwrap();
+        let s = SchedSpec::parse("Last-Test").unwrap();
+        assert_eq!(s.label(), "last-test");
+        assert!(matches!(s.algo(), SchedAlgo::Custom(c) if c.name == "last-test"));
+        assert_eq!(s.build().name(), "last");
+        assert_eq!(s.params(), vec![]);
+        assert_eq!(SchedSpec::parse("last-test").unwrap(), s, "same factory: equal specs");
+        assert_eq!(SchedSpec::parse("last-test:x=1").unwrap_err().to_string(), "x: last-test takes no parameters");
+        let table = [("x".to_string(), crate::ParamValue::Int(1))];
+        let e = SchedSpec::resolve("last-test", |n| if n == "last-test" { &table[..] } else { &[] }).unwrap_err();
+        assert_eq!(e.to_string(), "x: last-test takes no parameters");
+        assert_eq!(SchedSpec::check_table("last-test", &[]), Ok(()));
+        assert!(SchedSpec::check_table("last-test", &table).is_err());
+        let e = SchedSpec::parse("nope").unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown scheduler \"nope\", expected one of [\"minrtt\"") && e.contains("\"last-test\""),
+            "{e}"
+        );
+        assert!(SchedSpec::plugin_names().contains(&"last-test".to_string()));
+        assert!(SchedSpec::unregister_plugin("last-test"));
+        assert!(SchedSpec::parse("last-test").is_err());
+    }
+
+    /// A plug-in cannot take a built-in's name or alias, nor a name that text cannot carry.
+    #[test]
+    fn plugin_names_must_not_collide_with_builtins() {
+        for taken in ["minrtt", "rr", "minrtt-norp", "external-packet"] {
+            assert_eq!(
+                SchedSpec::register_plugin(taken, Arc::new(|| Box::new(Last))),
+                Err(format!("{taken:?} is the name of a built-in scheduler; choose another name"))
+            );
+        }
+        assert!(SchedSpec::register_plugin("a:b", Arc::new(|| Box::new(Last)))
+            .unwrap_err()
+            .starts_with("expected a name"));
+        assert_eq!(SchedSpec::parse("rr").unwrap().label(), "rr");
+    }
+
     /// The default `get_retrans` is `get_send` (a custom plug-in that only implements get_send).
     #[test]
     fn custom_scheduler_default_get_retrans_is_get_send() {
-        struct Last;
-        impl Scheduler for Last {
-            fn name(&self) -> &'static str {
-                "last"
-            }
-            fn get_send(&mut self, _: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
-                out.insert(v.subflows.len() - 1);
-                Verdict::Send
-            }
-        }
         let mut s = AnySched::Custom(Box::new(Last));
         let conn = ConnInfo::default();
         let subs = [idle(10), carried(idle(20))];
