@@ -132,3 +132,30 @@ fn alternating_modes_never_resend_on_the_same_subflow() {
     assert_eq!(s.duplicate_bytes, c.redundant_bytes);
     assert_eq!(s.bytes_delivered, total);
 }
+
+/// Linux redundant with a lagging subflow that takes reinjected data (Linux
+/// `mptcp_dont_reinject_skb`: an skb is not sent again on a subflow in its `path_mask`). Path 0
+/// (10 ms one-way) goes silent at 300 ms; its RTO reinjects its unacknowledged segments on the
+/// slower subflow 1 (40 ms), the only one left, many of them ahead of subflow 1's own redundant
+/// cursor: catching up, subflow 1 skips those. It sends a DSN twice only when the reinjection
+/// itself re-sends a segment it already carried (no other subflow is left: Linux clears the
+/// `path_mask` in `get_available_subflow`), so its repeats are covered by `reinjected_bytes`, and
+/// every byte sent is the transfer once, a copy, a reinjection or a retransmission.
+#[test]
+fn redundant_lagging_subflow_does_not_resend_reinjected_data() {
+    let mut p = Pair::new(multipath_config("redundant", 2, 4 << 20))
+        .with_path(0, ms(10), Some(10_000_000))
+        .with_path(1, ms(40), Some(10_000_000))
+        .with_fault(blackhole_path(0, at_ms(300), at_ms(1_000_000)));
+    let total = 2_000_000;
+    p.client.write(total);
+    p.run_until_delivered(total, at_ms(20_000));
+    p.drive();
+    let c = p.client.info();
+    assert_eq!(p.client_sf(1).bytes_retransmitted, 0, "path 1 is lossless");
+    let repeats = same_subflow_resends(&p).into_iter().filter(|x| x.0 == 1).map(|x| x.2 as u64 - 1).sum::<u64>();
+    assert!(repeats > 0 && repeats * MSS <= c.reinjected_bytes, "{repeats} repeats, {} reinjected", c.reinjected_bytes);
+    let sent: u64 = (0..2).map(|i| p.client_sf(i).bytes_sent).sum();
+    let retransmitted: u64 = (0..2).map(|i| p.client_sf(i).bytes_retransmitted).sum();
+    assert_eq!(sent, total + c.redundant_bytes + c.reinjected_bytes + retransmitted);
+}
