@@ -167,7 +167,8 @@ struct SfMeta {
     last_penalization: Option<Instant>,
     min_srtt: u64,
     max_srtt: u64,
-    /// Redundant mode: next DSN this subflow has not carried.
+    /// Redundant mode: every DSN below it was carried by this subflow or is DATA_ACKed (segments
+    /// above it may be carried too, e.g. sent in normal mode: redundant mode skips those).
     red_next: u64,
     rto_seen: u64,
     /// set_path(Up) armed the subflow's retransmission timer for "now" (to resume at once):

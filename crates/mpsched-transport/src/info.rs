@@ -112,7 +112,9 @@ pub struct ConnInfo {
     pub opportunistic_retransmissions: u64,
     /// Window halvings of slow subflows by penalization (Linux `mptcp_rcv_buf_optimization`).
     pub penalizations: u64,
-    /// Bytes sent as copies on additional subflows by redundant scheduling.
+    /// Bytes sent as copies by redundant scheduling on subflows that had not carried the segment:
+    /// every connection-level re-send that is not a reinjection or an opportunistic
+    /// retransmission.
     pub redundant_bytes: u64,
     /// Per-packet decisions left unanswered past `ConnConfig::decision_timeout`, for which the
     /// connection applied the default.

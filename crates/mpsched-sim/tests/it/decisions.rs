@@ -161,3 +161,44 @@ fn external_cc_windows_follow_the_policy() {
     let sent = out.subflows.i64s("bytes_sent");
     assert!(sent[0] > 4 * sent[1], "{sent:?}");
 }
+
+/// Runs `text` (an `external-mode` flow with a decision interval), answering the i-th interval
+/// with `modes[i % modes.len()]`.
+fn run_modes(text: &str, modes: &[u8]) -> mpsched_sim::RunOutput {
+    let mut s = sim(text);
+    let mut k = 0;
+    loop {
+        match s.advance(u64::MAX) {
+            Stop::Interval { flow } => {
+                s.decide(flow as usize, Decision::Mode(modes[k % modes.len()]));
+                k += 1;
+            }
+            Stop::Decision { .. } => unreachable!("mode scheduling never asks per packet"),
+            Stop::Deadline | Stop::Finished => break,
+        }
+    }
+    s.output()
+}
+
+/// EdAR's modes (edar.txt §IV-A) alternating every 100 ms on two lossless 10 Mbit/s, 10 ms paths,
+/// 20 MB: a switch to redundant copies only segments a subflow has not sent itself, so the normal
+/// intervals aggregate both paths and the completion time lies clearly between always-normal (both
+/// paths' rate) and always-redundant (one path's). Every byte sent beyond its first transmission
+/// is counted: the subflows' bytes sent are the 20 MB once, plus `redundant_bytes`, plus
+/// reinjections and the subflows' retransmissions (of drop-tail drops, the only losses here).
+#[test]
+fn alternating_modes_complete_between_normal_and_redundant() {
+    let text = scenario("external-mode", "decision_interval_ms = 100\nsize_bytes = 20000000")
+        .replace("p = 0.002", "p = 0.0")
+        .replace("rate_mbps = 5\ndelay_ms = 40", "rate_mbps = 10\ndelay_ms = 10")
+        .replace("duration_s = 20", "duration_s = 40");
+    let done = |o: &mpsched_sim::RunOutput| fct(o, "mp").expect("completed");
+    let alt = run_modes(&text, &[0, 1]);
+    let (a, r, n) = (done(&alt), done(&run_modes(&text, &[1])), done(&run_modes(&text, &[0])));
+    assert!(1.2 * n < a && a < 0.85 * r, "completion: alternating {a:.2} s, redundant {r:.2} s, normal {n:.2} s");
+    let sent: i64 = alt.subflows.i64s("bytes_sent").iter().sum();
+    let retransmitted: i64 = alt.subflows.i64s("bytes_retransmitted").iter().sum();
+    let (redundant, reinjected) = (flow_i64(&alt, "mp", "redundant_bytes"), flow_i64(&alt, "mp", "reinjected_bytes"));
+    assert!(redundant > 1_000_000);
+    assert_eq!(sent, 20_000_000 + redundant + reinjected + retransmitted);
+}

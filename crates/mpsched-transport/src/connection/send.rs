@@ -214,31 +214,44 @@ impl Connection {
         None
     }
 
+    /// Redundant mode: each subflow, when it has window space, sends the oldest segment not yet
+    /// DATA_ACKed that it has not carried itself (a copy of what another subflow sent), else new
+    /// data. A segment a subflow already carried is never sent again on it at the connection
+    /// level, whatever mode it was sent in (Linux `mptcp_is_available` → `mptcp_dont_reinject_skb`
+    /// tests the skb's `path_mask`); its losses are the subflow's own retransmissions.
+    ///
+    /// EdAR (edar.txt §IV-A, "Redundant"): "Once a subflow is available to send a packet, EdAR
+    /// first checks the redundant buffer. If the first available redundant packet has not been
+    /// sent on the subflow, EdAR schedules the redundant packet [...]. Otherwise, EdAR schedules a
+    /// new packet from the send buffer", and "if there are more than one subflows available, EdAR
+    /// always schedules packets on the available subflow with the minimum RTT to fill its
+    /// congestion window, before scheduling packets on the other subflows": with
+    /// [`Scheduler::redundant_min_rtt_first`] the subflows are tried in srtt order. Linux
+    /// `mptcp_redundant.c` instead goes round-robin from the subflow after the last one used.
+    /// With more than two subflows a segment is copied to every subflow that has not carried it
+    /// (the paper's redundant buffer drops a packet after its first copy; with two subflows the
+    /// two rules agree).
     fn schedule_redundant(&mut self, now: Instant, mss: u32) -> Option<Transmit> {
         let n = self.subflows.len();
         let unsent = self.shared.unsent();
         let len_new = (mss as u64).min(unsent) as u32;
         self.build_views(now, 1, SubflowSet::default());
         let any_active = self.views.iter().any(|v| v.usable && !v.backup);
-        for k in 0..n {
-            let i = (self.next_red + k) % n;
+        let order = self.redundant_order();
+        for &i in &order[..n] {
+            let i = i as usize;
             let v = self.views[i];
             if !v.usable || (v.backup && any_active) {
                 continue;
             }
-            let cursor = self.meta[i].red_next.max(self.data_una);
-            if cursor < self.shared.snd_next_dsn {
-                // Catch up: the first unacknowledged segment at or after the cursor.
-                let kseg = self.sent.partition_point(|m| m.dsn + m.len as u64 <= cursor);
-                let Some(&m) = self.sent.get(kseg) else { continue };
+            if let Some(m) = self.first_not_carried(i) {
                 if v.space < m.len as u64 {
                     continue;
                 }
                 self.meta[i].red_next = m.dsn + m.len as u64;
                 self.next_red = (i + 1) % n;
-                if !m.carried.is_empty() && !m.carried.contains(i) {
-                    self.info.redundant_bytes += m.len as u64;
-                }
+                debug_assert!(!m.carried.is_empty(), "a sent segment has a carrier");
+                self.info.redundant_bytes += m.len as u64;
                 return Some(self.send_on(now, i, m.dsn, m.len));
             }
             if len_new == 0 || v.space < len_new as u64 {
@@ -259,6 +272,34 @@ impl Connection {
             return Some(self.send_on(now, i, dsn, len_new));
         }
         None
+    }
+
+    /// The order in which redundant mode offers subflows a segment: by srtt (ties: lower index)
+    /// when the scheduler asks for minRTT first (EdAR), else round-robin from `next_red`.
+    fn redundant_order(&self) -> [u8; 8] {
+        let n = self.subflows.len();
+        let mut order = [0u8; 8];
+        for (k, o) in order[..n].iter_mut().enumerate() {
+            *o = ((self.next_red + k) % n) as u8;
+        }
+        if self.sched.redundant_min_rtt_first() {
+            order[..n].sort_by_key(|&i| (self.views[i as usize].info.srtt, i));
+        }
+        order
+    }
+
+    /// The oldest segment not yet DATA_ACKed, at or after subflow `i`'s redundant cursor, that `i`
+    /// has not carried. Moves the cursor past the segments `i` carried on the way (they are
+    /// never offered to it again), up to the next one to offer or the end of sent data.
+    fn first_not_carried(&mut self, i: usize) -> Option<MetaSeg> {
+        let cursor = self.meta[i].red_next.max(self.data_una);
+        if cursor >= self.shared.snd_next_dsn {
+            return None;
+        }
+        let start = self.sent.partition_point(|m| m.dsn + m.len as u64 <= cursor);
+        let found = self.sent.range(start..).find(|m| !m.carried.contains(i)).copied();
+        self.meta[i].red_next = found.map_or(self.shared.snd_next_dsn, |m| m.dsn);
+        found
     }
 
     /// Opportunistic retransmission and penalization (Linux `mptcp_rcv_buf_optimization`; Raiciu et al. NSDI 2012 §4.2) on subflow `s`.

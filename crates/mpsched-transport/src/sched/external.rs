@@ -155,6 +155,10 @@ impl Scheduler for External {
     fn opportunistic_retransmission(&self) -> bool {
         self.in_fallback && self.fallback == ExternalFallback::Minrtt
     }
+    /// EdAR fills the minRTT subflow's window first (edar.txt §IV-A).
+    fn redundant_min_rtt_first(&self) -> bool {
+        true
+    }
     fn decide(&mut self, d: &Decision) {
         match *d {
             Decision::Mode(m) => self.redundant = m != 0,
@@ -202,6 +206,7 @@ mod tests {
         assert!(!e.redundant());
         e.decide(&Decision::Mode(1));
         assert!(e.redundant());
+        assert!(e.redundant_min_rtt_first(), "EdAR fills the minRTT subflow first (edar.txt §IV-A)");
         assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]));
         e.decide(&Decision::Mode(0));
         assert!(!e.redundant());

@@ -191,6 +191,11 @@ pub trait Scheduler {
     fn redundant(&self) -> bool {
         false
     }
+    /// In redundant mode, offer segments to the subflows in srtt order (minRTT first, EdAR:
+    /// edar.txt §IV-A) instead of round-robin (Linux `mptcp_redundant.c`).
+    fn redundant_min_rtt_first(&self) -> bool {
+        false
+    }
     /// Opportunistic retransmission and penalization when receive-window limited (Linux
     /// `mptcp_rcv_buf_optimization`; Raiciu et al. NSDI 2012 §4).
     fn opportunistic_retransmission(&self) -> bool {
@@ -249,6 +254,10 @@ macro_rules! registry {
             #[inline]
             fn redundant(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.redundant(),)+ AnySched::Custom(s) => s.redundant() }
+            }
+            #[inline]
+            fn redundant_min_rtt_first(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.redundant_min_rtt_first(),)+ AnySched::Custom(s) => s.redundant_min_rtt_first() }
             }
             fn opportunistic_retransmission(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.opportunistic_retransmission(),)+ AnySched::Custom(s) => s.opportunistic_retransmission() }
@@ -312,7 +321,9 @@ registry! {
     MinRtt(MinRtt) "minrtt" ["default", "minrtt-rp", "minrtt-norp" = "opportunistic=false"];
     /// Round-robin over the available subflows.
     RoundRobin(RoundRobin) "roundrobin" ["rr"];
-    /// Every segment on every subflow.
+    /// Every segment on every subflow (Linux mptcp_redundant.c): a subflow with window space sends
+    /// the oldest segment not yet DATA_ACKed that it has not carried, else new data; subflows
+    /// take turns. `external-mode` in redundant mode (EdAR) does the same, minRTT subflow first.
     Redundant(Redundant) "redundant" [];
     /// BLEST (Ferlin et al., IFIP Networking 2016): blocking estimation.
     Blest(Blest) "blest" [];

@@ -16,5 +16,6 @@ mod mptcp_hol;
 mod mptcp_join;
 mod mptcp_schedulers;
 mod no_loss;
+mod redundant_switching;
 mod rto;
 mod slot_stats;
