@@ -132,15 +132,7 @@ def prepare(
     fl.pop("decision_interval_ms", None)
     fl.pop("decision_every_min_rtt", None)
     fl.update(_control(action, interval, fallback, fl, f"{source}: flows[{f}]"))
-    if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
-        raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
-    n_paths = len(fl.get("paths", [fl.get("path")]))
-    if n_paths > max_paths:
-        raise EnvConfigError(
-            f"max_paths: flow {fl.get('name', f)!r} has {n_paths} paths, more than max_paths = {max_paths}"
-        )
-    if not isinstance(history, int) or not 1 <= history <= 64:
-        raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
+    _check_sizes(max_paths, history, fl, f"flow {fl.get('name', f)!r}")
     if duration_s is not None:
         sc.setdefault("sim", {})["duration_s"] = float(duration_s)
     init = _initial_mode(initial_mode, action)
@@ -158,6 +150,19 @@ def prepare(
     if init is not None:
         spec["initial_mode"] = init
     return Prepared(json.dumps(spec), f, str(fl.get("name", f)), source, max_paths)
+
+
+def _check_sizes(max_paths: Any, history: Any, fl: Dict[str, Any], what: str) -> None:
+    """``max_paths`` (1..8, at least the flow's paths) and ``history`` (1..64)."""
+    if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
+        raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
+    n_paths = len(fl.get("paths", [fl.get("path")]))
+    if n_paths > max_paths:
+        raise EnvConfigError(
+            f"max_paths: {what} has {n_paths} paths, more than max_paths = {max_paths}"
+        )
+    if not isinstance(history, int) or not 1 <= history <= 64:
+        raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
 
 
 def _control(
@@ -216,16 +221,7 @@ def _prepare_workload(sc: Dict[str, Any], source: str, **o: Any) -> Prepared:
     action, max_paths, history = o["action"], o["max_paths"], o["history"]
     where = f"{source}: workload {wl.get('name')!r}"
     control = _control(action, o["interval"], o["fallback"], wl, where)
-    if not isinstance(max_paths, int) or not 1 <= max_paths <= 8:
-        raise EnvConfigError(f"max_paths: expected an integer in 1..8, got {max_paths!r}")
-    n_paths = len(wl.get("paths", [wl.get("path")]))
-    if n_paths > max_paths:
-        raise EnvConfigError(
-            f"max_paths: workload {wl.get('name')!r} has {n_paths} paths, "
-            f"more than max_paths = {max_paths}"
-        )
-    if not isinstance(history, int) or not 1 <= history <= 64:
-        raise EnvConfigError(f"history: expected an integer in 1..64, got {history!r}")
+    _check_sizes(max_paths, history, wl, f"workload {wl.get('name')!r}")
     if o["duration_s"] is not None:
         sc.setdefault("sim", {})["duration_s"] = float(o["duration_s"])
     init = _initial_mode(o["initial_mode"], action)
