@@ -123,6 +123,9 @@ class VecEnv:
         truncated: npt.NDArray[np.bool_],
     ) -> None:
         """Steps every sub-env (next-step autoreset); writes obs [n, D], terms [n, T], flags [n]."""
+    def reset_ended(self, obs: npt.NDArray[np.float32]) -> None:
+        """Starts the next episode of the sub-envs whose episode just ended; writes their rows
+        of ``obs`` [n, D] (same-step autoreset)."""
     @property
     def num_envs(self) -> int: ...
     @property

@@ -69,6 +69,10 @@ class Terms:
         cols = [i for n, i in self._index.items() if n.startswith(prefix)]
         return self._data[..., cols]
 
+    def row(self, i: int) -> "Terms":
+        """Sub-env ``i``'s terms (of a vector env's batch)."""
+        return Terms(self._data[i], self._index)
+
     def to_dict(self) -> Dict[str, Any]:
         """Plain ``{name: value}`` (floats for a single env)."""
         return {n: self._data[..., i].tolist() for n, i in self._index.items()}

@@ -546,3 +546,33 @@ def test_workload_scenarios_load_and_control_a_generated_flow():
     far = SchedulerEnv("scenarios/mptcp-rl-short.toml", action="mode", flow="short-99")
     with pytest.raises(mpsched.ScenarioError, match='no flow "short-99"'):
         far.reset(seed=1)
+
+
+def test_stable_baselines3_trains_on_the_vector_env():
+    """SB3 accepts the fast vector env through `SB3VecEnv`: its checker-free interface works
+    (same-step autoreset with `terminal_observation`), and PPO trains for a few hundred steps."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+
+    from mpsched.envs.sb3 import SB3VecEnv
+
+    sc = {**LOSSY, "sim": {"duration_s": 1.0, "seed": 1}}
+    venv = SB3VecEnv(
+        SchedulerVectorEnv(sc, num_envs=4, action="select", interval=100.0, max_paths=2)
+    )
+    venv.seed(11)
+    obs = venv.reset()
+    assert obs.shape == (4, venv.observation_space.shape[0])
+    ends = 0
+    for k in range(30):
+        venv.step_async(np.ones((4, 2), np.int64))
+        obs, rewards, dones, infos = venv.step_wait()
+        for i in np.flatnonzero(dones):
+            ends += 1
+            # 1 s / 100 ms = 10 intervals, the first one observed at reset: 9 steps an episode.
+            assert k in (8, 17, 26) and infos[i]["TimeLimit.truncated"]
+            assert not np.array_equal(infos[i]["terminal_observation"], obs[i])
+        assert rewards.dtype == np.float32 and infos[0]["terms"]["interval_s"] >= 0.0
+    assert ends == 4 * 3  # steps 8, 17, 26 end each sub-env's episode
+    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=1, verbose=0)
+    model.learn(300)

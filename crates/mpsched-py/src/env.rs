@@ -160,6 +160,17 @@ impl PyVecEnv {
         crate::pysched::take_error()
     }
 
+    /// Starts the next episode of the sub-envs whose episode just ended; writes their rows of
+    /// `obs` [n, D] (SAME_STEP autoreset, for stable-baselines3).
+    fn reset_ended(&mut self, py: Python<'_>, mut obs: PyReadwriteArray2<f32>) -> PyResult<()> {
+        let want = self.venv.len() * self.spec.obs_len();
+        let o = obs.as_slice_mut()?;
+        check_len("obs", o.len(), want)?;
+        let venv = &mut self.venv;
+        py.detach(move || venv.reset_ended(o)).map_err(scenario_err)?;
+        crate::pysched::take_error()
+    }
+
     /// Steps every sub-env (NEXT_STEP autoreset); writes obs [n, D], terms [n, T] and flags [n].
     fn step(
         &mut self,

@@ -133,5 +133,16 @@ class SchedulerVectorEnv(VectorEnv):
         }
         return self._obs.copy(), rewards, self._terminated.copy(), self._truncated.copy(), info
 
+    def reset_ended(self) -> np.ndarray:
+        """Starts, at once, the next episode of every sub-env whose episode ended in the last
+        step (instead of at the next step) and returns the observations, those sub-envs' rows
+        being their new episodes' first: same-step autoreset, what stable-baselines3 expects
+        (:class:`mpsched.envs.sb3.SB3VecEnv`)."""
+        if self._core is None:
+            raise RuntimeError("call reset() before reset_ended()")
+        self._core.reset_ended(self._obs)
+        self._ended[:] = False
+        return self._obs.copy()
+
     def close_extras(self, **kwargs: Any) -> None:
         self._core = None

@@ -80,6 +80,23 @@ impl VecEnv {
         Ok(())
     }
 
+    /// Starts the next episode of every sub-env whose episode ended in the last step and writes
+    /// its row of `obs` (the other rows are left alone): SAME_STEP autoreset, as
+    /// stable-baselines3 expects, instead of the NEXT_STEP autoreset `step` does by itself.
+    pub fn reset_ended(&mut self, obs: &mut [f32]) -> Result<(), ScenarioError> {
+        let d = self.envs[0].spec.obs_len();
+        for i in 0..self.envs.len() {
+            if !self.needs_reset[i] {
+                continue;
+            }
+            self.episodes[i] += 1;
+            self.envs[i].reset(episode_seed(self.seeds[i], self.episodes[i]))?;
+            self.needs_reset[i] = false;
+            self.envs[i].observe(&mut obs[i * d..(i + 1) * d]);
+        }
+        Ok(())
+    }
+
     /// Steps every sub-env with its row of `actions`. A sub-env whose episode ended starts the
     /// next one instead (NEXT_STEP autoreset); if re-drawing its scenario fails (a random range
     /// giving an invalid value), the error is returned, after every other sub-env has stepped.
