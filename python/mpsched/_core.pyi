@@ -76,6 +76,8 @@ class Env:
     sizes; see ``mpsched.envs._spec``)."""
 
     def __init__(self, spec_json: str, seed: int) -> None: ...
+    def output(self) -> Dict[str, Any]:
+        """The episode's results so far, as ``run_scenario`` returns them."""
     def reset(self, seed: int, obs: npt.NDArray[np.float32]) -> None:
         """Starts an episode whose scenario is drawn with ``seed``; writes the first observation."""
     def step(

@@ -576,3 +576,27 @@ def test_stable_baselines3_trains_on_the_vector_env():
     assert ends == 4 * 3  # steps 8, 17, 26 end each sub-env's episode
     model = PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=1, verbose=0)
     model.learn(300)
+
+
+def test_an_episode_gives_the_results_of_a_run(tmp_path):
+    """`env.results()` is the episode as `mpsched.run` reports a run: an agent that always leaves
+    the choice to the fallback (weights all zero, from the start) gives exactly the tables of
+    `mpsched.run` with `minrtt`, apart from the scheduler's label; `write_results` writes them
+    like any run (so plot and report read them)."""
+    import mpsched
+
+    sc = {**LOSSY, "sim": {"duration_s": 1.0, "seed": 1}}
+    env = SchedulerEnv(sc, action="weights", interval=100.0, max_paths=2)
+    env.reset(options={"scenario_seed": 1})
+    done = False
+    while not done:
+        _, _, te, tr, _ = env.step(np.array([0.0, 0.0]))
+        done = te or tr
+    res = env.results()
+    ref = mpsched.run({**sc, "flows": [{**LOSSY["flows"][0], "scheduler": "minrtt"}]}, seed=1)
+    assert isinstance(res, mpsched.Results) and res.summary["end_s"] == 1.0
+    assert res.timeseries.equals(ref.timeseries) and res.links.equals(ref.links)
+    assert res.flows.drop(["scheduler"]).equals(ref.flows.drop(["scheduler"]))
+    assert res.flows.column("scheduler").to_pylist() == ["external:mode=weights,fallback=minrtt"]
+    mpsched.write_results(res, tmp_path / "ep")
+    assert (tmp_path / "ep" / "summary.json").exists()

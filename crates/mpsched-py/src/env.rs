@@ -5,6 +5,7 @@
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyReadwriteArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use mpsched_sim::env::features::feature_groups;
 use mpsched_sim::env::{Env, EnvSpec, ObsLayout, VecEnv, VecOut};
@@ -42,6 +43,12 @@ impl PyEnv {
         let spec = EnvSpec::from_json(spec_json).map_err(scenario_err)?;
         let env = py.detach(move || Env::new(spec, seed)).map_err(scenario_err)?;
         Ok(PyEnv { env })
+    }
+
+    /// The episode's results so far, as `run_scenario` returns them.
+    fn output<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = self.env.output();
+        crate::output_to_dict(py, &out)
     }
 
     /// Starts an episode whose scenario is drawn with `seed`; writes the first observation.

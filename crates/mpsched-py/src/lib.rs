@@ -65,7 +65,7 @@ fn parse_format(fmt: &str, source: &str) -> PyResult<Format> {
 }
 
 /// The dict shape shared by `run_scenario` and `Sim.output`.
-fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("summary", &out.summary_json)?;
     d.set_item("resolved", &out.resolved_toml)?;

@@ -17,6 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .. import _core
+from ..results import Results
 from ..rewards import RewardFn, Terms, get_reward
 from ..scenario import SCENARIO_DIR
 from ._spec import EnvConfigError, ScenarioLike, prepare
@@ -228,6 +229,13 @@ class _CoreEnv(gym.Env):
         self._core.reset(episode_seed, self._obs)
         self._terms[:] = 0.0
         return self._obs.copy(), self._info()
+
+    def results(self) -> Results:
+        """The current episode as :func:`mpsched.run` reports a run (summary and tables up to
+        now; the whole episode once it ended), for ``write_results``, ``plot`` and ``report``."""
+        if self._core is None:
+            raise gym.error.ResetNeeded("call reset() before results()")
+        return Results.from_core(self._core.output())
 
     def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
         if self._core is None:

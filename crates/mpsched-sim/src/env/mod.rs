@@ -174,6 +174,12 @@ impl Env {
         self.sim.output()
     }
 
+    /// The episode's results so far (tables up to now), as `mpsched run` reports a run; at the
+    /// episode's end, the whole episode.
+    pub fn output(&mut self) -> crate::RunOutput {
+        self.sim.output()
+    }
+
     /// Applies `action` (length [`EnvSpec::action_len`]) and runs to the next boundary.
     pub fn step(&mut self, action: &[f32]) -> StepStatus {
         self.apply(action);

@@ -37,8 +37,9 @@ crate::params! {
     pub struct ExternalParams {
         /// What the outside policy decides.
         mode: ExternalMode = ExternalMode::Mode;
-        /// The scheduler used when the policy expresses no choice (not in `mode` mode, whose
-        /// normal mode is the EdAR paper's minRTT, without opportunistic retransmission).
+        /// The scheduler used when the policy expresses no choice, or before its first decision
+        /// (not in `mode` mode, whose normal mode is the EdAR paper's minRTT, without
+        /// opportunistic retransmission).
         fallback: ExternalFallback = ExternalFallback::Minrtt;
     }
 }
@@ -86,7 +87,7 @@ impl FromParams for External {
             fallback: p.fallback,
             in_fallback: false,
             redundant: false,
-            weights: [1.0; 8],
+            weights: [0.0; 8], // no decision yet: the fallback
             credit: [0.0; 8],
             answer: None,
         }
