@@ -66,7 +66,7 @@ def run_actions(env, seed, actions):
     return np.array(out), np.array(rewards)
 
 
-@pytest.mark.parametrize("action", ["mode", "weights", "select"])
+@pytest.mark.parametrize("action", ["mode", "weights", "select", "choose"])
 def test_scheduler_env_passes_check_env(action):
     env = gym.make(
         "mpsched/Scheduler-v0",
@@ -600,3 +600,32 @@ def test_an_episode_gives_the_results_of_a_run(tmp_path):
     assert res.flows.column("scheduler").to_pylist() == ["external:mode=weights,fallback=minrtt"]
     mpsched.write_results(res, tmp_path / "ep")
     assert (tmp_path / "ep" / "summary.json").exists()
+
+
+def test_choose_is_a_one_hot_select_in_one_and_many_envs():
+    """`choose` (Discrete(max_paths), PDAA3C's per-epoch subflow) gives exactly the trajectory of
+    `select` with the one-hot row, in the single env and in the vector env."""
+
+    def run(action, act):
+        env = SchedulerEnv(LOSSY, action=action, interval=100.0, max_paths=2, duration_s=1.0)
+        obs, _ = env.reset(options={"scenario_seed": 2})
+        out = [obs]
+        for k in range(9):
+            obs, *_ = env.step(act(k))
+            out.append(obs)
+        return np.array(out)
+
+    pick = [0, 1, 1, 0, 0, 1, 0, 1, 1]
+    chosen = run("choose", lambda k: pick[k])
+    assert np.array_equal(chosen, run("select", lambda k: np.eye(2, dtype=np.int64)[pick[k]]))
+    assert not np.array_equal(chosen, run("choose", lambda k: 0))
+    v = SchedulerVectorEnv(LOSSY, num_envs=2, action="choose", interval=100.0, max_paths=2)
+    v.reset(seed=5)
+    obs, *_ = v.step(np.array([1, 0]))
+    w = SchedulerVectorEnv(LOSSY, num_envs=2, action="select", interval=100.0, max_paths=2)
+    w.reset(seed=5)
+    assert np.array_equal(obs, w.step(np.array([[0, 1], [1, 0]]))[0])
+    bad = SchedulerEnv(LOSSY, action="choose", max_paths=2)
+    bad.reset(seed=1)
+    with pytest.raises(ValueError, match="path slot"):
+        bad.step(5)

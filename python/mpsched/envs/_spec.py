@@ -16,7 +16,11 @@ SCHEDULER_OF_ACTION = {
     "mode": "external-mode",
     "weights": "external:mode=weights,fallback={fallback}",
     "select": "external:mode=weights,fallback={fallback}",
+    "choose": "external:mode=weights,fallback={fallback}",
 }
+
+#: The core's action kind for each action space (``choose`` is a one-hot ``select``).
+CORE_ACTION = {"choose": "select"}
 
 #: What the weights/select envs do when the agent chooses no usable path: ``minrtt`` as
 #: ``mpsched compare --scheduler minrtt`` runs it (with opportunistic retransmission and
@@ -141,7 +145,7 @@ def prepare(
         "source": source,
         "format": "json",
         "flow": f,
-        "action": action,
+        "action": CORE_ACTION.get(action, action),
         "max_paths": max_paths,
         "history": history,
         "max_flows": max_flows,
@@ -237,7 +241,7 @@ def _prepare_workload(sc: Dict[str, Any], source: str, **o: Any) -> Prepared:
             "interval_ms": control.get("decision_interval_ms"),
             "every_min_rtt": control.get("decision_every_min_rtt", False),
         },
-        "action": action,
+        "action": CORE_ACTION.get(action, action),
         "max_paths": max_paths,
         "history": history,
         "max_flows": o["max_flows"],

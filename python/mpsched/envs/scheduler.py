@@ -46,7 +46,7 @@ INTEGER_FEATURES: Dict[str, Tuple[str, ...]] = {
     group: tuple(f.name for f in feats if f.kind == "int") for group, feats in FEATURES.items()
 }
 
-ACTIONS = ("mode", "weights", "select")
+ACTIONS = ("mode", "weights", "select", "choose")
 
 
 @dataclass(frozen=True)
@@ -119,15 +119,23 @@ def action_space(action: str, max_paths: int) -> spaces.Space:
         return spaces.Box(0.0, 1.0, (max_paths,), np.float32)
     if action == "select":
         return spaces.MultiBinary(max_paths)
+    if action == "choose":
+        return spaces.Discrete(max_paths)
     if action == "cwnd":
         return spaces.Box(-1.0, 1.0, (max_paths,), np.float32)
-    raise EnvConfigError(f"action: expected one of mode, weights, select, got {action!r}")
+    raise EnvConfigError(f"action: expected one of mode, weights, select, choose, got {action!r}")
 
 
 def action_row(action: str, a: Any, out: np.ndarray) -> None:
     """Writes a (single-env) action into the core's float32 row."""
     if action == "mode":
         out[0] = float(int(np.asarray(a).reshape(-1)[0]))
+    elif action == "choose":
+        k = int(np.asarray(a).reshape(-1)[0])
+        if not 0 <= k < out.shape[0]:
+            raise ValueError(f"action: expected a path slot in 0..{out.shape[0] - 1}, got {k}")
+        out[:] = 0.0
+        out[k] = 1.0
     else:
         row = np.asarray(a, dtype=np.float32).reshape(-1)
         if row.shape[0] != out.shape[0]:
@@ -254,7 +262,8 @@ class SchedulerEnv(_CoreEnv):
             ``edar-handoff.toml`` (:data:`DEFAULT_SCENARIO`). Ranges in it
             (``{range = [lo, hi]}``) are drawn anew every episode from the episode's seed.
         action: ``"mode"`` (Discrete(2): normal/redundant, EdAR), ``"weights"`` (Box [0, 1]^P:
-            each path's share of new data, PDAA3C) or ``"select"`` (MultiBinary(P): the paths to
+            each path's share of new data, PDAA3C), ``"choose"`` (Discrete(P): the one path for the
+            next interval, PDAA3C's per-epoch choice) or ``"select"`` (MultiBinary(P): the paths to
             use, MPTCP-RL). ``info["action_mask"]`` marks usable paths. Weights all zero, or no
             usable path selected, leave the choice to ``fallback``.
         reward: a name of :data:`mpsched.rewards.REWARDS` (``edar``, ``mptcp-rl``, ``pdaa3c``,

@@ -54,7 +54,7 @@ class SchedulerVectorEnv(VectorEnv):
     ) -> None:
         if action not in ACTIONS + ("cwnd",):
             raise EnvConfigError(
-                f"action: expected one of mode, weights, select, cwnd, got {action!r}"
+                f"action: expected one of mode, weights, select, choose, cwnd, got {action!r}"
             )
         if not isinstance(num_envs, int) or num_envs < 1:
             raise EnvConfigError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
@@ -118,6 +118,12 @@ class SchedulerVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         if self.action_kind == "mode":
             self._act[:, 0] = np.asarray(actions).reshape(self.num_envs)
+        elif self.action_kind == "choose":
+            k = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+            if ((k < 0) | (k >= self._act.shape[1])).any():
+                raise ValueError(f"actions: expected path slots in 0..{self._act.shape[1] - 1}")
+            self._act[:] = 0.0
+            self._act[np.arange(self.num_envs), k] = 1.0
         else:
             self._act[:] = np.asarray(actions, dtype=np.float32).reshape(self.num_envs, -1)
         self._core.step(self._act, self._obs, self._terms, self._terminated, self._truncated)
