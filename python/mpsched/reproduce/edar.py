@@ -69,7 +69,7 @@ PAPER = {
     "edar_handoff_gain": 2.0,  # abstract/§I: "2× improvement in terms of goodput during handoff"
 }
 
-#: Issue 7's acceptance: handoff ≥ 1.5× minRTT, stable ≥ 0.9× minRTT, EdAR-o ≥ EdAR-p on iv, v.
+#: The reproduction's acceptance checks: handoff ≥ 1.5× minRTT, stable ≥ 0.9× minRTT, EdAR-o ≥ EdAR-p on iv, v.
 ACCEPT_HANDOFF, ACCEPT_STABLE = 1.5, 0.9
 
 
@@ -205,7 +205,7 @@ def run_case(
 
 
 def acceptance(handoff: Optional[Dict[str, Any]], settings: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Issue 7's checks, on the numbers of this run."""
+    """The acceptance checks, on the numbers of this run."""
     p, o = "edar-p", "edar-o"
     checks: List[Dict[str, Any]] = []
     base = "minrtt-norp"
