@@ -598,6 +598,9 @@ def test_an_episode_gives_the_results_of_a_run(tmp_path):
     assert res.timeseries.equals(ref.timeseries) and res.links.equals(ref.links)
     assert res.flows.drop(["scheduler"]).equals(ref.flows.drop(["scheduler"]))
     assert res.flows.column("scheduler").to_pylist() == ["external:mode=weights,fallback=minrtt"]
+    named = env.results(label="my-agent")
+    assert named.flows.column("scheduler").to_pylist() == ["my-agent"]
+    assert named.summary["flows"][0]["scheduler"] == "my-agent"
     mpsched.write_results(res, tmp_path / "ep")
     assert (tmp_path / "ep" / "summary.json").exists()
 

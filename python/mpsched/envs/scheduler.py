@@ -145,6 +145,24 @@ def action_row(action: str, a: Any, out: np.ndarray) -> None:
         out[:] = row
 
 
+def _relabel(res: Results, flow: str, column: str, label: str) -> Results:
+    """``res`` with flow ``flow``'s ``column`` (scheduler or cc) set to ``label``."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    names = res.flows.column("name").to_pylist()
+    old = res.flows.column(column).to_pylist()
+    values = [label if n == flow else v for n, v in zip(names, old)]
+    i = res.flows.column_names.index(column)
+    flows = res.flows.set_column(i, column, pa.array(values, pa.string()))
+    summary = dict(res.summary)
+    summary["flows"] = [
+        {**f, column: label} if f.get("name") == flow else f for f in res.summary["flows"]
+    ]
+    return dataclasses.replace(res, flows=flows, summary=summary)
+
+
 #: The scenario (in the package's scenarios/) an env runs when none is given:
 #: ``mpsched/Scheduler-v0`` EdAR's WiFi/LTE handoff, ``mpsched/CongestionControl-v0`` DRL-CC's
 #: random host.
@@ -238,12 +256,19 @@ class _CoreEnv(gym.Env):
         self._terms[:] = 0.0
         return self._obs.copy(), self._info()
 
-    def results(self) -> Results:
+    def results(self, label: Optional[str] = None) -> Results:
         """The current episode as :func:`mpsched.run` reports a run (summary and tables up to
-        now; the whole episode once it ended), for ``write_results``, ``plot`` and ``report``."""
+        now; the whole episode once it ended), for ``write_results``, ``plot`` and ``report``.
+        ``label`` names the agent in the controlled flow's ``scheduler`` (or ``cc``) column and
+        summary entry, instead of the external algorithm's label."""
         if self._core is None:
             raise gym.error.ResetNeeded("call reset() before results()")
-        return Results.from_core(self._core.output())
+        res = Results.from_core(self._core.output())
+        if label is not None:
+            res = _relabel(
+                res, self.flow_name, "cc" if self.action_kind == "cwnd" else "scheduler", label
+            )
+        return res
 
     def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
         if self._core is None:
