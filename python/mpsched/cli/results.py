@@ -22,7 +22,7 @@ from ..sweep import (
     run_sweep,
 )
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, fail, fail_missing_extra, require_extra
-from .run import PluginOption, load_plugins
+from .run import PluginOption, ScenarioArgument, load_plugins
 
 
 class Backend(str, Enum):
@@ -56,14 +56,7 @@ def _print_dataset_summary(console: Console, ds: Dataset) -> None:
 
 
 def compare_command(
-    scenario: Annotated[
-        Path,
-        typer.Argument(
-            metavar="SCENARIO",
-            help="Scenario file: TOML (or JSON if it ends in `.json`, any case). See docs/scenarios.md.",
-            show_default=False,
-        ),
-    ],
+    scenario: ScenarioArgument,
     scheduler: Annotated[
         Optional[str],
         typer.Option(

@@ -16,6 +16,16 @@ from ..api import run as run_scenario
 from ..results import OUTPUT_FILES, write_results
 from .errors import EXIT_FAILURE, fail, fail_missing_extra
 
+#: The SCENARIO argument of `run` and `compare`.
+ScenarioArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="SCENARIO",
+        help="Scenario file: TOML (or JSON if it ends in `.json`, any case). See docs/scenarios.md.",
+        show_default=False,
+    ),
+]
+
 #: The `--plugin` option of `run` and `compare`.
 PluginOption = Annotated[
     Optional[List[Path]],
@@ -48,14 +58,7 @@ def default_out_dir(scenario: Path, seed: Optional[int]) -> Path:
 
 
 def run_command(
-    scenario: Annotated[
-        Path,
-        typer.Argument(
-            metavar="SCENARIO",
-            help="Scenario file: TOML (or JSON if it ends in `.json`, any case). See docs/scenarios.md.",
-            show_default=False,
-        ),
-    ],
+    scenario: ScenarioArgument,
     seed: Annotated[
         Optional[int],
         typer.Option(
