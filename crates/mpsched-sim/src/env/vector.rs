@@ -72,11 +72,16 @@ impl VecEnv {
             } else {
                 self.episodes[i] += 1;
             }
-            let s = episode_seed(self.seeds[i], self.episodes[i]);
-            self.envs[i].reset(s)?;
-            self.needs_reset[i] = false;
-            self.envs[i].observe(&mut obs[i * d..(i + 1) * d]);
+            self.start_episode(i, obs, d)?;
         }
+        Ok(())
+    }
+
+    /// Starts sub-env `i`'s current episode and writes its row of `obs` (`d` floats a row).
+    fn start_episode(&mut self, i: usize, obs: &mut [f32], d: usize) -> Result<(), ScenarioError> {
+        self.envs[i].reset(episode_seed(self.seeds[i], self.episodes[i]))?;
+        self.needs_reset[i] = false;
+        self.envs[i].observe(&mut obs[i * d..(i + 1) * d]);
         Ok(())
     }
 
@@ -90,9 +95,7 @@ impl VecEnv {
                 continue;
             }
             self.episodes[i] += 1;
-            self.envs[i].reset(episode_seed(self.seeds[i], self.episodes[i]))?;
-            self.needs_reset[i] = false;
-            self.envs[i].observe(&mut obs[i * d..(i + 1) * d]);
+            self.start_episode(i, obs, d)?;
         }
         Ok(())
     }
