@@ -123,20 +123,25 @@ def prepare(
     """Sets the controlled flow up for outside decisions and returns the spec for the core."""
     sc, source = _load(scenario)
     if not sc.get("flows") and sc.get("workloads"):
-        return _prepare_workload(
-            sc, source, action=action, flow=flow, interval=interval, max_paths=max_paths,
-            history=history, max_flows=max_flows, cwnd_step=cwnd_step, duration_s=duration_s,
-            initial_mode=initial_mode, fallback=fallback,
-        )  # fmt: skip
-    flows = sc.get("flows")
-    if not isinstance(flows, list):
-        raise EnvConfigError(f"{source}: flows: expected a list of [[flows]] tables")
-    f = _flow_index(flows, flow, source)
-    fl = flows[f]
-    fl.pop("decision_interval_ms", None)
-    fl.pop("decision_every_min_rtt", None)
-    fl.update(_control(action, interval, fallback, fl, f"{source}: flows[{f}]"))
-    _check_sizes(max_paths, history, fl, f"flow {fl.get('name', f)!r}")
+        # A workload's flows exist only once the core resolves each episode's scenario: name
+        # the controlled one and let the core set it up.
+        wl, name = _workload_flow(sc["workloads"], flow, source)
+        what = f"workload {wl.get('name')!r}"
+        control = _control(action, interval, fallback, wl, f"{source}: {what}")
+        _check_sizes(max_paths, history, wl, what)
+        f, named = 0, {"flow_name": name, "control": _core_control(control)}
+    else:
+        flows = sc.get("flows")
+        if not isinstance(flows, list):
+            raise EnvConfigError(f"{source}: flows: expected a list of [[flows]] tables")
+        f = _flow_index(flows, flow, source)
+        fl = flows[f]
+        fl.pop("decision_interval_ms", None)
+        fl.pop("decision_every_min_rtt", None)
+        fl.update(_control(action, interval, fallback, fl, f"{source}: flows[{f}]"))
+        name = str(fl.get("name", f))
+        _check_sizes(max_paths, history, fl, f"flow {fl.get('name', f)!r}")
+        named = {}
     if duration_s is not None:
         sc.setdefault("sim", {})["duration_s"] = float(duration_s)
     init = _initial_mode(initial_mode, action)
@@ -145,6 +150,7 @@ def prepare(
         "source": source,
         "format": "json",
         "flow": f,
+        **named,
         "action": CORE_ACTION.get(action, action),
         "max_paths": max_paths,
         "history": history,
@@ -153,7 +159,7 @@ def prepare(
     }
     if init is not None:
         spec["initial_mode"] = init
-    return Prepared(json.dumps(spec), f, str(fl.get("name", f)), source, max_paths)
+    return Prepared(json.dumps(spec), f, name, source, max_paths)
 
 
 def _check_sizes(max_paths: Any, history: Any, fl: Dict[str, Any], what: str) -> None:
@@ -218,35 +224,11 @@ def _workload_flow(workloads: List[Any], flow: Union[int, str, None], source: st
     )
 
 
-def _prepare_workload(sc: Dict[str, Any], source: str, **o: Any) -> Prepared:
-    """`prepare` for a scenario of ``[[workloads]]``: the core resolves the flows every episode
-    and sets up the one named here (a workload's flows exist only once resolved)."""
-    wl, name = _workload_flow(sc["workloads"], o["flow"], source)
-    action, max_paths, history = o["action"], o["max_paths"], o["history"]
-    where = f"{source}: workload {wl.get('name')!r}"
-    control = _control(action, o["interval"], o["fallback"], wl, where)
-    _check_sizes(max_paths, history, wl, f"workload {wl.get('name')!r}")
-    if o["duration_s"] is not None:
-        sc.setdefault("sim", {})["duration_s"] = float(o["duration_s"])
-    init = _initial_mode(o["initial_mode"], action)
-    spec = {
-        "scenario": json.dumps(sc),
-        "source": source,
-        "format": "json",
-        "flow": 0,
-        "flow_name": name,
-        "control": {
-            "scheduler": control.get("scheduler"),
-            "cc": control.get("cc"),
-            "interval_ms": control.get("decision_interval_ms"),
-            "every_min_rtt": control.get("decision_every_min_rtt", False),
-        },
-        "action": CORE_ACTION.get(action, action),
-        "max_paths": max_paths,
-        "history": history,
-        "max_flows": o["max_flows"],
-        "cwnd_step": float(o["cwnd_step"]),
+def _core_control(control: Dict[str, Any]) -> Dict[str, Any]:
+    """The scenario fields of :func:`_control` as the core's ``control`` of a named flow."""
+    return {
+        "scheduler": control.get("scheduler"),
+        "cc": control.get("cc"),
+        "interval_ms": control.get("decision_interval_ms"),
+        "every_min_rtt": control.get("decision_every_min_rtt", False),
     }
-    if init is not None:
-        spec["initial_mode"] = init
-    return Prepared(json.dumps(spec), 0, name, source, max_paths)
