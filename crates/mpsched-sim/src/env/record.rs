@@ -61,8 +61,10 @@ pub(super) fn fill<F: Feature>(row: &mut [f32], value: impl Fn(F) -> f32) {
 /// Sums over the controlled flow's subflows in one interval.
 #[derive(Default)]
 struct Interval {
-    /// Length of the interval (s).
+    /// Length rates are computed over (s): the real length, at least the nominal interval.
     dt: f64,
+    /// Real length of the interval (s).
+    real: f64,
     sent: u64,
     recv: u64,
     pipe: u64,
@@ -245,13 +247,12 @@ impl Env {
     pub(super) fn record(&mut self) {
         let (real, dt) = self.begin_interval();
         let base = self.spec.layout().frame(self.spec.history - 1);
-        let mut iv = Interval { dt, ..Interval::default() };
+        let mut iv = Interval { dt, real, ..Interval::default() };
         if self.sim.connection(self.spec.flow).is_some() {
             self.record_subflows(base, &mut iv);
             self.record_connection(base, &mut iv);
         }
         self.record_interval_terms(&iv);
-        self.terms[Term::IntervalS as usize] = real;
         self.record_flows(base, dt, iv.delivered, iv.sent);
     }
 
@@ -362,7 +363,7 @@ impl Env {
         let rcv_buf = self.rcv_buf();
         let avg = |sum: f64| if iv.n_est > 0 { sum / iv.n_est as f64 } else { 0.0 };
         let t = &mut self.terms;
-        t[Term::IntervalS as usize] = iv.dt;
+        t[Term::IntervalS as usize] = iv.real;
         t[Term::RecvTputMbps as usize] = iv.mbps(iv.recv);
         t[Term::SendTputMbps as usize] = iv.mbps(iv.sent);
         t[Term::BufferBytes as usize] = rcv_buf;
