@@ -42,21 +42,23 @@ __version__ = _version()
 
 
 def _register_envs() -> None:
-    """Registers the gymnasium ids (``mpsched/Scheduler-v0``, ``mpsched/CongestionControl-v0``)
+    """Registers the gymnasium ids (``mpsched/Scheduler-v0``, ``mpsched/CongestionControl-v0``,
+    ``mpsched/Host-v0``)
     when gymnasium is installed (the ``rl`` extra); the env classes load on ``gym.make``."""
     try:
         from gymnasium.envs.registration import register, registry
     except ImportError:
         return
-    for env_id, cls in ENV_IDS.items():
+    for env_id, entry in ENV_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=f"mpsched.envs.scheduler:{cls}")
+            register(id=env_id, entry_point=f"mpsched.envs.{entry}")
 
 
 #: The gymnasium ids and their classes in :mod:`mpsched.envs`.
 ENV_IDS = {
-    "mpsched/Scheduler-v0": "SchedulerEnv",
-    "mpsched/CongestionControl-v0": "CongestionControlEnv",
+    "mpsched/Scheduler-v0": "scheduler:SchedulerEnv",
+    "mpsched/CongestionControl-v0": "scheduler:CongestionControlEnv",
+    "mpsched/Host-v0": "host:HostEnv",
 }
 
 _register_envs()

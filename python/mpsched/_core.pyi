@@ -73,7 +73,8 @@ class EdarNet:
 
 class Env:
     """One learning environment over an env spec (scenario text, controlled flow, action kind,
-    sizes; see ``mpsched.envs._spec``)."""
+    sizes; see ``mpsched.envs._spec``), or a host env for a spec with ``"kind": "host"``
+    (``mpsched.envs.host``)."""
 
     def __init__(self, spec_json: str, seed: int) -> None: ...
     def output(self) -> Dict[str, Any]:
@@ -108,7 +109,9 @@ class Env:
         """Steps taken in this episode."""
     @property
     def subflows(self) -> int:
-        """Subflows the controlled connection has now."""
+        """Subflows the controlled connection has now (0 for a host env)."""
+    def slot_flows(self) -> List[Optional[str]]:
+        """Host env: the flow in each slot (None: free); flow env: empty."""
 
 class VecEnv:
     """``n`` envs, sub-env i seeded ``base_seed + i``, stepped on ``threads`` threads."""
@@ -146,6 +149,9 @@ def obs_features() -> List[Tuple[str, List[Tuple[str, str, str, str]]]]:
 
 def obs_layout(max_paths: int, history: int, max_flows: int) -> List[Tuple[str, int]]:
     """Every offset and length of an observation, by name."""
+
+def host_layout(max_flows: int, max_subflows: int, history: int) -> List[Tuple[str, int]]:
+    """Every offset and length of a host env's observation, by name."""
 
 def bench_names() -> List[str]:
     """Names of the built-in benchmark scenarios."""

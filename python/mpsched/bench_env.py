@@ -1,9 +1,11 @@
-"""``mpsched bench --env``: environment steps per second on the EdAR handoff scenario.
+"""``mpsched bench --env``: environment steps per second.
 
-Measures, in one process: a single ``mpsched/Scheduler-v0`` env through ``gymnasium.make``
-(every wrapper included, EdAR reward computed in Python), the raw core env (no Python per
-step beyond the call), and the vector env with 1 and 2 threads. The actions alternate
-normal/redundant so both scheduling paths run.
+Measures, in one process: on the EdAR handoff scenario, a single ``mpsched/Scheduler-v0`` env
+through ``gymnasium.make`` (every wrapper included, EdAR reward computed in Python), the raw core
+env (no Python per step beyond the call), and the vector env with 1 and 2 threads (the actions
+alternate normal/redundant so both scheduling paths run); then ``mpsched/Host-v0`` on DRL-CC's
+random host (5 MPTCP flows × 2 subflows, 100 ms epochs, the target flow's windows changed by
++1/−1 in turn, DRL-CC reward in Python), single through ``gymnasium.make`` and vectorised.
 """
 
 from __future__ import annotations
@@ -94,6 +96,45 @@ def bench_env(steps: int = 20000, num_envs: int = 32) -> List[Dict[str, Any]]:
                 "wall_s": time.perf_counter() - t0,
             }
         )
+    rows += _bench_host(steps, num_envs)
     for r in rows:
         r["steps_per_s"] = r["steps"] / r["wall_s"]
+    return rows
+
+
+def _bench_host(steps: int, num_envs: int) -> List[Dict[str, Any]]:
+    """Host env rows: DRL-CC's host (the packaged drl-cc-random.toml), single and vector."""
+    import gymnasium as gym
+
+    from mpsched.envs import HostVectorEnv
+
+    opts = dict(action="cwnd", target="rotate", max_flows=8, max_subflows=2, reward="drl-cc")
+    rows: List[Dict[str, Any]] = []
+    env = gym.make("mpsched/Host-v0", **opts)
+    env.reset(seed=0)
+    acts = [np.ones(2, np.float32), -np.ones(2, np.float32)]
+    t0, n = time.perf_counter(), 0
+    while n < steps:
+        _, _, te, tr, _ = env.step(acts[n & 1])
+        n += 1
+        if te or tr:
+            env.reset()
+    wall = time.perf_counter() - t0
+    rows.append(
+        {"name": "host env (gymnasium.make)", "envs": 1, "threads": 1, "steps": n, "wall_s": wall}
+    )
+    for threads in (1, 2):
+        venv = HostVectorEnv(num_envs=num_envs, threads=threads, **opts)
+        venv.reset(seed=0)
+        a = np.ones((num_envs, 2), np.float32)
+        t0, n = time.perf_counter(), 0
+        while n < steps * 2:
+            venv.step(a)
+            a = -a
+            n += num_envs
+        name = f"host vector env ({threads} thread{'s' if threads > 1 else ''})"
+        rows.append(
+            {"name": name, "envs": num_envs, "threads": threads, "steps": n,
+             "wall_s": time.perf_counter() - t0}
+        )  # fmt: skip
     return rows

@@ -7,6 +7,7 @@ import pytest
 from test_envs import LOSSY
 
 from mpsched.collect import CollectError, collect, load_transitions, write_transitions
+from mpsched.envs import CONN_FEATURES, SUBFLOW_FEATURES
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,8 @@ def test_transitions_round_trip_as_a_replay_buffer(redundant_file):
     t = load_transitions(redundant_file)
     # 2 episodes × (2 s / 100 ms - 1): the first interval is the reset's observation.
     assert len(t) == 38 and list(np.bincount(t.episode)) == [19, 19]
-    assert t.obs.shape == (38, 2 * (2 * 11 + 8) + 2) and t.action.shape == (38, 1)
+    frame = 2 * len(SUBFLOW_FEATURES) + len(CONN_FEATURES)
+    assert t.obs.shape == (38, 2 * frame + 2) and t.action.shape == (38, 1)
     assert (t.action == 1).all() and t.meta["policy"] == "always-redundant"
     # Within an episode, the next observation is the following row's observation.
     same = t.episode[1:] == t.episode[:-1]

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use mpsched_sim::env::features::feature_groups;
-use mpsched_sim::env::{Env, EnvSpec, ObsLayout, VecEnv, VecOut};
+use mpsched_sim::env::{AnyEnv, AnySpec, HostLayout, ObsLayout, VecEnv, VecOut};
 
 use crate::ScenarioError;
 
@@ -24,15 +24,12 @@ fn check_len(what: &str, got: usize, want: usize) -> PyResult<()> {
     }
 }
 
-/// Shape facts shared by both classes.
-fn layout(spec: &EnvSpec) -> (usize, usize, usize, usize, usize) {
-    (spec.obs_len(), spec.action_len(), spec.terms_len(), spec.frame_len(), spec.mask_len())
-}
-
-/// `_core.Env`: one learning environment.
+/// `_core.Env`: one learning environment (a flow env, or a host env for a spec with
+/// `"kind": "host"`).
 #[pyclass(name = "Env", module = "mpsched._core")]
 pub struct PyEnv {
-    env: Env,
+    env: AnyEnv,
+    spec: AnySpec,
 }
 
 #[pymethods]
@@ -40,9 +37,10 @@ impl PyEnv {
     /// `spec_json`: the env spec (scenario text, controlled flow, action kind, sizes).
     #[new]
     fn new(py: Python<'_>, spec_json: &str, seed: u64) -> PyResult<Self> {
-        let spec = EnvSpec::from_json(spec_json).map_err(scenario_err)?;
-        let env = py.detach(move || Env::new(spec, seed)).map_err(scenario_err)?;
-        Ok(PyEnv { env })
+        let spec = AnySpec::from_json(spec_json).map_err(scenario_err)?;
+        let s = spec.clone();
+        let env = py.detach(move || AnyEnv::new(s, seed)).map_err(scenario_err)?;
+        Ok(PyEnv { env, spec })
     }
 
     /// The episode's results so far, as `run_scenario` returns them.
@@ -53,7 +51,7 @@ impl PyEnv {
 
     /// Starts an episode whose scenario is drawn with `seed`; writes the first observation.
     fn reset(&mut self, py: Python<'_>, seed: u64, mut obs: PyReadwriteArray1<f32>) -> PyResult<()> {
-        let d = self.env.spec.obs_len();
+        let d = self.spec.obs_len();
         let out = obs.as_slice_mut()?;
         check_len("obs", out.len(), d)?;
         let env = &mut self.env;
@@ -75,7 +73,7 @@ impl PyEnv {
         mut obs: PyReadwriteArray1<f32>,
         mut terms: PyReadwriteArray1<f64>,
     ) -> PyResult<(bool, bool)> {
-        let (d, a, t, _, _) = layout(&self.env.spec);
+        let (d, a, t) = self.env.dims();
         let act = action.as_slice()?;
         check_len("action", act.len(), a)?;
         let o = obs.as_slice_mut()?;
@@ -96,27 +94,27 @@ impl PyEnv {
 
     #[getter]
     fn obs_len(&self) -> usize {
-        self.env.spec.obs_len()
+        self.spec.obs_len()
     }
     #[getter]
     fn action_len(&self) -> usize {
-        self.env.spec.action_len()
+        self.spec.action_len()
     }
     #[getter]
     fn terms_len(&self) -> usize {
-        self.env.spec.terms_len()
+        self.spec.terms_len()
     }
     #[getter]
     fn frame_len(&self) -> usize {
-        self.env.spec.frame_len()
+        self.spec.frame_len()
     }
     #[getter]
     fn mask_len(&self) -> usize {
-        self.env.spec.mask_len()
+        self.spec.mask_len()
     }
     #[getter]
     fn term_names(&self) -> Vec<String> {
-        self.env.spec.term_names()
+        self.spec.term_names()
     }
     /// Simulated time in seconds.
     #[getter]
@@ -126,12 +124,21 @@ impl PyEnv {
     /// Steps taken in this episode.
     #[getter]
     fn steps(&self) -> u64 {
-        self.env.steps
+        self.env.steps()
     }
-    /// Subflows the controlled connection has now.
+    /// Subflows the controlled connection has now (flow envs; 0 for a host env).
     #[getter]
     fn subflows(&self) -> usize {
-        self.env.sim().connection(self.env.spec.flow).map_or(0, |c| c.subflow_count())
+        match &self.env {
+            AnyEnv::Flow(e) => e.sim().connection(e.spec.flow).map_or(0, |c| c.subflow_count()),
+            AnyEnv::Host(_) => 0,
+        }
+    }
+    /// Host env: the name of the flow in each slot (`None`: free); flow env: empty.
+    fn slot_flows(&self) -> Vec<Option<String>> {
+        let AnyEnv::Host(e) = &self.env else { return Vec::new() };
+        let flows = &e.sim().scenario().flows;
+        e.slot_flows().iter().map(|s| s.map(|f| flows[f].name.clone())).collect()
     }
 }
 
@@ -139,7 +146,7 @@ impl PyEnv {
 #[pyclass(name = "VecEnv", module = "mpsched._core")]
 pub struct PyVecEnv {
     venv: VecEnv,
-    spec: EnvSpec,
+    spec: AnySpec,
 }
 
 #[pymethods]
@@ -150,7 +157,7 @@ impl PyVecEnv {
         if n == 0 {
             return Err(PyValueError::new_err("num_envs: expected at least 1"));
         }
-        let spec = EnvSpec::from_json(spec_json).map_err(scenario_err)?;
+        let spec = AnySpec::from_json(spec_json).map_err(scenario_err)?;
         let s = spec.clone();
         let venv = py.detach(move || VecEnv::new(s, n, base_seed, threads)).map_err(scenario_err)?;
         Ok(PyVecEnv { venv, spec })
@@ -189,7 +196,7 @@ impl PyVecEnv {
         mut truncated: PyReadwriteArray1<bool>,
     ) -> PyResult<()> {
         let n = self.venv.len();
-        let (d, a, t, _, _) = layout(&self.spec);
+        let (d, a, t) = (self.spec.obs_len(), self.spec.action_len(), self.spec.terms_len());
         let act = actions.as_slice()?;
         check_len("actions", act.len(), n * a)?;
         let o = obs.as_slice_mut()?;
@@ -250,4 +257,11 @@ pub fn obs_features() -> Vec<(&'static str, Vec<FeatureRow>)> {
 #[pyfunction]
 pub fn obs_layout(max_paths: usize, history: usize, max_flows: usize) -> Vec<(&'static str, usize)> {
     ObsLayout { max_paths, history, max_flows }.offsets()
+}
+
+/// Every offset and length of a host env's observation with `max_flows` flow slots of
+/// `max_subflows` subflows and `history` frames, by name.
+#[pyfunction]
+pub fn host_layout(max_flows: usize, max_subflows: usize, history: usize) -> Vec<(&'static str, usize)> {
+    HostLayout { max_flows, max_subflows, history }.offsets()
 }

@@ -316,6 +316,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<env::PyVecEnv>()?;
     m.add_function(wrap_pyfunction!(env::obs_features, m)?)?;
     m.add_function(wrap_pyfunction!(env::obs_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(env::host_layout, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_description, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

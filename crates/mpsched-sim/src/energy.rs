@@ -104,8 +104,12 @@ impl InterfaceEnergy {
         let dt = dt_ns as f64 / 1e9;
         if up_bytes + down_bytes > 0 {
             let mut e = 0.0;
-            let tail_over =
-                self.last_active.is_none_or(|t| (end_ns - dt_ns).saturating_sub(t) as f64 / 1e9 >= p.tail_s);
+            // Promotion from idle: first traffic, or a gap at least as long as the tail (a
+            // bin right after an active one continues the transfer, whatever the tail).
+            let tail_over = self.last_active.is_none_or(|t| {
+                let gap = (end_ns - dt_ns).saturating_sub(t);
+                gap > 0 && gap as f64 / 1e9 >= p.tail_s
+            });
             if tail_over && p.promotion_s > 0.0 {
                 let pe = p.promotion_mw * p.promotion_s / 1e3;
                 self.promotion_j += pe;
@@ -166,5 +170,29 @@ mod tests {
         assert!((e.active_j - 0.1704).abs() < 1e-9);
         assert!((e.tail_j - 12.27056).abs() < 1e-6, "{}", e.tail_j);
         assert!((e.idle_j - 0.0201 * 8.424).abs() < 1e-6, "{}", e.idle_j);
+    }
+
+    /// Without a tail, back-to-back active bins are one transfer: one promotion (each bin used
+    /// to pay it again); a bin's gap after the last traffic pays it anew.
+    #[test]
+    fn promotion_without_tail_is_paid_once_per_transfer() {
+        let p = EnergyParams {
+            alpha_up: 0.0,
+            alpha_down: 0.0,
+            beta: 0.0,
+            promotion_s: 0.5,
+            promotion_mw: 2000.0,
+            tail_s: 0.0,
+            tail_mw: 0.0,
+            idle_mw: 0.0,
+        };
+        let mut e = InterfaceEnergy::default();
+        let ms = 1_000_000;
+        let paid: Vec<f64> = [(100, 1), (200, 1), (300, 1), (400, 0), (500, 1)]
+            .iter()
+            .map(|&(end, bytes)| e.bin(&p, end * ms, 100 * ms, 0, bytes))
+            .collect();
+        assert_eq!(paid, [1.0, 0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(e.promotion_j, 2.0);
     }
 }

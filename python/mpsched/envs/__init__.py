@@ -14,6 +14,8 @@
 
     cc = gym.make("mpsched/CongestionControl-v0", scenario="scenarios/drl-cc-random.toml")
 
+    host = gym.make("mpsched/Host-v0", action="cwnd", target="rotate")   # DRL-CC's host
+
 Observations are flat float32 vectors; :class:`ObsLayout` (``env.unwrapped.layout``) slices
 them into subflow, connection and flow features and the masks. Rewards are in
 :mod:`mpsched.rewards`. See docs/envs.md.
@@ -21,6 +23,7 @@ them into subflow, connection and flow features and the masks. Rewards are in
 
 from .. import _register_envs
 from ._spec import EnvConfigError
+from .host import HostEnv, HostLayout, HostVectorEnv, host_feature_names
 from .scheduler import (
     CONN_FEATURES,
     FEATURES,
@@ -37,6 +40,10 @@ from .vector import SchedulerVectorEnv
 
 __all__ = [
     "SchedulerEnv",
+    "HostEnv",
+    "HostVectorEnv",
+    "HostLayout",
+    "host_feature_names",
     "CongestionControlEnv",
     "SchedulerVectorEnv",
     "ObsLayout",

@@ -145,22 +145,23 @@ def action_row(action: str, a: Any, out: np.ndarray) -> None:
         out[:] = row
 
 
-def _relabel(res: Results, flow: str, column: str, label: str) -> Results:
-    """``res`` with flow ``flow``'s ``column`` (scheduler or cc) set to ``label``."""
+def _relabel(res: Results, flows: Any, column: str, label: str) -> Results:
+    """``res`` with the ``column`` (scheduler or cc) of the flows named in ``flows`` set to
+    ``label``."""
     import dataclasses
 
     import pyarrow as pa
 
     names = res.flows.column("name").to_pylist()
     old = res.flows.column(column).to_pylist()
-    values = [label if n == flow else v for n, v in zip(names, old)]
+    values = [label if n in flows else v for n, v in zip(names, old)]
     i = res.flows.column_names.index(column)
-    flows = res.flows.set_column(i, column, pa.array(values, pa.string()))
+    table = res.flows.set_column(i, column, pa.array(values, pa.string()))
     summary = dict(res.summary)
     summary["flows"] = [
-        {**f, column: label} if f.get("name") == flow else f for f in res.summary["flows"]
+        {**f, column: label} if f.get("name") in flows else f for f in res.summary["flows"]
     ]
-    return dataclasses.replace(res, flows=flows, summary=summary)
+    return dataclasses.replace(res, flows=table, summary=summary)
 
 
 #: The scenario (in the package's scenarios/) an env runs when none is given:
@@ -174,10 +175,94 @@ def default_scenario(action: str) -> Path:
     return SCENARIO_DIR / DEFAULT_SCENARIO["cc" if action == "cwnd" else "scheduler"]
 
 
-class _CoreEnv(gym.Env):
-    """Shared machinery of the two single envs."""
+class _CoreBase(gym.Env):
+    """What every env of the core shares: the core object made at the first reset, the
+    buffers it writes into, the reward, ``reset``/``step``/``results``. A subclass sets
+    ``action_space``, ``observation_space``, ``layout`` and implements ``_write_action``,
+    ``_mask_info`` and ``_controlled``."""
 
     metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        spec_json: str,
+        obs_len: int,
+        act_len: int,
+        reward: Union[str, RewardFn],
+        reward_kwargs: Optional[Dict[str, Any]],
+    ) -> None:
+        super().__init__()
+        self._spec_json = spec_json
+        self.reward_fn = get_reward(reward, reward_kwargs)
+        self.reward_name = (
+            reward if isinstance(reward, str) else getattr(reward, "__name__", "custom")
+        )
+        self._core: Optional[Any] = None
+        # Buffers the core writes into, made once.
+        self._obs = np.zeros(obs_len, np.float32)
+        self._act = np.zeros(act_len, np.float32)
+        self._terms = np.zeros(0, np.float64)
+        self._index: Dict[str, int] = {}
+        self.episode_seed: Optional[int] = None
+
+    def _write_action(self, action: Any) -> None:
+        raise NotImplementedError
+
+    def _mask_info(self) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def _controlled(self, res: Results) -> Tuple[List[str], str]:
+        """The flows the agent controls in ``res`` and the column naming their algorithm."""
+        raise NotImplementedError
+
+    def _info(self) -> Dict[str, Any]:
+        return {
+            "time_s": self._core.now_s,
+            **self._mask_info(),
+            "terms": Terms(self._terms.copy(), self._index),
+        }
+
+    def reset(
+        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
+    ) -> Tuple[np.ndarray, Dict[str, Any]]:
+        """A new episode; ranges in the scenario are drawn anew from the episode's seed."""
+        super().reset(seed=seed)
+        episode_seed = int(self.np_random.integers(0, 2**63 - 1))
+        if options and "scenario_seed" in options:
+            episode_seed = int(options["scenario_seed"])
+        self.episode_seed = episode_seed
+        if self._core is None:
+            self._core = _core.Env(self._spec_json, episode_seed)
+            self._terms = np.zeros(self._core.terms_len, np.float64)
+            self._index = {n: i for i, n in enumerate(self._core.term_names)}
+        self._core.reset(episode_seed, self._obs)
+        self._terms[:] = 0.0
+        return self._obs.copy(), self._info()
+
+    def results(self, label: Optional[str] = None) -> Results:
+        """The current episode as :func:`mpsched.run` reports a run (summary and tables up to
+        now; the whole episode once it ended), for ``write_results``, ``plot`` and ``report``.
+        ``label`` names the agent in the controlled flows' ``scheduler`` (or ``cc``) column and
+        summary entries, instead of the external algorithm's label."""
+        if self._core is None:
+            raise gym.error.ResetNeeded("call reset() before results()")
+        res = Results.from_core(self._core.output())
+        if label is not None:
+            flows, column = self._controlled(res)
+            res = _relabel(res, flows, column, label)
+        return res
+
+    def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        if self._core is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        self._write_action(action)
+        terminated, truncated = self._core.step(self._act, self._obs, self._terms)
+        reward = float(self.reward_fn(Terms(self._terms, self._index)))
+        return self._obs.copy(), reward, terminated, truncated, self._info()
+
+
+class _CoreEnv(_CoreBase):
+    """Shared machinery of the two single-flow envs."""
 
     def __init__(
         self,
@@ -196,9 +281,7 @@ class _CoreEnv(gym.Env):
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
     ) -> None:
-        super().__init__()
         self.action_kind = action
-        self.action_space = action_space(action, max_paths)
         self._prepared = prepare(
             scenario,
             action=action,
@@ -212,71 +295,31 @@ class _CoreEnv(gym.Env):
             initial_mode=initial_mode,
             fallback=fallback,
         )
-        self.reward_fn = get_reward(reward, reward_kwargs)
-        self.reward_name = (
-            reward if isinstance(reward, str) else getattr(reward, "__name__", "custom")
-        )
-        self._core: Optional[Any] = None
         host = max_flows if action == "cwnd" else 0
         self.layout = ObsLayout(max_paths, history, host)
+        super().__init__(
+            self._prepared.spec_json,
+            self.layout.size,
+            1 if action == "mode" else max_paths,
+            reward,
+            reward_kwargs,
+        )
+        self.action_space = action_space(action, max_paths)
         self.observation_space = spaces.Box(-1.0, np.inf, (self.layout.size,), np.float32)
-        # Buffers the core writes into, made once.
-        self._obs = np.zeros(self.layout.size, np.float32)
-        self._act = np.zeros(1 if action == "mode" else max_paths, np.float32)
-        self._terms = np.zeros(0, np.float64)
-        self._index: Dict[str, int] = {}
-        self.episode_seed: Optional[int] = None
 
     @property
     def flow_name(self) -> str:
         """The controlled flow."""
         return self._prepared.flow_name
 
-    def _info(self) -> Dict[str, Any]:
-        return {
-            "time_s": self._core.now_s,
-            "action_mask": self.layout.path_mask(self._obs).astype(np.int8),
-            "terms": Terms(self._terms.copy(), self._index),
-        }
-
-    def reset(
-        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
-    ) -> Tuple[np.ndarray, Dict[str, Any]]:
-        """A new episode; ranges in the scenario are drawn anew from the episode's seed."""
-        super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(0, 2**63 - 1))
-        if options and "scenario_seed" in options:
-            episode_seed = int(options["scenario_seed"])
-        self.episode_seed = episode_seed
-        if self._core is None:
-            self._core = _core.Env(self._prepared.spec_json, episode_seed)
-            self._terms = np.zeros(self._core.terms_len, np.float64)
-            self._index = {n: i for i, n in enumerate(self._core.term_names)}
-        self._core.reset(episode_seed, self._obs)
-        self._terms[:] = 0.0
-        return self._obs.copy(), self._info()
-
-    def results(self, label: Optional[str] = None) -> Results:
-        """The current episode as :func:`mpsched.run` reports a run (summary and tables up to
-        now; the whole episode once it ended), for ``write_results``, ``plot`` and ``report``.
-        ``label`` names the agent in the controlled flow's ``scheduler`` (or ``cc``) column and
-        summary entry, instead of the external algorithm's label."""
-        if self._core is None:
-            raise gym.error.ResetNeeded("call reset() before results()")
-        res = Results.from_core(self._core.output())
-        if label is not None:
-            res = _relabel(
-                res, self.flow_name, "cc" if self.action_kind == "cwnd" else "scheduler", label
-            )
-        return res
-
-    def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
-        if self._core is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
+    def _write_action(self, action: Any) -> None:
         action_row(self.action_kind, action, self._act)
-        terminated, truncated = self._core.step(self._act, self._obs, self._terms)
-        reward = float(self.reward_fn(Terms(self._terms, self._index)))
-        return self._obs.copy(), reward, terminated, truncated, self._info()
+
+    def _mask_info(self) -> Dict[str, Any]:
+        return {"action_mask": self.layout.path_mask(self._obs).astype(np.int8)}
+
+    def _controlled(self, res: Results) -> Tuple[List[str], str]:
+        return [self.flow_name], "cc" if self.action_kind == "cwnd" else "scheduler"
 
 
 class SchedulerEnv(_CoreEnv):

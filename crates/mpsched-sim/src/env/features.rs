@@ -103,6 +103,9 @@ features! {
         Loss => ("loss", Float, "1", "segments detected lost / segments sent in the interval"),
         FreeBw => ("free_bw", Float, "10 Mbit/s", "max delivery rate over the history minus throughput (>= 0)"),
         PrevShare => ("prev_share", Float, "1", "the previous action's share or selection of this subflow"),
+        EnergyJ => ("energy_j", Float, "J", "device energy charged to the subflow in the interval: its byte share of its interface's active, promotion and tail energy (0 without an energy model)"),
+        PowerW => ("power_w", Float, "W", "energy_j / interval"),
+        Jitter => ("jitter", Float, "100 ms", "absolute change of the smoothed RTT since the previous interval"),
     }
 }
 
@@ -129,7 +132,9 @@ features! {
         Srtt => ("srtt", Float, "100 ms", "mean smoothed RTT over established subflows"),
         Rttvar => ("rttvar", Float, "100 ms", "mean RTT variation over established subflows"),
         Cwnd => ("cwnd", Float, "100 segments", "sum of the congestion windows"),
-        Target => ("target", Int, "1", "1 for the controlled flow, else 0"),
+        Target => ("target", Int, "1", "1 when the action applies to this flow (the controlled flow; host env: the flows the next action sets), else 0"),
+        Multipath => ("multipath", Int, "1", "1 for a multipath (MPTCP) flow, 0 for single-path TCP"),
+        Subflows => ("subflows", Int, "1", "open subflows (established, not closed)"),
     }
 }
 
@@ -285,13 +290,13 @@ mod tests {
     #[test]
     fn offsets_follow_the_group_lengths() {
         let l = ObsLayout { max_paths: 3, history: 2, max_flows: 4 };
-        assert_eq!(l.subflow(2, SubflowFeature::PrevShare), 3 * 11 - 1);
-        assert_eq!(l.conn(ConnFeature::RcvWindow), 33);
-        assert_eq!(l.flow(0, FlowFeature::SendRate), 41);
-        assert_eq!(l.frame_len(), 33 + 8 + 24);
-        assert_eq!(l.path_mask_offset(), 2 * 65);
-        assert_eq!(l.flow_mask_offset(), 133);
-        assert_eq!(l.size(), 130 + 7);
+        assert_eq!(l.subflow(2, SubflowFeature::Jitter), 3 * 14 - 1);
+        assert_eq!(l.conn(ConnFeature::RcvWindow), 42);
+        assert_eq!(l.flow(0, FlowFeature::SendRate), 50);
+        assert_eq!(l.frame_len(), 42 + 8 + 32);
+        assert_eq!(l.path_mask_offset(), 2 * 82);
+        assert_eq!(l.flow_mask_offset(), 167);
+        assert_eq!(l.size(), 164 + 7);
     }
 
     /// docs/envs.md's feature table is generated from the enums (`MPSCHED_BLESS=1` rewrites it).

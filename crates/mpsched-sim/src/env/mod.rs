@@ -18,20 +18,26 @@
 //! Modules: [`features`] (the feature layout), [`spec`] (what an env is), [`terms`] (reward
 //! terms), `record` (an interval into a frame and the terms), [`vector`] (many envs).
 
+pub mod any;
+mod energy;
 pub mod features;
+pub mod host;
 mod record;
 pub mod spec;
 pub mod terms;
 pub mod vector;
 
+pub use any::{AnyEnv, AnySpec};
 pub use features::{
     ConnFeature, Feature, FeatureInfo, FeatureKind, FlowFeature, ObsLayout, SubflowFeature, CONN_FEATURES,
     FLOW_FEATURES, SUBFLOW_FEATURES,
 };
+pub use host::{HostEnv, HostLayout, HostSpec, HostTerm, HOST_TERMS};
 pub use spec::{ActionKind, EnvSpec};
 pub use terms::{Term, TERMS};
 pub use vector::{episode_seed, VecEnv, VecOut};
 
+use energy::EnergyMeter;
 use record::FlowSnap;
 
 use crate::scenario::ScenarioError;
@@ -68,6 +74,7 @@ pub struct Env {
     /// Recent delivery-rate samples per subflow (bytes/s), `history` deep.
     rates: Vec<[u64; 8]>,
     capacity_mbps: f64,
+    meter: EnergyMeter,
     status: StepStatus,
     /// Steps taken in the current episode.
     pub steps: u64,
@@ -87,6 +94,7 @@ impl Env {
             prev_mode: 0.0,
             rates: vec![[0; 8]; spec.history],
             capacity_mbps: 0.0,
+            meter: EnergyMeter::default(),
             status: StepStatus::default(),
             steps: 0,
             sim,
@@ -146,6 +154,7 @@ impl Env {
             })
             .sum();
         self.snaps = vec![FlowSnap::default(); sc.flows.len()];
+        self.meter = EnergyMeter::new(&self.sim);
         self.last_boundary = 0;
         self.interval_ns = 0;
         if let (ActionKind::Mode, Some(m)) = (self.spec.action, self.spec.initial_mode) {
@@ -189,13 +198,7 @@ impl Env {
     }
 
     fn usable(&self, i: usize) -> bool {
-        let f = self.spec.flow;
-        let Some(c) = self.sim.connection(f) else { return false };
-        if i >= c.subflow_count() {
-            return false;
-        }
-        let p = self.sim.scenario().flows[f].paths[i] as usize;
-        c.subflow_info(i).established && !self.sim.path_is_down(p)
+        self.sim.subflow_usable(self.spec.flow, i)
     }
 
     fn apply(&mut self, action: &[f32]) {

@@ -4,10 +4,11 @@
 
 use mpsched_transport::{Connection, SubflowInfo};
 
+use super::energy::EnergyMeter;
 use super::features::{ConnFeature, Feature, FlowFeature, SubflowFeature};
 use super::terms::{Term, TERMS};
 use super::{Env, MBPS};
-use crate::scenario::Scenario;
+use crate::sim::Sim;
 
 /// Cumulative counters of one subflow at the last boundary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -23,8 +24,8 @@ pub(super) struct SubSnap {
 /// Cumulative counters of a flow at the last boundary.
 #[derive(Clone, Debug, Default)]
 pub(super) struct FlowSnap {
-    subs: Vec<SubSnap>,
-    delivered: u64,
+    pub(super) subs: Vec<SubSnap>,
+    pub(super) delivered: u64,
     ooo_byte_s: f64,
     full_s: f64,
     blocked_s: f64,
@@ -32,7 +33,7 @@ pub(super) struct FlowSnap {
 }
 
 /// Counter difference that survives a new connection (repeated downloads restart counters).
-fn delta(cur: u64, prev: u64) -> u64 {
+pub(super) fn delta(cur: u64, prev: u64) -> u64 {
     if cur >= prev {
         cur - prev
     } else {
@@ -41,7 +42,7 @@ fn delta(cur: u64, prev: u64) -> u64 {
 }
 
 /// [`delta`] of a cumulative time.
-fn delta_f(cur: f64, prev: f64) -> f64 {
+pub(super) fn delta_f(cur: f64, prev: f64) -> f64 {
     if cur >= prev {
         cur - prev
     } else {
@@ -60,40 +61,43 @@ pub(super) fn fill<F: Feature>(row: &mut [f32], value: impl Fn(F) -> f32) {
 
 /// Sums over the controlled flow's subflows in one interval.
 #[derive(Default)]
-struct Interval {
+pub(super) struct Interval {
     /// Length rates are computed over (s): the real length, at least the nominal interval.
-    dt: f64,
+    pub(super) dt: f64,
     /// Real length of the interval (s).
-    real: f64,
-    sent: u64,
-    recv: u64,
-    pipe: u64,
-    peer_wnd: u64,
-    energy_j: f64,
+    pub(super) real: f64,
+    pub(super) sent: u64,
+    pub(super) recv: u64,
+    pub(super) pipe: u64,
+    pub(super) peer_wnd: u64,
+    pub(super) energy_j: f64,
     /// Sums of smoothed RTTs and of their changes (ms) over established subflows.
-    delay_sum: f64,
-    jitter_sum: f64,
-    n_est: usize,
+    pub(super) delay_sum: f64,
+    pub(super) jitter_sum: f64,
+    pub(super) n_est: usize,
+    /// Segments detected lost and segments sent.
+    pub(super) seg_lost: u64,
+    pub(super) seg_sent: u64,
     /// Receiver-side throughput per subflow slot (Mbit/s).
-    sub_tput: [f64; 8],
+    pub(super) sub_tput: [f64; 8],
     /// Bytes delivered to the receiving application.
-    delivered: u64,
+    pub(super) delivered: u64,
 }
 
 /// One subflow's counters over the interval.
-struct SubflowDelta {
-    sent: u64,
-    acked: u64,
-    seg_sent: u64,
-    seg_lost: u64,
-    recv: u64,
+pub(super) struct SubflowDelta {
+    pub(super) sent: u64,
+    pub(super) acked: u64,
+    pub(super) seg_sent: u64,
+    pub(super) seg_lost: u64,
+    pub(super) recv: u64,
     /// Smoothed RTT at the previous boundary (ns).
-    prev_srtt_ns: u64,
+    pub(super) prev_srtt_ns: u64,
 }
 
 impl FlowSnap {
     /// Subflow `i`'s counters since the last boundary; the snapshot moves to `s`.
-    fn advance_subflow(&mut self, i: usize, s: &SubflowInfo, received: u64) -> SubflowDelta {
+    pub(super) fn advance_subflow(&mut self, i: usize, s: &SubflowInfo, received: u64) -> SubflowDelta {
         let prev = self.subs[i];
         let cur = SubSnap {
             sent: s.bytes_sent,
@@ -117,42 +121,44 @@ impl FlowSnap {
 
 impl Interval {
     /// Adds one subflow's interval to the sums.
-    fn add(&mut self, s: &SubflowInfo, d: &SubflowDelta) {
+    pub(super) fn add(&mut self, s: &SubflowInfo, d: &SubflowDelta) {
         self.sent += d.sent;
         self.recv += d.recv;
+        self.seg_lost += d.seg_lost;
+        self.seg_sent += d.seg_sent;
         self.pipe += s.pipe;
         self.peer_wnd = self.peer_wnd.max(s.peer_wnd);
         if s.established && s.srtt.0 > 0 {
             self.delay_sum += s.srtt.0 as f64 / 1e6;
-            if d.prev_srtt_ns > 0 {
-                self.jitter_sum += (s.srtt.0 as f64 - d.prev_srtt_ns as f64).abs() / 1e6;
-            }
+            self.jitter_sum += jitter_ns(s, d) / 1e6;
             self.n_est += 1;
         }
     }
 
     /// Megabits per second of `bytes` over the interval.
-    fn mbps(&self, bytes: u64) -> f64 {
+    pub(super) fn mbps(&self, bytes: u64) -> f64 {
         bytes as f64 * 8.0 / self.dt / MBPS
     }
 }
 
 /// Inputs of one subflow's features.
-struct SubflowSample<'a> {
-    s: &'a SubflowInfo,
-    d: &'a SubflowDelta,
-    mss: f64,
-    dt: f64,
+pub(super) struct SubflowSample<'a> {
+    pub(super) s: &'a SubflowInfo,
+    pub(super) d: &'a SubflowDelta,
+    pub(super) mss: f64,
+    pub(super) dt: f64,
     /// Payload sent in the interval (Mbit/s).
-    tput: f64,
+    pub(super) tput: f64,
     /// Largest delivery rate over the history (Mbit/s).
-    max_rate: f64,
-    prev_share: f32,
+    pub(super) max_rate: f64,
+    pub(super) prev_share: f32,
+    /// Energy charged to the subflow in the interval (J).
+    pub(super) energy_j: f64,
 }
 
 impl SubflowSample<'_> {
     /// The value of feature `f` (units in [`SubflowFeature`]'s table).
-    fn value(&self, f: SubflowFeature) -> f32 {
+    pub(super) fn value(&self, f: SubflowFeature) -> f32 {
         let (s, d) = (self.s, self.d);
         match f {
             SubflowFeature::Srtt => (s.srtt.0 as f64 / 1e8) as f32,
@@ -167,6 +173,9 @@ impl SubflowSample<'_> {
             SubflowFeature::Loss => 0.0,
             SubflowFeature::FreeBw => ((self.max_rate - self.tput).max(0.0) / 10.0) as f32,
             SubflowFeature::PrevShare => self.prev_share,
+            SubflowFeature::EnergyJ => self.energy_j as f32,
+            SubflowFeature::PowerW => (self.energy_j / self.dt) as f32,
+            SubflowFeature::Jitter => jitter_ns(s, d) as f32 / 1e8,
         }
     }
 }
@@ -202,22 +211,25 @@ impl ConnSample {
 
 /// Inputs of one flow's host-view features.
 #[derive(Default)]
-struct FlowSample {
-    sent: u64,
-    goodput: f64,
-    srtt: f64,
-    rttvar: f64,
-    cwnd: u64,
+pub(super) struct FlowSample {
+    pub(super) sent: u64,
+    pub(super) goodput: f64,
+    pub(super) srtt: f64,
+    pub(super) rttvar: f64,
+    pub(super) cwnd: u64,
     /// Established subflows with an RTT estimate, at least 1.
-    n: f64,
-    mss: f64,
-    dt: f64,
-    target: bool,
+    pub(super) n: f64,
+    pub(super) mss: f64,
+    pub(super) dt: f64,
+    pub(super) target: bool,
+    pub(super) multipath: bool,
+    /// Established subflows.
+    pub(super) open: usize,
 }
 
 impl FlowSample {
     /// The value of feature `f` (units in [`FlowFeature`]'s table).
-    fn value(&self, f: FlowFeature) -> f32 {
+    pub(super) fn value(&self, f: FlowFeature) -> f32 {
         match f {
             FlowFeature::SendRate => (self.sent as f64 * 8.0 / self.dt / MBPS / 10.0) as f32,
             FlowFeature::Goodput => (self.goodput / 10.0) as f32,
@@ -225,20 +237,85 @@ impl FlowSample {
             FlowFeature::Rttvar => (self.rttvar / self.n / 1e8) as f32,
             FlowFeature::Cwnd => (self.cwnd as f64 / self.mss / 100.0) as f32,
             FlowFeature::Target => f32::from(u8::from(self.target)),
+            FlowFeature::Multipath => f32::from(u8::from(self.multipath)),
+            FlowFeature::Subflows => self.open as f32,
         }
     }
 }
 
-/// Device energy (J) of sending `sent` bytes on flow `f`'s subflow `i` over `dt` seconds, if
-/// its path has an energy model (MPTCP-RL's power model).
-fn subflow_energy_j(sc: &Scenario, f: usize, i: usize, sent: u64, dt: f64) -> f64 {
-    let p = sc.flows[f].paths[i] as usize;
-    match sc.paths[p].energy {
-        Some(e) if sent > 0 => {
-            let down = sent as f64 * 8.0 / dt / MBPS;
-            e.active_power_mw(0.0, down) * dt / 1000.0
+/// |Δ srtt| of an established subflow since the previous boundary (ns; 0 without two RTT
+/// estimates).
+fn jitter_ns(s: &SubflowInfo, d: &SubflowDelta) -> f64 {
+    if s.established && s.srtt.0 > 0 && d.prev_srtt_ns > 0 {
+        (s.srtt.0 as f64 - d.prev_srtt_ns as f64).abs()
+    } else {
+        0.0
+    }
+}
+
+/// Drops the oldest frame of `frames` (frames of `frame_len`) and clears the newest.
+pub(super) fn shift_frames(frames: &mut [f32], frame_len: usize) {
+    frames.copy_within(frame_len.., 0);
+    let base = frames.len() - frame_len;
+    frames[base..].iter_mut().for_each(|x| *x = 0.0);
+}
+
+/// Moves a delivery-rate history on by one interval (the newest samples zero).
+pub(super) fn shift_rates(rates: &mut [[u64; 8]]) {
+    rates.rotate_left(1);
+    *rates.last_mut().unwrap() = [0; 8];
+}
+
+/// Where one flow's subflow slots go: its slots of the newest frame (contiguous, one
+/// [`SubflowFeature`] group each), its delivery-rate history (newest last) and the previous
+/// action per slot.
+pub(super) struct SlotOut<'a> {
+    pub(super) frame: &'a mut [f32],
+    pub(super) rates: &'a mut [[u64; 8]],
+    pub(super) prev: &'a [f32],
+}
+
+/// Records flow `f`'s subflows over the interval: advances `snap`, adds every subflow to `iv`
+/// (its energy from `meter`, its received throughput in `iv.sub_tput`) and writes the
+/// features of the subflows that have a slot into `out`.
+pub(super) fn record_flow_subflows(
+    sim: &Sim,
+    f: usize,
+    snap: &mut FlowSnap,
+    meter: &EnergyMeter,
+    iv: &mut Interval,
+    out: SlotOut<'_>,
+) {
+    let Some(c) = sim.connection(f) else { return };
+    let rx = sim.receiver(f);
+    let mss = sim.scenario().flows[f].subflow.mss.max(1) as f64;
+    let slots = (out.frame.len() / SubflowFeature::COUNT).min(8);
+    snap.subs.resize(c.subflow_count(), SubSnap::default());
+    for i in 0..c.subflow_count() {
+        let s = c.subflow_info(i);
+        let received = rx.filter(|r| i < r.subflow_count()).map_or(0, |r| r.subflow_info(i).bytes_received);
+        let d = snap.advance_subflow(i, &s, received);
+        iv.add(&s, &d);
+        let energy_j = meter.subflow_j(f, i);
+        iv.energy_j += energy_j;
+        if i >= slots {
+            continue;
         }
-        _ => 0.0,
+        iv.sub_tput[i] = iv.mbps(d.recv);
+        out.rates.last_mut().unwrap()[i] = s.delivery_rate;
+        let max_rate = out.rates.iter().map(|r| r[i]).max().unwrap_or(0) as f64 * 8.0 / MBPS;
+        let x = SubflowSample {
+            s: &s,
+            d: &d,
+            mss,
+            dt: iv.dt,
+            tput: iv.mbps(d.sent),
+            max_rate,
+            prev_share: out.prev[i],
+            energy_j,
+        };
+        let o = i * SubflowFeature::COUNT;
+        fill(&mut out.frame[o..o + SubflowFeature::COUNT], |g| x.value(g));
     }
 }
 
@@ -266,12 +343,9 @@ impl Env {
         let real_ns = now.saturating_sub(self.last_boundary);
         let dt_ns = real_ns.max(self.interval_ns).max(1);
         self.last_boundary = now;
-        let fl = self.spec.frame_len();
-        self.frames.copy_within(fl.., 0);
-        let base = (self.spec.history - 1) * fl;
-        self.frames[base..base + fl].iter_mut().for_each(|x| *x = 0.0);
-        self.rates.rotate_left(1);
-        *self.rates.last_mut().unwrap() = [0; 8];
+        self.meter.interval(&self.sim, real_ns);
+        shift_frames(&mut self.frames, self.spec.frame_len());
+        shift_rates(&mut self.rates);
         self.terms.iter_mut().for_each(|x| *x = 0.0);
         (real_ns as f64 / 1e9, dt_ns as f64 / 1e9)
     }
@@ -279,38 +353,15 @@ impl Env {
     /// The controlled flow's subflow slots of the newest frame (at `base`), and its subflows'
     /// sums in `iv`.
     fn record_subflows(&mut self, base: usize, iv: &mut Interval) {
-        let (spec, sc) = (&self.spec, self.sim.scenario());
-        let f = spec.flow;
-        let Some(c) = self.sim.connection(f) else { return };
-        let rx = self.sim.receiver(f);
-        let mss = sc.flows[f].subflow.mss.max(1) as f64;
-        let layout = spec.layout();
-        let snap = &mut self.snaps[f];
-        snap.subs.resize(c.subflow_count(), SubSnap::default());
-        for i in 0..c.subflow_count() {
-            let s = c.subflow_info(i);
-            let received = rx.filter(|r| i < r.subflow_count()).map_or(0, |r| r.subflow_info(i).bytes_received);
-            let d = snap.advance_subflow(i, &s, received);
-            iv.add(&s, &d);
-            iv.energy_j += subflow_energy_j(sc, f, i, d.sent, iv.dt);
-            if i >= spec.max_paths {
-                continue;
-            }
-            iv.sub_tput[i] = iv.mbps(d.recv);
-            self.rates.last_mut().unwrap()[i] = s.delivery_rate;
-            let max_rate = self.rates.iter().map(|r| r[i]).max().unwrap_or(0) as f64 * 8.0 / MBPS;
-            let x = SubflowSample {
-                s: &s,
-                d: &d,
-                mss,
-                dt: iv.dt,
-                tput: iv.mbps(d.sent),
-                max_rate,
-                prev_share: self.prev_action[i],
-            };
-            let o = base + layout.subflow_slot(i);
-            fill(&mut self.frames[o..o + SubflowFeature::COUNT], |f| x.value(f));
-        }
+        let n = self.spec.max_paths;
+        let o = base + self.spec.layout().subflow_slot(0);
+        let out = SlotOut {
+            frame: &mut self.frames[o..o + n * SubflowFeature::COUNT],
+            rates: &mut self.rates,
+            prev: &self.prev_action[..n],
+        };
+        let f = self.spec.flow;
+        record_flow_subflows(&self.sim, f, &mut self.snaps[f], &self.meter, iv, out);
     }
 
     /// The controlled connection's features of the newest frame (at `base`) and its terms.
@@ -411,6 +462,7 @@ impl Env {
                 x.sent = target_sent;
             }
             (x.goodput, x.mss, x.dt, x.target) = (goodput, sc.flows[j].subflow.mss.max(1) as f64, dt, target);
+            x.multipath = sc.flows[j].paths.len() > 1;
             let o = base + layout.flow_slot(j);
             fill(&mut self.frames[o..o + FlowFeature::COUNT], |f| x.value(f));
         }
@@ -420,7 +472,7 @@ impl Env {
 /// A flow's sums over its subflows for the host view: bytes sent in the interval (advancing
 /// the snapshot, except for the controlled flow whose counters `record` advanced), window, and
 /// RTT sums over established subflows.
-fn host_flow_sums(c: &Connection, snap: &mut FlowSnap, target: bool) -> FlowSample {
+pub(super) fn host_flow_sums(c: &Connection, snap: &mut FlowSnap, target: bool) -> FlowSample {
     let mut x = FlowSample::default();
     let mut n = 0usize;
     for (i, s) in c.subflows() {
@@ -433,6 +485,7 @@ fn host_flow_sums(c: &Connection, snap: &mut FlowSnap, target: bool) -> FlowSamp
             snap.subs[i].sent = s.bytes_sent;
         }
         x.cwnd += s.cwnd;
+        x.open += usize::from(s.established);
         if s.established && s.srtt.0 > 0 {
             x.srtt += s.srtt.0 as f64;
             x.rttvar += s.rttvar.0 as f64;

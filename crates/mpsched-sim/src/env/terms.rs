@@ -3,21 +3,24 @@
 //! i < max_paths (receiver-side throughput of subflow i, EdAR's Y_i, PDAA3C's TT_i), then
 //! `flow_goodput_mbps_<j>` and `flow_active_<j>` for j < max_flows.
 
-/// Defines the [`Term`] enum and the [`TERMS`] names from one list.
+/// Defines a term enum and its names from one list: the enum's discriminant is the column.
 macro_rules! terms {
-    ($($var:ident => ($name:literal, $doc:literal),)*) => {
-        /// One reward term; its discriminant is its column.
+    ($(#[$m:meta])* $enum:ident, $names:ident { $($var:ident => ($name:literal, $doc:literal),)* }) => {
+        $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Term {
+        pub enum $enum {
             $(#[doc = $doc] $var,)*
         }
 
-        /// Names of the [`Term`]s, in column order.
-        pub const TERMS: [&str; [$($name),*].len()] = [$($name),*];
+        #[doc = concat!("Names of the [`", stringify!($enum), "`]s, in column order.")]
+        pub const $names: [&str; [$($name),*].len()] = [$($name),*];
     };
 }
+pub(crate) use terms;
 
 terms! {
+    /// One reward term of a flow env; its discriminant is its column.
+    Term, TERMS {
     IntervalS => ("interval_s", "real length of the interval (rates use at least the nominal length)"),
     GoodputMbps => ("goodput_mbps", "G: bytes delivered in order to the receiving application"),
     RecvTputMbps => ("recv_tput_mbps", "ΣY: bytes received on all subflows (duplicates included)"),
@@ -26,11 +29,11 @@ terms! {
     BufferBytes => ("buffer_bytes", "B: receive buffer size"),
     BufferFullS => ("buffer_full_s", "F: time the receive buffer was full"),
     RedundantMbps => ("redundant_mbps", "redundant copies sent"),
-    EnergyJ => ("energy_j", "E: device energy of the used interfaces (MPTCP-RL power model)"),
+    EnergyJ => ("energy_j", "E: device energy charged to the flow's subflows (active, promotion and tail; env::energy)"),
     PowerW => ("power_w", "E / interval"),
     DelayMs => ("delay_ms", "D: mean smoothed RTT over established subflows"),
     JitterMs => ("jitter_ms", "J: mean |Δ srtt| over established subflows since the last interval"),
     CapacityMbps => ("capacity_mbps", "sum of the nominal rates of the flow's paths (bottleneck link each)"),
     Done => ("done", "1 when the controlled flow completed in this interval"),
     Subflows => ("subflows", "subflows of the controlled connection"),
-}
+}}

@@ -1,6 +1,6 @@
 //! Many envs stepped together, split over threads by contiguous chunks.
 
-use super::{Env, EnvSpec};
+use super::any::{AnyEnv, AnySpec};
 use crate::rng::stream_seed;
 use crate::scenario::ScenarioError;
 
@@ -21,7 +21,7 @@ pub fn episode_seed(seed: u64, episode: u64) -> u64 {
 /// by contiguous chunks, so the thread count never changes results.
 pub struct VecEnv {
     /// The sub-envs.
-    pub envs: Vec<Env>,
+    pub envs: Vec<AnyEnv>,
     seeds: Vec<u64>,
     episodes: Vec<u64>,
     needs_reset: Vec<bool>,
@@ -43,10 +43,10 @@ pub struct VecOut<'a> {
 
 impl VecEnv {
     /// `n` envs of `spec`, sub-env i seeded `base_seed + i`, stepped over `threads` threads.
-    pub fn new(spec: EnvSpec, n: usize, base_seed: u64, threads: usize) -> Result<VecEnv, ScenarioError> {
+    pub fn new(spec: AnySpec, n: usize, base_seed: u64, threads: usize) -> Result<VecEnv, ScenarioError> {
         let mut envs = Vec::with_capacity(n);
         for i in 0..n {
-            envs.push(Env::new(spec.clone(), base_seed.wrapping_add(i as u64))?);
+            envs.push(AnyEnv::new(spec.clone(), base_seed.wrapping_add(i as u64))?);
         }
         let seeds = (0..n).map(|i| base_seed.wrapping_add(i as u64)).collect();
         Ok(VecEnv { envs, seeds, episodes: vec![0; n], needs_reset: vec![false; n], threads: threads.max(1) })
@@ -64,7 +64,7 @@ impl VecEnv {
 
     /// Resets every sub-env; `base_seed` restarts the seeding (`None`: next episodes).
     pub fn reset(&mut self, base_seed: Option<u64>, obs: &mut [f32]) -> Result<(), ScenarioError> {
-        let d = self.envs[0].spec.obs_len();
+        let d = self.envs[0].dims().0;
         for i in 0..self.envs.len() {
             if let Some(b) = base_seed {
                 self.seeds[i] = b.wrapping_add(i as u64);
@@ -89,7 +89,7 @@ impl VecEnv {
     /// its row of `obs` (the other rows are left alone): SAME_STEP autoreset, as
     /// stable-baselines3 expects, instead of the NEXT_STEP autoreset `step` does by itself.
     pub fn reset_ended(&mut self, obs: &mut [f32]) -> Result<(), ScenarioError> {
-        let d = self.envs[0].spec.obs_len();
+        let d = self.envs[0].dims().0;
         for i in 0..self.envs.len() {
             if !self.needs_reset[i] {
                 continue;
@@ -108,8 +108,7 @@ impl VecEnv {
         if n == 0 {
             return Ok(());
         }
-        let spec = &self.envs[0].spec;
-        let dims = (spec.obs_len(), spec.action_len(), spec.terms_len());
+        let dims = self.envs[0].dims();
         let mut rest = Chunk {
             envs: &mut self.envs,
             seeds: &self.seeds,
@@ -137,7 +136,7 @@ impl VecEnv {
 
 /// Contiguous sub-envs with their rows of the step's inputs and outputs (one worker's share).
 struct Chunk<'a> {
-    envs: &'a mut [Env],
+    envs: &'a mut [AnyEnv],
     seeds: &'a [u64],
     episodes: &'a mut [u64],
     resets: &'a mut [bool],

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use mpsched_transport::{Connection, Decision, Segment, SlotStats};
+use mpsched_transport::{CcSpec, Connection, Decision, SchedSpec, Segment, SlotStats};
 
 use crate::energy::InterfaceEnergy;
 use crate::event::{EventQueue, Kind};
@@ -283,6 +283,54 @@ impl Sim {
     /// Whether flow `f` has completed its transfer(s).
     pub fn flow_done(&self, f: usize) -> bool {
         self.flows[f].done_at.is_some()
+    }
+
+    /// Whether flow `f` has started (its first connection was created).
+    pub fn flow_started(&self, f: usize) -> bool {
+        self.flows[f].started
+    }
+
+    /// Sets up flow `f`'s algorithms before it starts (a learning env taking control of a flow
+    /// that arrives later): `cc` and `scheduler` replace the scenario's when given, `decision`
+    /// always. Returns false, changing nothing, once the flow has started.
+    pub fn control_flow(
+        &mut self,
+        f: usize,
+        cc: Option<CcSpec>,
+        scheduler: Option<SchedSpec>,
+        decision: crate::scenario::DecisionInterval,
+    ) -> bool {
+        if self.flows[f].started {
+            return false;
+        }
+        let def = &mut self.sc.flows[f];
+        if let Some(cc) = cc {
+            def.cc = cc;
+        }
+        if let Some(s) = scheduler {
+            def.scheduler = s;
+        }
+        def.decision = decision;
+        true
+    }
+
+    /// Bytes the mobile device has received (`.0`: out of path `p`'s last forward link) and sent
+    /// (`.1`: into its first reverse link) so far: what the energy model charges (see
+    /// [`crate::energy`]).
+    pub fn path_device_bytes(&self, p: usize) -> (u64, u64) {
+        let path = &self.sc.paths[p];
+        let down = self.links[*path.fwd.last().unwrap() as usize].stats.bytes_out;
+        let up = self.links[path.rev[0] as usize].stats.bytes_out;
+        (down, up)
+    }
+
+    /// Whether flow `f`'s subflow `i` can carry data: established, its path up.
+    pub fn subflow_usable(&self, f: usize, i: usize) -> bool {
+        let Some(c) = self.connection(f) else { return false };
+        if i >= c.subflow_count() {
+            return false;
+        }
+        c.subflow_info(i).established && !self.path_down[self.sc.flows[f].paths[i] as usize]
     }
 
     /// Whether path `p` is down by a path event.

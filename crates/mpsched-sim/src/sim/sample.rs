@@ -35,9 +35,7 @@ impl Sim {
     pub(super) fn account_energy(&mut self) {
         for (p, path) in self.sc.paths.iter().enumerate() {
             let Some(params) = path.energy else { continue };
-            let down_link = *path.fwd.last().unwrap() as usize;
-            let up_link = path.rev[0] as usize;
-            let (down, up) = (self.links[down_link].stats.bytes_out, self.links[up_link].stats.bytes_out);
+            let (down, up) = self.path_device_bytes(p);
             let (ie, prev_down, prev_up) = &mut self.energy[p];
             let e = ie.bin(&params, self.now, self.sc.sample_ns, up - *prev_up, down - *prev_down);
             (*prev_down, *prev_up) = (down, up);

@@ -7,6 +7,7 @@ mod common;
 mod decisions;
 mod energy;
 mod env_bounds;
+mod env_host;
 mod env_initial_mode;
 mod olms;
 mod peekaboo;
