@@ -2,8 +2,9 @@
 //! every step of a learning env, the payload that arrived at the receiver is at most what its
 //! paths can carry in the interval, and the goodput term is at most that plus the data that was
 //! already waiting at the receiver when the interval began (bytes released by filling a hole).
+//! The same bounds hold for the host env over every flow of random hosts.
 
-use mpsched_sim::env::{Env, EnvSpec, Term};
+use mpsched_sim::env::{AnySpec, Env, EnvSpec, HostEnv, HostTerm, Term};
 
 fn next(s: &mut u64) -> u64 {
     *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -111,4 +112,56 @@ fn reward_terms_are_bounded_by_physical_limits() {
     }
     assert!(steps_checked > 500, "{steps_checked}");
     println!("{steps_checked} steps, {released} released a backlog above one interval's capacity");
+}
+
+/// Bytes that arrived on every subflow, and were delivered, over every flow of a host env.
+fn host_arrived_and_delivered(env: &HostEnv) -> (u64, u64) {
+    let n = env.sim().scenario().flows.len();
+    let recv = (0..n).filter_map(|f| env.sim().receiver(f));
+    recv.map(|r| (r.subflows().map(|(_, s)| s.bytes_arrived).sum::<u64>(), r.info().bytes_delivered))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// The same bounds for the host env, over random hosts: the random two-path MPTCP flow, a TCP
+/// flow on path a and a second MPTCP download arriving later; random window or path actions.
+#[test]
+fn host_reward_terms_are_bounded_by_physical_limits() {
+    let mut steps_checked = 0;
+    for case in 0..16u64 {
+        let mut s = 0xB1_0000 + case;
+        let (text, rate_mbps, _, nominal) = scenario(&mut s);
+        let text = text.replace("scheduler = \"external\"", "").replace("scheduler = \"external-weights\"", "")
+            + "[[flows]]\nname = \"tcp\"\npath = \"a\"\n[[flows]]\nname = \"late\"\npaths = [\"a\", \"b\"]\nstart_s = 0.3\nsize_bytes = 300000\n";
+        let action = pick(&mut s, &["cwnd", "weights", "select"]);
+        let spec = serde_json::json!({
+            "kind": "host", "scenario": text, "source": "<random>", "format": "toml", "action": action,
+            "target": pick(&mut s, &["rotate", "all"]), "interval_ms": nominal * 1000.0,
+            "max_flows": 3, "max_subflows": 2,
+        });
+        let AnySpec::Host(spec) = AnySpec::from_json(&spec.to_string()).unwrap() else { unreachable!() };
+        let mut env = HostEnv::new(spec, case).unwrap();
+        let mut terms = vec![0.0; env.spec.terms_len()];
+        loop {
+            let (arrived0, delivered0) = host_arrived_and_delivered(&env);
+            let a: Vec<f32> = (0..env.spec.action_len()).map(|_| (next(&mut s) % 2000) as f32 / 1000.0 - 1.0).collect();
+            let st = env.step(&a);
+            env.write_terms(&mut terms);
+            let (arrived1, _) = host_arrived_and_delivered(&env);
+            let real = terms[HostTerm::IntervalS as usize];
+            let capacity =
+                |len: f64| -> f64 { rate_mbps.iter().map(|r| r * 1e6 / 8.0 * len * 1448.0 / 1500.0 + 1448.0).sum() };
+            let arrived = (arrived1 - arrived0) as f64;
+            assert!(arrived <= capacity(real) + 1e-6, "case {case}: {arrived} B arrived in {real} s");
+            let backlog = (arrived0 - delivered0) as f64;
+            let len = real.max(nominal);
+            let goodput = terms[HostTerm::GoodputMbps as usize] * 1e6 / 8.0;
+            assert!(goodput * len <= capacity(len) + backlog + 1e-6, "case {case}: goodput {goodput} B/s");
+            assert!(terms[HostTerm::Loss as usize] <= 1.0 && terms[HostTerm::EnergyJ as usize] == 0.0);
+            steps_checked += 1;
+            if st.terminated || st.truncated {
+                break;
+            }
+        }
+    }
+    assert!(steps_checked > 300, "{steps_checked}");
 }
