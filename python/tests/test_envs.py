@@ -508,7 +508,8 @@ def test_ranges_are_redrawn_every_episode_from_the_reset_seed():
 
 def test_import_mpsched_registers_the_envs_with_default_scenarios():
     """`import mpsched` alone registers the ids (no `import mpsched.envs`), and `gym.make`
-    without a scenario runs the packaged default (EdAR's handoff; DRL-CC's random host)."""
+    without a scenario runs the packaged default (EdAR's handoff; DRL-CC's random host, for
+    CongestionControl-v0 and Host-v0)."""
     import subprocess
     import sys
 
@@ -520,9 +521,14 @@ def test_import_mpsched_registers_the_envs_with_default_scenarios():
         "c = gym.make('mpsched/CongestionControl-v0').unwrapped\n"
         "c.reset(seed=1)\n"
         "print(e.flow_name, e._prepared.source.rsplit('/', 1)[-1], c._prepared.source.rsplit('/', 1)[-1])\n"
+        "h = gym.make('mpsched/Host-v0').unwrapped\n"
+        "h.reset(seed=1)\n"
+        "print(*[f for f in h.slot_flows() if f])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["mptcp", "edar-handoff.toml", "drl-cc-random.toml"]
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["mptcp", "edar-handoff.toml", "drl-cc-random.toml"]
+    assert lines[1].split() == ["mptcp1", "mptcp2", "mptcp3", "mptcp4", "mptcp5"]
 
 
 def test_workload_scenarios_load_and_control_a_generated_flow():
