@@ -58,6 +58,17 @@ class Sim:
     def output(self) -> RunOutput:
         """Results so far, as :func:`run_scenario` returns them."""
 
+class Net:
+    """A generic exported network (``mpsched.policies.export``), evaluated in Rust."""
+
+    def __init__(self, path: str) -> None: ...
+    def forward(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The head's output ``[B, output_len]`` for observations ``[B, input_len]``."""
+    @property
+    def input_len(self) -> int: ...
+    @property
+    def output_len(self) -> int: ...
+
 class EdarNet:
     """A loaded EdAR Q-network (checks the description and every tensor shape)."""
 

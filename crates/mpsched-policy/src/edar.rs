@@ -283,7 +283,7 @@ struct Weights {
 }
 
 /// Reads and parses a checkpoint's JSON description.
-fn read_description(js: &Path) -> Result<serde_json::Value, PolicyError> {
+pub(crate) fn read_description(js: &Path) -> Result<serde_json::Value, PolicyError> {
     let text = std::fs::read_to_string(js)
         .map_err(|e| PolicyError(format!("{}: cannot read checkpoint description: {e}", js.display())))?;
     serde_json::from_str(&text).map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))

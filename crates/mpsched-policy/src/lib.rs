@@ -4,6 +4,7 @@
 //!
 //! - [`safetensors`]: a small reader for the safetensors format (float32 tensors only);
 //! - [`edar`]: EdAR's Q-network (LSTM1 per subflow series, LSTM2 across subflows, MLP core);
+//! - [`net`]: generic exported networks (linear, activations, layer norm, LSTM, GRU; actor heads);
 //! - [`driver`]: runs a scenario with one flow scheduled by an EdAR network.
 
 // One `unsafe` call: the AVX2 build of EdAR's forward pass, after checking the CPU (edar.rs).
@@ -12,6 +13,7 @@
 
 pub mod driver;
 pub mod edar;
+pub mod net;
 pub mod safetensors;
 
 use std::fmt;

@@ -311,6 +311,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(policy::run_edar, m)?)?;
     m.add_class::<policy::PyEdarNet>()?;
+    m.add_class::<policy::PyNet>()?;
     m.add_class::<PySim>()?;
     m.add_class::<env::PyEnv>()?;
     m.add_class::<env::PyVecEnv>()?;

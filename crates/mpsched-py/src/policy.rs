@@ -1,5 +1,6 @@
 //! `_core.EdarNet` and `_core.run_edar`: EdAR networks exported as safetensors + JSON,
-//! evaluated in Rust (`mpsched-policy`), alone or driving a simulation.
+//! evaluated in Rust (`mpsched-policy`), alone or driving a simulation; `_core.Net`: generic
+//! exported networks (`mpsched.policies.export`).
 
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -7,6 +8,7 @@ use pyo3::types::PyDict;
 
 use mpsched_policy::driver::run_edar as drive;
 use mpsched_policy::edar::EdarNet;
+use mpsched_policy::net::Net;
 use mpsched_sim::env::EnvSpec;
 
 use crate::ScenarioError;
@@ -87,4 +89,51 @@ pub fn run_edar<'py>(
     s.set_item("mean_ns", stats.mean_ns())?;
     s.set_item("max_ns", stats.max_ns)?;
     Ok((d, s))
+}
+
+/// A loaded generic network (`"algorithm": "net"` checkpoint).
+#[pyclass(name = "Net", module = "mpsched._core", unsendable)]
+pub struct PyNet {
+    net: Net,
+}
+
+#[pymethods]
+impl PyNet {
+    #[new]
+    fn new(path: &str) -> PyResult<Self> {
+        let net = Net::load(std::path::Path::new(path)).map_err(|e| ScenarioError::new_err(e.0))?;
+        Ok(PyNet { net })
+    }
+
+    /// The head's output `[B, output_len]` for observations `[B, input_len]`.
+    fn forward<'py>(
+        &mut self,
+        py: Python<'py>,
+        obs: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let a = obs.as_array();
+        let (b, d) = (a.shape()[0], a.shape()[1]);
+        if d != self.net.input_len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "obs: expected {} values per row, got {d}",
+                self.net.input_len()
+            )));
+        }
+        let mut row = vec![0.0f32; d];
+        let mut out = Vec::with_capacity(b);
+        for i in 0..b {
+            row.iter_mut().enumerate().for_each(|(k, x)| *x = a[[i, k]]);
+            out.push(self.net.forward(&row).to_vec());
+        }
+        PyArray2::from_vec2(py, &out).map_err(Into::into)
+    }
+
+    #[getter]
+    fn input_len(&self) -> usize {
+        self.net.input_len()
+    }
+    #[getter]
+    fn output_len(&self) -> usize {
+        self.net.output_len()
+    }
 }

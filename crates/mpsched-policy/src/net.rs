@@ -1,0 +1,554 @@
+//! Generic exported networks (`"algorithm": "net"` checkpoints, written by
+//! `mpsched.policies.export`): a stack of layers over a flat observation, then an actor head.
+//!
+//! Description (`NAME.json`, besides the checkpoint fields of `mpsched.agents.checkpoint`):
+//!
+//! ```json
+//! "net": {
+//!   "input": {"size": 12, "normalize": {"mean": "obs_mean", "std": "obs_std", "clip": 10.0}},
+//!   "layers": [
+//!     {"type": "linear", "weight": "l0.weight", "bias": "l0.bias"},
+//!     {"type": "relu"},
+//!     {"type": "lstm", "hidden": 16, "weight_ih": "r.weight_ih_l0", "weight_hh": "r.weight_hh_l0",
+//!      "bias_ih": "r.bias_ih_l0", "bias_hh": "r.bias_hh_l0"},
+//!     {"type": "layer_norm", "weight": "n.weight", "bias": "n.bias", "eps": 1e-5}
+//!   ],
+//!   "head": {"type": "argmax" | "softmax" | "identity" | "tanh", "low": [..], "high": [..]}
+//! }
+//! ```
+//!
+//! Layers follow PyTorch's definitions (`torch.nn.Linear`, `LSTM` with gates i, f, g, o, `GRU`
+//! with gates r, z, n, `LayerNorm` over the last dimension, and the element-wise activations).
+//! A recurrent layer reads its input as a sequence of `hidden`-independent steps: the running
+//! vector of length `steps × input` (steps oldest first, `input` from the weights' shape) and
+//! outputs its last hidden state. The `tanh` head maps `tanh(x)` from [-1, 1] onto
+//! [`low`, `high`] (stable-baselines3's squashed continuous actions). Every buffer is allocated
+//! at load: [`Net::forward`] allocates nothing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::edar::{checkpoint_paths, read_description};
+use crate::safetensors::{self, Tensor};
+use crate::PolicyError;
+
+/// An element-wise activation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Act {
+    Relu,
+    Tanh,
+    Sigmoid,
+    LeakyRelu(f32),
+    Elu,
+}
+
+impl Act {
+    fn apply(self, x: f32) -> f32 {
+        match self {
+            Act::Relu => x.max(0.0),
+            Act::Tanh => x.tanh(),
+            Act::Sigmoid => sigmoid(x),
+            Act::LeakyRelu(s) => {
+                if x >= 0.0 {
+                    x
+                } else {
+                    s * x
+                }
+            }
+            Act::Elu => {
+                if x > 0.0 {
+                    x
+                } else {
+                    x.exp_m1()
+                }
+            }
+        }
+    }
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Which recurrent cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cell {
+    Lstm,
+    Gru,
+}
+
+/// One layer, weights in PyTorch's row-major layout.
+#[derive(Clone, Debug)]
+enum Layer {
+    Linear {
+        w: Vec<f32>,
+        b: Vec<f32>,
+        n_in: usize,
+        n_out: usize,
+    },
+    Act(Act),
+    Norm {
+        gamma: Vec<f32>,
+        beta: Vec<f32>,
+        eps: f32,
+    },
+    Recurrent {
+        cell: Cell,
+        w_ih: Vec<f32>,
+        w_hh: Vec<f32>,
+        b_ih: Vec<f32>,
+        b_hh: Vec<f32>,
+        input: usize,
+        hidden: usize,
+    },
+}
+
+/// What the network's output becomes.
+#[derive(Clone, Debug, PartialEq)]
+enum Head {
+    Identity,
+    Argmax,
+    Softmax,
+    Tanh { low: Vec<f32>, high: Vec<f32> },
+}
+
+/// A loaded network with its scratch buffers.
+#[derive(Clone, Debug)]
+pub struct Net {
+    input: usize,
+    norm: Option<(Vec<f32>, Vec<f32>, f32)>,
+    layers: Vec<Layer>,
+    head: Head,
+    /// Ping-pong activations, each as long as the widest layer.
+    a: Vec<f32>,
+    b: Vec<f32>,
+    /// Recurrent state and gates.
+    h: Vec<f32>,
+    c: Vec<f32>,
+    gates: Vec<f32>,
+    out: Vec<f32>,
+}
+
+/// Reads the checkpoint's tensors by name, checking shapes (one-line errors naming the file).
+struct Tensors<'a> {
+    t: BTreeMap<String, Tensor>,
+    file: &'a Path,
+}
+
+impl Tensors<'_> {
+    fn take(&mut self, what: &str, name: &serde_json::Value) -> Result<Tensor, PolicyError> {
+        let file = self.file.display();
+        let name = name.as_str().ok_or_else(|| PolicyError(format!("{file}: {what}: expected a tensor name")))?;
+        let t = self.t.remove(name).ok_or_else(|| PolicyError(format!("{file}: {what}: no tensor {name:?}")))?;
+        if t.data.iter().any(|x| !x.is_finite()) {
+            return Err(PolicyError(format!("{file}: tensor {name:?}: contains NaN or infinity")));
+        }
+        Ok(t)
+    }
+
+    fn take_shaped(&mut self, what: &str, name: &serde_json::Value, shape: &[usize]) -> Result<Vec<f32>, PolicyError> {
+        let t = self.take(what, name)?;
+        if t.shape != shape {
+            return Err(PolicyError(format!(
+                "{}: {what}: expected shape {shape:?}, got {:?}",
+                self.file.display(),
+                t.shape
+            )));
+        }
+        Ok(t.data)
+    }
+}
+
+impl Net {
+    /// Loads a `"algorithm": "net"` checkpoint (`NAME.json` + `NAME.safetensors`).
+    pub fn load(path: &Path) -> Result<Net, PolicyError> {
+        let (js, st) = checkpoint_paths(path);
+        let desc = read_description(&js)?;
+        let net = desc.get("net").ok_or_else(|| PolicyError(format!("{}: net: missing", js.display())))?;
+        let mut t = Tensors { t: safetensors::read(&st)?, file: &js };
+        let n = Self::build(net, &mut t)?;
+        if let Some(extra) = t.t.keys().next() {
+            return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", st.display())));
+        }
+        Ok(n)
+    }
+
+    fn build(net: &serde_json::Value, t: &mut Tensors<'_>) -> Result<Net, PolicyError> {
+        let file = t.file.display().to_string();
+        let err = |field: &str, want: &str| PolicyError(format!("{file}: net.{field}: expected {want}"));
+        let input =
+            net["input"]["size"].as_u64().filter(|&n| n > 0).ok_or_else(|| err("input.size", "an integer > 0"))?;
+        let input = input as usize;
+        let norm = match net["input"].get("normalize") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(nm) => {
+                let mean = t.take_shaped("net.input.normalize.mean", &nm["mean"], &[input])?;
+                let std = t.take_shaped("net.input.normalize.std", &nm["std"], &[input])?;
+                if std.iter().any(|&s| s <= 0.0) {
+                    return Err(err("input.normalize.std", "values > 0"));
+                }
+                let clip = nm["clip"].as_f64().filter(|c| *c > 0.0).unwrap_or(f64::INFINITY) as f32;
+                Some((mean, std, clip))
+            }
+        };
+        let specs = net["layers"].as_array().ok_or_else(|| err("layers", "a list of layers"))?;
+        let mut layers = Vec::with_capacity(specs.len());
+        let (mut dim, mut widest, mut hidden_max) = (input, input, 0);
+        for (k, spec) in specs.iter().enumerate() {
+            let layer = parse_layer(spec, k, dim, t)?;
+            dim = out_dim(&layer, dim);
+            if let Layer::Recurrent { hidden, .. } = layer {
+                hidden_max = hidden_max.max(hidden);
+            }
+            widest = widest.max(dim);
+            layers.push(layer);
+        }
+        let head = parse_head(&net["head"], dim, &file)?;
+        let out = if head == Head::Argmax { 1 } else { dim };
+        Ok(Net {
+            input,
+            norm,
+            layers,
+            head,
+            a: vec![0.0; widest],
+            b: vec![0.0; widest],
+            h: vec![0.0; hidden_max],
+            c: vec![0.0; hidden_max],
+            gates: vec![0.0; 4 * hidden_max],
+            out: vec![0.0; out],
+        })
+    }
+
+    /// Length of the observation the network reads.
+    pub fn input_len(&self) -> usize {
+        self.input
+    }
+
+    /// Length of [`Net::forward`]'s output (1 for an argmax head: the action index).
+    pub fn output_len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Runs the network on `obs` (length [`Net::input_len`]) and returns the head's output:
+    /// the chosen index (argmax), the probabilities (softmax), the scaled action (tanh) or the
+    /// raw output (identity). Allocates nothing.
+    pub fn forward(&mut self, obs: &[f32]) -> &[f32] {
+        assert_eq!(obs.len(), self.input, "observation length");
+        self.a[..self.input].copy_from_slice(obs);
+        if let Some((mean, std, clip)) = &self.norm {
+            for (i, x) in self.a[..self.input].iter_mut().enumerate() {
+                *x = ((*x - mean[i]) / std[i]).clamp(-clip, *clip);
+            }
+        }
+        let mut dim = self.input;
+        for layer in &self.layers {
+            dim = run_layer(layer, &self.a[..dim], &mut self.b, &mut self.h, &mut self.c, &mut self.gates);
+            std::mem::swap(&mut self.a, &mut self.b);
+        }
+        apply_head(&self.head, &self.a[..dim], &mut self.out);
+        &self.out
+    }
+}
+
+fn out_dim(layer: &Layer, dim: usize) -> usize {
+    match layer {
+        Layer::Linear { n_out, .. } => *n_out,
+        Layer::Recurrent { hidden, .. } => *hidden,
+        Layer::Act(_) | Layer::Norm { .. } => dim,
+    }
+}
+
+/// Parses layer `k` of the description, reading `dim` values.
+fn parse_layer(spec: &serde_json::Value, k: usize, dim: usize, t: &mut Tensors<'_>) -> Result<Layer, PolicyError> {
+    let file = t.file.display().to_string();
+    let at = |f: &str| format!("net.layers[{k}].{f}");
+    let kind = spec["type"].as_str().unwrap_or("");
+    Ok(match kind {
+        "linear" => {
+            let w = t.take(&at("weight"), &spec["weight"])?;
+            let [n_out, n_in] = w.shape[..] else {
+                return Err(PolicyError(format!("{file}: {}: expected a matrix, got {:?}", at("weight"), w.shape)));
+            };
+            if n_in != dim {
+                return Err(PolicyError(format!(
+                    "{file}: {}: expected {dim} inputs (the previous layer's output), got {n_in}",
+                    at("weight")
+                )));
+            }
+            let b = match spec.get("bias") {
+                Some(serde_json::Value::Null) | None => vec![0.0; n_out],
+                Some(name) => t.take_shaped(&at("bias"), name, &[n_out])?,
+            };
+            Layer::Linear { w: w.data, b, n_in, n_out }
+        }
+        "relu" => Layer::Act(Act::Relu),
+        "tanh" => Layer::Act(Act::Tanh),
+        "sigmoid" => Layer::Act(Act::Sigmoid),
+        "elu" => Layer::Act(Act::Elu),
+        "leaky_relu" => Layer::Act(Act::LeakyRelu(spec["negative_slope"].as_f64().unwrap_or(0.01) as f32)),
+        "layer_norm" => {
+            let gamma = t.take_shaped(&at("weight"), &spec["weight"], &[dim])?;
+            let beta = t.take_shaped(&at("bias"), &spec["bias"], &[dim])?;
+            Layer::Norm { gamma, beta, eps: spec["eps"].as_f64().unwrap_or(1e-5) as f32 }
+        }
+        "lstm" | "gru" => parse_recurrent(spec, k, dim, kind, t)?,
+        other => {
+            return Err(PolicyError(format!(
+                "{file}: {}: expected one of linear, relu, tanh, sigmoid, elu, leaky_relu, layer_norm, lstm, gru, got {other:?}",
+                at("type")
+            )))
+        }
+    })
+}
+
+fn parse_recurrent(
+    spec: &serde_json::Value,
+    k: usize,
+    dim: usize,
+    kind: &str,
+    t: &mut Tensors<'_>,
+) -> Result<Layer, PolicyError> {
+    let file = t.file.display().to_string();
+    let at = |f: &str| format!("net.layers[{k}].{f}");
+    let (cell, g) = if kind == "lstm" { (Cell::Lstm, 4) } else { (Cell::Gru, 3) };
+    let hidden = spec["hidden"]
+        .as_u64()
+        .filter(|&h| h > 0)
+        .ok_or_else(|| PolicyError(format!("{file}: {}: expected an integer > 0", at("hidden"))))?
+        as usize;
+    let w = t.take(&at("weight_ih"), &spec["weight_ih"])?;
+    let input = match w.shape[..] {
+        [r, i] if r == g * hidden && i > 0 && dim.is_multiple_of(i) => i,
+        _ => {
+            return Err(PolicyError(format!(
+                "{file}: {}: expected [{}, n] with n dividing the {dim} inputs, got {:?}",
+                at("weight_ih"),
+                g * hidden,
+                w.shape
+            )))
+        }
+    };
+    let w_hh = t.take_shaped(&at("weight_hh"), &spec["weight_hh"], &[g * hidden, hidden])?;
+    let b_ih = t.take_shaped(&at("bias_ih"), &spec["bias_ih"], &[g * hidden])?;
+    let b_hh = t.take_shaped(&at("bias_hh"), &spec["bias_hh"], &[g * hidden])?;
+    Ok(Layer::Recurrent { cell, w_ih: w.data, w_hh, b_ih, b_hh, input, hidden })
+}
+
+fn parse_head(spec: &serde_json::Value, dim: usize, file: &str) -> Result<Head, PolicyError> {
+    let bound = |f: &str| -> Result<Vec<f32>, PolicyError> {
+        let v: Option<Vec<f32>> =
+            spec[f].as_array().and_then(|a| a.iter().map(|x| x.as_f64().map(|x| x as f32)).collect());
+        v.filter(|v| v.len() == dim && v.iter().all(|x| x.is_finite()))
+            .ok_or_else(|| PolicyError(format!("{file}: net.head.{f}: expected {dim} finite numbers")))
+    };
+    match spec["type"].as_str() {
+        Some("identity") | None => Ok(Head::Identity),
+        Some("argmax") => Ok(Head::Argmax),
+        Some("softmax") => Ok(Head::Softmax),
+        Some("tanh") => Ok(Head::Tanh { low: bound("low")?, high: bound("high")? }),
+        Some(other) => Err(PolicyError(format!(
+            "{file}: net.head.type: expected one of identity, argmax, softmax, tanh, got {other:?}"
+        ))),
+    }
+}
+
+/// Runs one layer from `x` into `y`; returns the output length.
+fn run_layer(layer: &Layer, x: &[f32], y: &mut [f32], h: &mut [f32], c: &mut [f32], gates: &mut [f32]) -> usize {
+    match layer {
+        Layer::Linear { w, b, n_in, n_out } => {
+            for (o, yo) in y[..*n_out].iter_mut().enumerate() {
+                *yo = b[o] + dot(&w[o * n_in..(o + 1) * n_in], x);
+            }
+            *n_out
+        }
+        Layer::Act(a) => {
+            for (yi, &xi) in y.iter_mut().zip(x) {
+                *yi = a.apply(xi);
+            }
+            x.len()
+        }
+        Layer::Norm { gamma, beta, eps } => {
+            let n = x.len() as f32;
+            let mean = x.iter().sum::<f32>() / n;
+            let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+            let inv = 1.0 / (var + eps).sqrt();
+            for (i, yi) in y[..x.len()].iter_mut().enumerate() {
+                *yi = (x[i] - mean) * inv * gamma[i] + beta[i];
+            }
+            x.len()
+        }
+        Layer::Recurrent { cell, w_ih, w_hh, b_ih, b_hh, input, hidden } => {
+            let (h, c) = (&mut h[..*hidden], &mut c[..*hidden]);
+            h.iter_mut().chain(c.iter_mut()).for_each(|v| *v = 0.0);
+            for step in x.chunks_exact(*input) {
+                let r = Recur { w_ih, w_hh, b_ih, b_hh, hidden: *hidden };
+                match cell {
+                    Cell::Lstm => r.lstm_step(step, h, c, gates),
+                    Cell::Gru => r.gru_step(step, h, gates),
+                }
+            }
+            y[..*hidden].copy_from_slice(h);
+            *hidden
+        }
+    }
+}
+
+/// A recurrent layer's weights, for one step.
+struct Recur<'a> {
+    w_ih: &'a [f32],
+    w_hh: &'a [f32],
+    b_ih: &'a [f32],
+    b_hh: &'a [f32],
+    hidden: usize,
+}
+
+impl Recur<'_> {
+    /// Row `r` of `W_ih x + b_ih` and of `W_hh h + b_hh`.
+    fn rows(&self, r: usize, x: &[f32], h: &[f32]) -> (f32, f32) {
+        let (n, u) = (x.len(), self.hidden);
+        let a = self.b_ih[r] + dot(&self.w_ih[r * n..(r + 1) * n], x);
+        let b = self.b_hh[r] + dot(&self.w_hh[r * u..(r + 1) * u], h);
+        (a, b)
+    }
+
+    /// PyTorch `LSTM`: gates i, f, g, o; c' = f·c + i·g, h' = o·tanh(c').
+    fn lstm_step(&self, x: &[f32], h: &mut [f32], c: &mut [f32], gates: &mut [f32]) {
+        let u = self.hidden;
+        for (r, g) in gates[..4 * u].iter_mut().enumerate() {
+            let (a, b) = self.rows(r, x, h);
+            *g = a + b;
+        }
+        for k in 0..u {
+            let (i, f) = (sigmoid(gates[k]), sigmoid(gates[u + k]));
+            let (g, o) = (gates[2 * u + k].tanh(), sigmoid(gates[3 * u + k]));
+            c[k] = f * c[k] + i * g;
+            h[k] = o * c[k].tanh();
+        }
+    }
+
+    /// PyTorch `GRU`: r, z from both terms; n = tanh(W_in x + b_in + r·(W_hn h + b_hn));
+    /// h' = (1 − z)·n + z·h.
+    fn gru_step(&self, x: &[f32], h: &mut [f32], gates: &mut [f32]) {
+        let u = self.hidden;
+        for r in 0..3 * u {
+            let (a, b) = self.rows(r, x, h);
+            if r < 2 * u {
+                gates[r] = a + b;
+            } else {
+                // n: W_in x + b_in at r, W_hn h + b_hn kept apart (at r + u) for the reset gate.
+                gates[r] = a;
+                gates[r + u] = b;
+            }
+        }
+        for k in 0..u {
+            let (rg, z) = (sigmoid(gates[k]), sigmoid(gates[u + k]));
+            let n = (gates[2 * u + k] + rg * gates[3 * u + k]).tanh();
+            h[k] = (1.0 - z) * n + z * h[k];
+        }
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn apply_head(head: &Head, x: &[f32], out: &mut [f32]) {
+    match head {
+        Head::Identity => out.copy_from_slice(x),
+        Head::Argmax => {
+            // The first largest, as torch.argmax.
+            let mut best = 0;
+            for (i, &v) in x.iter().enumerate() {
+                if v > x[best] {
+                    best = i;
+                }
+            }
+            out[0] = best as f32;
+        }
+        Head::Softmax => {
+            let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let mut s = 0.0;
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = (v - m).exp();
+                s += *o;
+            }
+            out.iter_mut().for_each(|o| *o /= s);
+        }
+        Head::Tanh { low, high } => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = low[i] + (x[i].tanh() + 1.0) * 0.5 * (high[i] - low[i]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `NAME.json` + `NAME.safetensors` (float32 tensors) into a temp dir.
+    fn write(name: &str, net: serde_json::Value, tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("mpsched-net-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (mut header, mut data) = (serde_json::Map::new(), Vec::new());
+        for (n, shape, v) in tensors {
+            let start = data.len();
+            data.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+            header.insert(
+                n.to_string(),
+                serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+            );
+        }
+        let h = serde_json::Value::Object(header).to_string();
+        let mut blob = (h.len() as u64).to_le_bytes().to_vec();
+        blob.extend(h.as_bytes());
+        blob.extend(data);
+        std::fs::write(dir.join("p.safetensors"), blob).unwrap();
+        let desc = serde_json::json!({"format": "mpsched-policy/1", "algorithm": "net", "net": net});
+        std::fs::write(dir.join("p.json"), desc.to_string()).unwrap();
+        dir.join("p.json")
+    }
+
+    /// y = relu(W x + b) by hand, then the argmax and tanh heads.
+    #[test]
+    fn linear_relu_and_heads_by_hand() {
+        let tensors = [("w", vec![2, 2], vec![1.0, -1.0, 0.5, 2.0]), ("b", vec![2], vec![0.0, -1.0])];
+        let layers = serde_json::json!([{"type": "linear", "weight": "w", "bias": "b"}, {"type": "relu"}]);
+        let js = write(
+            "argmax",
+            serde_json::json!({"input": {"size": 2}, "layers": layers, "head": {"type": "argmax"}}),
+            &tensors,
+        );
+        let mut net = Net::load(&js).unwrap();
+        // x = (3, 1): W x + b = (2, 2.5) → argmax 1; x = (1, -1): (2, -2.5) → relu (2, 0) → 0.
+        assert_eq!(net.forward(&[3.0, 1.0]), &[1.0]);
+        assert_eq!(net.forward(&[1.0, -1.0]), &[0.0]);
+        let head = serde_json::json!({"type": "tanh", "low": [0.0, -2.0], "high": [10.0, 2.0]});
+        let js = write("tanh", serde_json::json!({"input": {"size": 2}, "layers": layers, "head": head}), &tensors);
+        let mut net = Net::load(&js).unwrap();
+        let out = net.forward(&[3.0, 1.0]).to_vec();
+        assert!((out[0] - 5.0 * (2f32.tanh() + 1.0)).abs() < 1e-6);
+        assert!((out[1] - (-2.0 + 2.0 * (2.5f32.tanh() + 1.0))).abs() < 1e-6);
+    }
+
+    /// One LSTM unit over two steps, by hand (gates i, f, g, o all from W_ih = 1, W_hh = 0.5).
+    #[test]
+    fn lstm_steps_by_hand() {
+        let tensors = [
+            ("wi", vec![4, 1], vec![1.0; 4]),
+            ("wh", vec![4, 1], vec![0.5; 4]),
+            ("bi", vec![4], vec![0.0; 4]),
+            ("bh", vec![4], vec![0.1; 4]),
+        ];
+        let layer = serde_json::json!({"type": "lstm", "hidden": 1, "weight_ih": "wi", "weight_hh": "wh", "bias_ih": "bi", "bias_hh": "bh"});
+        let js = write("lstm", serde_json::json!({"input": {"size": 2}, "layers": [layer]}), &tensors);
+        let mut net = Net::load(&js).unwrap();
+        let (mut h, mut c) = (0.0f32, 0.0f32);
+        for x in [0.3f32, -0.7] {
+            let a = x + 0.5 * h + 0.1;
+            c = sigmoid(a) * c + sigmoid(a) * a.tanh();
+            h = sigmoid(a) * c.tanh();
+        }
+        assert!((net.forward(&[0.3, -0.7])[0] - h).abs() < 1e-6);
+    }
+}
