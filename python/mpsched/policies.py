@@ -32,10 +32,10 @@ import numpy as np
 
 from .agents.checkpoint import CheckpointError, save_checkpoint
 
-__all__ = ["export", "reference_forward", "HEADS"]
+__all__ = ["export", "export_sb3", "reference_forward", "HEADS"]
 
 #: Actor heads the runtime knows.
-HEADS = ("identity", "argmax", "softmax", "tanh")
+HEADS = ("identity", "argmax", "softmax", "tanh", "clip", "binary", "multi_argmax")
 
 _ACTIVATIONS = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid", "ELU": "elu"}
 
@@ -96,6 +96,7 @@ def export(
     head: str = "identity",
     low: Optional[Sequence[float]] = None,
     high: Optional[Sequence[float]] = None,
+    sizes: Optional[Sequence[int]] = None,
     normalize: Optional[Tuple[Sequence[float], Sequence[float], float]] = None,
     provenance: Optional[Mapping[str, Any]] = None,
     observation: Optional[Mapping[str, Any]] = None,
@@ -122,10 +123,14 @@ def export(
         tensors["input.mean"] = np.asarray(mean, np.float32).reshape(input_size)
         tensors["input.std"] = np.asarray(std, np.float32).reshape(input_size)
         net["input"]["normalize"] = {"mean": "input.mean", "std": "input.std", "clip": float(clip)}
-    if head == "tanh":
+    if head in ("tanh", "clip"):
         if low is None or high is None:
-            raise CheckpointError("head: tanh needs low and high (the action's bounds)")
+            raise CheckpointError(f"head: {head} needs low and high (the action's bounds)")
         net["head"].update(low=[float(x) for x in low], high=[float(x) for x in high])
+    if head == "multi_argmax":
+        if sizes is None:
+            raise CheckpointError("head: multi_argmax needs sizes (the action's group sizes)")
+        net["head"]["sizes"] = [int(n) for n in sizes]
     meta = {
         "algorithm": "net",
         "net": net,
@@ -153,3 +158,82 @@ def reference_forward(module: Any, obs: np.ndarray) -> np.ndarray:
             else:
                 x = m(x)
     return x.numpy()
+
+
+def _check_flat(extractor: Any, name: str) -> None:
+    """Only SB3's default feature extractor (flattening the observation) is supported."""
+    if type(extractor).__name__ != "FlattenExtractor":
+        raise CheckpointError(
+            f"{name}: feature extractor {type(extractor).__name__}: only MlpPolicy's "
+            "FlattenExtractor is supported"
+        )
+
+
+def _sb3_actor(model: Any) -> Tuple[List[Any], str, Dict[str, Any]]:
+    """The deterministic actor of a stable-baselines3 model: its modules, the head and the
+    head's arguments, by algorithm and action space (what ``model.predict(obs,
+    deterministic=True)`` computes)."""
+    import torch.nn as nn
+    from gymnasium import spaces
+
+    space = model.action_space
+    policy = model.policy
+    name = type(model).__name__
+    if name in ("PPO", "A2C"):
+        _check_flat(policy.pi_features_extractor, name)
+        if policy.squash_output:
+            raise CheckpointError(f"{name}: squashed (gSDE) policies are not supported")
+        modules = [policy.mlp_extractor.policy_net, policy.action_net]
+    elif name == "DQN":
+        _check_flat(policy.q_net.features_extractor, name)
+        modules = [policy.q_net.q_net]
+    elif name == "SAC":
+        _check_flat(policy.actor.features_extractor, name)
+        modules = [policy.actor.latent_pi, policy.actor.mu]
+    elif name == "TD3":
+        _check_flat(policy.actor.features_extractor, name)
+        mu = list(policy.actor.mu)
+        if not isinstance(mu[-1], nn.Tanh):
+            raise CheckpointError("TD3: expected the actor to end in Tanh")
+        modules = mu[:-1]
+    else:
+        raise CheckpointError(f"{name}: expected a PPO, A2C, DQN, SAC or TD3 model")
+    if isinstance(space, spaces.Discrete):
+        return modules, "argmax", {}
+    if isinstance(space, spaces.MultiDiscrete):
+        return modules, "multi_argmax", {"sizes": [int(n) for n in space.nvec.reshape(-1)]}
+    if isinstance(space, spaces.MultiBinary):
+        return modules, "binary", {}
+    if isinstance(space, spaces.Box):
+        bounds = {"low": space.low.reshape(-1).tolist(), "high": space.high.reshape(-1).tolist()}
+        return modules, ("tanh" if name in ("SAC", "TD3") else "clip"), bounds
+    raise CheckpointError(f"{name}: action space {space} not supported")
+
+
+def export_sb3(
+    model: Any,
+    path: Union[str, Path],
+    *,
+    provenance: Optional[Mapping[str, Any]] = None,
+    observation: Optional[Mapping[str, Any]] = None,
+) -> Tuple[Path, Path]:
+    """Exports the deterministic actor of a stable-baselines3 PPO, A2C, DQN, SAC or TD3 model
+    (default ``MlpPolicy``, flat Box observations) for the Rust runtime: the network and the head
+    ``model.predict(obs, deterministic=True)`` applies (argmax; one per group for MultiDiscrete;
+    logit > 0 for MultiBinary; the mean clipped to the bounds for PPO/A2C Box actions; tanh
+    scaled to the bounds for SAC/TD3).
+
+    The weights are read from ``model``, an object in this process: loading an SB3 zip
+    (``PPO.load``) unpickles parts of it, so load only zips you trust; this function never
+    reads a file."""
+    modules, head, kw = _sb3_actor(model)
+    size = int(np.prod(model.observation_space.shape))
+    prov = {
+        "algorithm": type(model).__name__.lower(),
+        "library": "stable-baselines3",
+        **(provenance or {}),
+    }
+    return export(
+        modules, path, input_size=size, head=head, provenance=prov, observation=observation,
+        action={"space": str(model.action_space)}, **kw,
+    )  # fmt: skip

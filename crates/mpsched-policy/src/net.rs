@@ -13,7 +13,8 @@
 //!      "bias_ih": "r.bias_ih_l0", "bias_hh": "r.bias_hh_l0"},
 //!     {"type": "layer_norm", "weight": "n.weight", "bias": "n.bias", "eps": 1e-5}
 //!   ],
-//!   "head": {"type": "argmax" | "softmax" | "identity" | "tanh", "low": [..], "high": [..]}
+//!   "head": {"type": "argmax" | "softmax" | "identity" | "tanh" | "clip" | "binary" |
+//!            "multi_argmax", "low": [..], "high": [..], "sizes": [..]}
 //! }
 //! ```
 //!
@@ -21,9 +22,12 @@
 //! with gates r, z, n, `LayerNorm` over the last dimension, and the element-wise activations).
 //! A recurrent layer reads its input as a sequence of `hidden`-independent steps: the running
 //! vector of length `steps × input` (steps oldest first, `input` from the weights' shape) and
-//! outputs its last hidden state. The `tanh` head maps `tanh(x)` from [-1, 1] onto
-//! [`low`, `high`] (stable-baselines3's squashed continuous actions). Every buffer is allocated
-//! at load: [`Net::forward`] allocates nothing.
+//! outputs its last hidden state. Heads: `argmax` (a discrete action), `softmax`
+//! (probabilities), `tanh` (`tanh(x)` mapped from [-1, 1] onto [`low`, `high`]: SAC/TD3's squashed
+//! actions), `clip` (a Gaussian policy's mean clipped to the bounds, as stable-baselines3 does),
+//! `binary` (1 where the logit is > 0: a Bernoulli policy's mode, MultiBinary actions),
+//! `multi_argmax` (one argmax per group of `sizes` logits: MultiDiscrete actions). Every buffer is
+//! allocated at load: [`Net::forward`] allocates nothing.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -109,7 +113,21 @@ enum Head {
     Identity,
     Argmax,
     Softmax,
-    Tanh { low: Vec<f32>, high: Vec<f32> },
+    Tanh {
+        low: Vec<f32>,
+        high: Vec<f32>,
+    },
+    /// Clipped to [low, high] (a Gaussian policy's deterministic action, as SB3 clips it).
+    Clip {
+        low: Vec<f32>,
+        high: Vec<f32>,
+    },
+    /// 1 where the logit is > 0 (a Bernoulli policy's mode: MultiBinary actions).
+    Binary,
+    /// The argmax of each consecutive group of `sizes` logits (MultiDiscrete actions).
+    MultiArgmax {
+        sizes: Vec<usize>,
+    },
 }
 
 /// A loaded network with its scratch buffers.
@@ -204,7 +222,11 @@ impl Net {
             layers.push(layer);
         }
         let head = parse_head(&net["head"], dim, &file)?;
-        let out = if head == Head::Argmax { 1 } else { dim };
+        let out = match &head {
+            Head::Argmax => 1,
+            Head::MultiArgmax { sizes } => sizes.len(),
+            _ => dim,
+        };
         Ok(Net {
             input,
             norm,
@@ -346,8 +368,18 @@ fn parse_head(spec: &serde_json::Value, dim: usize, file: &str) -> Result<Head, 
         Some("argmax") => Ok(Head::Argmax),
         Some("softmax") => Ok(Head::Softmax),
         Some("tanh") => Ok(Head::Tanh { low: bound("low")?, high: bound("high")? }),
+        Some("clip") => Ok(Head::Clip { low: bound("low")?, high: bound("high")? }),
+        Some("binary") => Ok(Head::Binary),
+        Some("multi_argmax") => {
+            let sizes: Option<Vec<usize>> =
+                spec["sizes"].as_array().and_then(|a| a.iter().map(|x| x.as_u64().map(|n| n as usize)).collect());
+            sizes
+                .filter(|v| v.iter().all(|&n| n > 0) && v.iter().sum::<usize>() == dim)
+                .map(|sizes| Head::MultiArgmax { sizes })
+                .ok_or_else(|| PolicyError(format!("{file}: net.head.sizes: expected group sizes > 0 adding up to {dim}")))
+        }
         Some(other) => Err(PolicyError(format!(
-            "{file}: net.head.type: expected one of identity, argmax, softmax, tanh, got {other:?}"
+            "{file}: net.head.type: expected one of identity, argmax, softmax, tanh, clip, binary, multi_argmax, got {other:?}"
         ))),
     }
 }
@@ -452,18 +484,37 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// Index of the first largest value, as `torch.argmax`.
+fn argmax(x: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &v) in x.iter().enumerate() {
+        if v > x[best] {
+            best = i;
+        }
+    }
+    best
+}
+
 fn apply_head(head: &Head, x: &[f32], out: &mut [f32]) {
     match head {
         Head::Identity => out.copy_from_slice(x),
-        Head::Argmax => {
-            // The first largest, as torch.argmax.
-            let mut best = 0;
-            for (i, &v) in x.iter().enumerate() {
-                if v > x[best] {
-                    best = i;
-                }
+        Head::Argmax => out[0] = argmax(x) as f32,
+        Head::MultiArgmax { sizes } => {
+            let mut at = 0;
+            for (o, &n) in out.iter_mut().zip(sizes) {
+                *o = argmax(&x[at..at + n]) as f32;
+                at += n;
             }
-            out[0] = best as f32;
+        }
+        Head::Binary => {
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = f32::from(u8::from(v > 0.0));
+            }
+        }
+        Head::Clip { low, high } => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = x[i].clamp(low[i], high[i]);
+            }
         }
         Head::Softmax => {
             let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
