@@ -663,7 +663,7 @@ impl EdarNet {
 }
 
 /// Whether this CPU runs the AVX2 + FMA build of the forward pass.
-fn avx2_fma_available() -> bool {
+pub(crate) fn avx2_fma_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")

@@ -7,7 +7,8 @@
 //! - [`net`]: generic exported networks (linear, activations, layer norm, LSTM, GRU; actor heads);
 //! - [`driver`]: runs a scenario with one flow scheduled by an EdAR network.
 
-// One `unsafe` call: the AVX2 build of EdAR's forward pass, after checking the CPU (edar.rs).
+// Two `unsafe` calls: the AVX2 builds of the forward passes (edar.rs, net.rs), after checking
+// the CPU.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

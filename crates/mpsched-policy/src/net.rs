@@ -96,10 +96,11 @@ enum Layer {
         beta: Vec<f32>,
         eps: f32,
     },
+    /// Weights transposed (column j of `W` contiguous), so a step is a sum of scaled columns.
     Recurrent {
         cell: Cell,
-        w_ih: Vec<f32>,
-        w_hh: Vec<f32>,
+        w_ih_t: Vec<f32>,
+        w_hh_t: Vec<f32>,
         b_ih: Vec<f32>,
         b_hh: Vec<f32>,
         input: usize,
@@ -145,6 +146,8 @@ pub struct Net {
     c: Vec<f32>,
     gates: Vec<f32>,
     out: Vec<f32>,
+    /// The CPU has AVX2 and FMA: run the build of the forward pass compiled for them.
+    avx2_fma: bool,
 }
 
 /// Reads the checkpoint's tensors by name, checking shapes (one-line errors naming the file).
@@ -236,8 +239,9 @@ impl Net {
             b: vec![0.0; widest],
             h: vec![0.0; hidden_max],
             c: vec![0.0; hidden_max],
-            gates: vec![0.0; 4 * hidden_max],
+            gates: vec![0.0; 8 * hidden_max],
             out: vec![0.0; out],
+            avx2_fma: crate::edar::avx2_fma_available(),
         })
     }
 
@@ -251,11 +255,37 @@ impl Net {
         self.out.len()
     }
 
-    /// Runs the network on `obs` (length [`Net::input_len`]) and returns the head's output:
-    /// the chosen index (argmax), the probabilities (softmax), the scaled action (tanh) or the
-    /// raw output (identity). Allocates nothing.
+    /// Runs the network on `obs` (length [`Net::input_len`]) and returns the head's output
+    /// (see the module docs). Allocates nothing.
     pub fn forward(&mut self, obs: &[f32]) -> &[f32] {
         assert_eq!(obs.len(), self.input, "observation length");
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2_fma {
+            #[allow(unsafe_code)]
+            // SAFETY: `avx2_fma` is only set when the running CPU has AVX2 and FMA.
+            unsafe {
+                self.forward_avx2_fma(obs)
+            };
+            return &self.out;
+        }
+        self.run::<false>(obs);
+        &self.out
+    }
+
+    /// Forces the portable build of the forward pass (tests compare both builds).
+    pub fn force_portable(&mut self) {
+        self.avx2_fma = false;
+    }
+
+    /// [`Self::run`] compiled for AVX2 + FMA (8 lanes, fused multiply-adds).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn forward_avx2_fma(&mut self, obs: &[f32]) {
+        self.run::<true>(obs)
+    }
+
+    #[inline(always)]
+    fn run<const FMA: bool>(&mut self, obs: &[f32]) {
         self.a[..self.input].copy_from_slice(obs);
         if let Some((mean, std, clip)) = &self.norm {
             for (i, x) in self.a[..self.input].iter_mut().enumerate() {
@@ -264,11 +294,10 @@ impl Net {
         }
         let mut dim = self.input;
         for layer in &self.layers {
-            dim = run_layer(layer, &self.a[..dim], &mut self.b, &mut self.h, &mut self.c, &mut self.gates);
+            dim = run_layer::<FMA>(layer, &self.a[..dim], &mut self.b, &mut self.h, &mut self.c, &mut self.gates);
             std::mem::swap(&mut self.a, &mut self.b);
         }
         apply_head(&self.head, &self.a[..dim], &mut self.out);
-        &self.out
     }
 }
 
@@ -353,7 +382,19 @@ fn parse_recurrent(
     let w_hh = t.take_shaped(&at("weight_hh"), &spec["weight_hh"], &[g * hidden, hidden])?;
     let b_ih = t.take_shaped(&at("bias_ih"), &spec["bias_ih"], &[g * hidden])?;
     let b_hh = t.take_shaped(&at("bias_hh"), &spec["bias_hh"], &[g * hidden])?;
-    Ok(Layer::Recurrent { cell, w_ih: w.data, w_hh, b_ih, b_hh, input, hidden })
+    let (w_ih_t, w_hh_t) = (transpose(&w.data, g * hidden, input), transpose(&w_hh, g * hidden, hidden));
+    Ok(Layer::Recurrent { cell, w_ih_t, w_hh_t, b_ih, b_hh, input, hidden })
+}
+
+/// `w` (`rows × cols`, row-major) transposed.
+fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0; w.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = w[r * cols + c];
+        }
+    }
+    t
 }
 
 fn parse_head(spec: &serde_json::Value, dim: usize, file: &str) -> Result<Head, PolicyError> {
@@ -385,11 +426,19 @@ fn parse_head(spec: &serde_json::Value, dim: usize, file: &str) -> Result<Head, 
 }
 
 /// Runs one layer from `x` into `y`; returns the output length.
-fn run_layer(layer: &Layer, x: &[f32], y: &mut [f32], h: &mut [f32], c: &mut [f32], gates: &mut [f32]) -> usize {
+#[inline(always)]
+fn run_layer<const FMA: bool>(
+    layer: &Layer,
+    x: &[f32],
+    y: &mut [f32],
+    h: &mut [f32],
+    c: &mut [f32],
+    gates: &mut [f32],
+) -> usize {
     match layer {
         Layer::Linear { w, b, n_in, n_out } => {
             for (o, yo) in y[..*n_out].iter_mut().enumerate() {
-                *yo = b[o] + dot(&w[o * n_in..(o + 1) * n_in], x);
+                *yo = b[o] + dot::<FMA>(&w[o * n_in..(o + 1) * n_in], x);
             }
             *n_out
         }
@@ -409,14 +458,16 @@ fn run_layer(layer: &Layer, x: &[f32], y: &mut [f32], h: &mut [f32], c: &mut [f3
             }
             x.len()
         }
-        Layer::Recurrent { cell, w_ih, w_hh, b_ih, b_hh, input, hidden } => {
+        Layer::Recurrent { cell, w_ih_t, w_hh_t, b_ih, b_hh, input, hidden } => {
             let (h, c) = (&mut h[..*hidden], &mut c[..*hidden]);
             h.iter_mut().chain(c.iter_mut()).for_each(|v| *v = 0.0);
+            let r = Recur { w_ih_t, w_hh_t, b_ih, b_hh, hidden: *hidden };
             for step in x.chunks_exact(*input) {
-                let r = Recur { w_ih, w_hh, b_ih, b_hh, hidden: *hidden };
+                let (gi, gh) = gates.split_at_mut(b_ih.len());
+                r.project::<FMA>(step, h, gi, &mut gh[..b_hh.len()]);
                 match cell {
-                    Cell::Lstm => r.lstm_step(step, h, c, gates),
-                    Cell::Gru => r.gru_step(step, h, gates),
+                    Cell::Lstm => lstm_cell(gi, gh, h, c),
+                    Cell::Gru => gru_cell(gi, gh, h),
                 }
             }
             y[..*hidden].copy_from_slice(h);
@@ -427,61 +478,77 @@ fn run_layer(layer: &Layer, x: &[f32], y: &mut [f32], h: &mut [f32], c: &mut [f3
 
 /// A recurrent layer's weights, for one step.
 struct Recur<'a> {
-    w_ih: &'a [f32],
-    w_hh: &'a [f32],
+    w_ih_t: &'a [f32],
+    w_hh_t: &'a [f32],
     b_ih: &'a [f32],
     b_hh: &'a [f32],
     hidden: usize,
 }
 
 impl Recur<'_> {
-    /// Row `r` of `W_ih x + b_ih` and of `W_hh h + b_hh`.
-    fn rows(&self, r: usize, x: &[f32], h: &[f32]) -> (f32, f32) {
-        let (n, u) = (x.len(), self.hidden);
-        let a = self.b_ih[r] + dot(&self.w_ih[r * n..(r + 1) * n], x);
-        let b = self.b_hh[r] + dot(&self.w_hh[r * u..(r + 1) * u], h);
-        (a, b)
-    }
-
-    /// PyTorch `LSTM`: gates i, f, g, o; c' = f·c + i·g, h' = o·tanh(c').
-    fn lstm_step(&self, x: &[f32], h: &mut [f32], c: &mut [f32], gates: &mut [f32]) {
-        let u = self.hidden;
-        for (r, g) in gates[..4 * u].iter_mut().enumerate() {
-            let (a, b) = self.rows(r, x, h);
-            *g = a + b;
+    /// `gi = W_ih x + b_ih` and `gh = W_hh h + b_hh` (all gates), as sums of scaled columns.
+    #[inline(always)]
+    fn project<const FMA: bool>(&self, x: &[f32], h: &[f32], gi: &mut [f32], gh: &mut [f32]) {
+        let g = self.b_ih.len();
+        gi.copy_from_slice(self.b_ih);
+        gh.copy_from_slice(self.b_hh);
+        for (j, &xj) in x.iter().enumerate() {
+            axpy::<FMA>(gi, &self.w_ih_t[j * g..(j + 1) * g], xj);
         }
-        for k in 0..u {
-            let (i, f) = (sigmoid(gates[k]), sigmoid(gates[u + k]));
-            let (g, o) = (gates[2 * u + k].tanh(), sigmoid(gates[3 * u + k]));
-            c[k] = f * c[k] + i * g;
-            h[k] = o * c[k].tanh();
-        }
-    }
-
-    /// PyTorch `GRU`: r, z from both terms; n = tanh(W_in x + b_in + r·(W_hn h + b_hn));
-    /// h' = (1 − z)·n + z·h.
-    fn gru_step(&self, x: &[f32], h: &mut [f32], gates: &mut [f32]) {
-        let u = self.hidden;
-        for r in 0..3 * u {
-            let (a, b) = self.rows(r, x, h);
-            if r < 2 * u {
-                gates[r] = a + b;
-            } else {
-                // n: W_in x + b_in at r, W_hn h + b_hn kept apart (at r + u) for the reset gate.
-                gates[r] = a;
-                gates[r + u] = b;
-            }
-        }
-        for k in 0..u {
-            let (rg, z) = (sigmoid(gates[k]), sigmoid(gates[u + k]));
-            let n = (gates[2 * u + k] + rg * gates[3 * u + k]).tanh();
-            h[k] = (1.0 - z) * n + z * h[k];
+        for (j, &hj) in h.iter().enumerate().take(self.hidden) {
+            axpy::<FMA>(gh, &self.w_hh_t[j * g..(j + 1) * g], hj);
         }
     }
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+/// PyTorch `LSTM`: gates i, f, g, o; c' = f·c + i·g, h' = o·tanh(c').
+#[inline(always)]
+fn lstm_cell(gi: &[f32], gh: &[f32], h: &mut [f32], c: &mut [f32]) {
+    let u = h.len();
+    let gate = |k: usize| gi[k] + gh[k];
+    for k in 0..u {
+        let (i, f) = (sigmoid(gate(k)), sigmoid(gate(u + k)));
+        let (g, o) = (gate(2 * u + k).tanh(), sigmoid(gate(3 * u + k)));
+        c[k] = f * c[k] + i * g;
+        h[k] = o * c[k].tanh();
+    }
+}
+
+/// PyTorch `GRU`: r, z from both terms; n = tanh(W_in x + b_in + r·(W_hn h + b_hn));
+/// h' = (1 − z)·n + z·h.
+#[inline(always)]
+fn gru_cell(gi: &[f32], gh: &[f32], h: &mut [f32]) {
+    let u = h.len();
+    for k in 0..u {
+        let (r, z) = (sigmoid(gi[k] + gh[k]), sigmoid(gi[u + k] + gh[u + k]));
+        let n = (gi[2 * u + k] + r * gh[2 * u + k]).tanh();
+        h[k] = (1.0 - z) * n + z * h[k];
+    }
+}
+
+/// `y += a·x`.
+#[inline(always)]
+fn axpy<const FMA: bool>(y: &mut [f32], x: &[f32], a: f32) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi = if FMA { xi.mul_add(a, *yi) } else { *yi + a * xi };
+    }
+}
+
+/// Dot product over eight independent partial sums, so that the compiler vectorizes it (a
+/// single running sum must keep its order: floating-point addition is not associative).
+#[inline(always)]
+fn dot<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] = if FMA { x[k].mul_add(y[k], acc[k]) } else { acc[k] + x[k] * y[k] };
+        }
+    }
+    (acc[0] + acc[4]) + (acc[1] + acc[5]) + (acc[2] + acc[6]) + (acc[3] + acc[7]) + tail
 }
 
 /// Index of the first largest value, as `torch.argmax`.

@@ -10,24 +10,9 @@ use std::path::{Path, PathBuf};
 use mpsched_policy::edar::EdarNet;
 use mpsched_sim::env::{CONN_FEATURES, SUBFLOW_FEATURES};
 
-/// Counts this thread's allocations (tests run on several threads), to check that decisions
-/// allocate nothing.
-struct CountingAlloc;
-
-thread_local! {
-    static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{allocations, CountingAlloc};
 
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
@@ -174,19 +159,19 @@ fn decisions_allocate_nothing() {
     let mut net = EdarNet::load(&ck).unwrap();
     let mut obs3 = handoff_observations(net.history, 3, Some(10.0), |o| net.act(o, 3));
     obs3.iter_mut().for_each(|o| duplicate_slot(o, 3, net.history, 0, 2));
-    let before = ALLOCATIONS.with(|n| n.get());
+    let before = allocations();
     std::hint::black_box(vec![1u8]);
-    assert!(ALLOCATIONS.with(|n| n.get()) > before, "the counter counts");
+    assert!(allocations() > before, "the counter counts");
     for portable in [false, true] {
         if portable {
             net.force_portable();
         }
-        let before = ALLOCATIONS.with(|n| n.get());
+        let before = allocations();
         let mut q = [0.0; 2];
         for o in &obs3 {
             net.q_values(o, 3, &mut q);
             net.act(o, 3);
         }
-        assert_eq!(ALLOCATIONS.with(|n| n.get()), before, "{}", net.kernels());
+        assert_eq!(allocations(), before, "{}", net.kernels());
     }
 }

@@ -35,7 +35,7 @@ def bench_command(
         typer.Option(
             "--env",
             help="Instead, measure learning-environment steps per second (EdAR scenario: "
-            "single env, raw core env, vector env on 1 and 2 threads).",
+            "single env, raw core env, vector env on 1 and 2 threads; DRL-CC's host env).",
         ),
     ] = False,
     decisions: Annotated[
@@ -44,6 +44,14 @@ def bench_command(
             "--decisions",
             help="Instead, measure the cost of pausing at per-packet decision points "
             "(EdAR scenario, paused vs built-in scheduler in the same process).",
+        ),
+    ] = False,
+    policies: Annotated[
+        bool,
+        typer.Option(
+            "--policies",
+            help="Instead, measure the decision latency of exported policies in the Rust "
+            "runtime against the same forward pass in PyTorch (needs the rl extra).",
         ),
     ] = False,
     python_scheduler: Annotated[
@@ -73,6 +81,21 @@ def bench_command(
             for r in rows:
                 typer.echo(
                     f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)"
+                )
+        return
+    if policies:
+        require_extra(["torch"], "mpsched bench --policies")
+        from ..bench_policies import bench_policies
+
+        with Console(stderr=True).status("bench policies"):
+            rows = bench_policies(repeats=max(repeats, 3))
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2, sort_keys=True))
+        else:
+            for r in rows:
+                typer.echo(
+                    f"{r['name']:<34} rust {r['rust_us']:8.2f} µs/decision  "
+                    f"torch {r['torch_us']:8.2f} µs/decision  ({r['speedup']:.1f}x)"
                 )
         return
     if python_scheduler:

@@ -1,0 +1,133 @@
+//! Generic exported networks (`mpsched_policy::net`) of the sizes the policy issue names — a
+//! 2×64 MLP, DDPG's LSTM(64) + 2×128 actor over 10 flows, a GRU — load from files and decide
+//! without allocating. (Agreement with PyTorch per layer type: python/tests/test_policies.py.)
+
+use std::path::PathBuf;
+
+use mpsched_policy::net::Net;
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{allocations, CountingAlloc};
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// Deterministic pseudo-random weights in [-0.5, 0.5).
+fn weights(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect()
+}
+
+/// Writes a checkpoint (`NAME.json` + `NAME.safetensors`) with random tensors of `shapes`.
+fn write(name: &str, net: serde_json::Value, shapes: &[(&str, Vec<usize>)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mpsched-net-rt-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut header, mut data) = (serde_json::Map::new(), Vec::new());
+    for (k, (n, shape)) in shapes.iter().enumerate() {
+        let start = data.len();
+        data.extend(weights(shape.iter().product(), k as u64 + 1).iter().flat_map(|x| x.to_le_bytes()));
+        let entry = serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]});
+        header.insert(n.to_string(), entry);
+    }
+    let h = serde_json::Value::Object(header).to_string();
+    let mut blob = (h.len() as u64).to_le_bytes().to_vec();
+    blob.extend(h.as_bytes());
+    blob.extend(data);
+    std::fs::write(dir.join("p.safetensors"), blob).unwrap();
+    let desc = serde_json::json!({"format": "mpsched-policy/1", "algorithm": "net", "net": net});
+    std::fs::write(dir.join("p.json"), desc.to_string()).unwrap();
+    dir.join("p.json")
+}
+
+fn linear(k: usize) -> serde_json::Value {
+    serde_json::json!({"type": "linear", "weight": format!("l{k}.w"), "bias": format!("l{k}.b")})
+}
+
+/// A 2×64 MLP over 46 inputs with an argmax head (a PPO/DQN actor for a 4-path scheduler).
+fn mlp() -> PathBuf {
+    let layers = serde_json::json!([linear(0), {"type": "tanh"}, linear(1), {"type": "tanh"}, linear(2)]);
+    let net = serde_json::json!({"input": {"size": 46}, "layers": layers, "head": {"type": "argmax"}});
+    let shapes = [
+        ("l0.w", vec![64, 46]),
+        ("l0.b", vec![64]),
+        ("l1.w", vec![64, 64]),
+        ("l1.b", vec![64]),
+        ("l2.w", vec![4, 64]),
+        ("l2.b", vec![4]),
+    ];
+    write("mlp", net, &shapes)
+}
+
+/// DRL-CC's actor: an LSTM(64) over 10 flows of 8 features, then 2×128 and a tanh head.
+fn ddpg(cell: &str) -> PathBuf {
+    let g = if cell == "lstm" { 4 } else { 3 };
+    let rec = serde_json::json!({"type": cell, "hidden": 64, "weight_ih": "r.wi", "weight_hh": "r.wh",
+        "bias_ih": "r.bi", "bias_hh": "r.bh"});
+    let layers = serde_json::json!([rec, linear(0), {"type": "relu"}, linear(1), {"type": "relu"}, linear(2)]);
+    let head = serde_json::json!({"type": "tanh", "low": [-1.0, -1.0], "high": [1.0, 1.0]});
+    let net = serde_json::json!({"input": {"size": 80}, "layers": layers, "head": head});
+    let shapes = [
+        ("r.wi", vec![g * 64, 8]),
+        ("r.wh", vec![g * 64, 64]),
+        ("r.bi", vec![g * 64]),
+        ("r.bh", vec![g * 64]),
+        ("l0.w", vec![128, 64]),
+        ("l0.b", vec![128]),
+        ("l1.w", vec![128, 128]),
+        ("l1.b", vec![128]),
+        ("l2.w", vec![2, 128]),
+        ("l2.b", vec![2]),
+    ];
+    write(cell, net, &shapes)
+}
+
+#[test]
+fn decisions_allocate_nothing() {
+    for path in [mlp(), ddpg("lstm"), ddpg("gru")] {
+        let mut net = Net::load(&path).unwrap();
+        let obs: Vec<Vec<f32>> = (0..50).map(|k| weights(net.input_len(), 100 + k)).collect();
+        let first: Vec<Vec<f32>> = obs.iter().map(|o| net.forward(o).to_vec()).collect();
+        let before = allocations();
+        for (o, want) in obs.iter().zip(&first) {
+            let out = net.forward(o);
+            assert_eq!(out, &want[..], "same observation, same output");
+            assert!(out.iter().all(|x| x.is_finite()));
+        }
+        assert_eq!(allocations(), before, "{}", path.display());
+        let probe = Box::new(0u8);
+        std::hint::black_box(&probe);
+        assert!(allocations() > before, "the counter counts");
+    }
+}
+
+#[test]
+fn shapes_are_read_from_the_weights() {
+    let net = Net::load(&ddpg("lstm")).unwrap();
+    assert_eq!((net.input_len(), net.output_len()), (80, 2));
+    let net = Net::load(&mlp()).unwrap();
+    assert_eq!((net.input_len(), net.output_len()), (46, 1));
+}
+
+/// The AVX2 + FMA build (fused multiply-adds) and the portable build agree within 1e-5.
+#[test]
+fn both_builds_agree() {
+    for path in [mlp(), ddpg("lstm"), ddpg("gru")] {
+        let (mut fast, mut portable) = (Net::load(&path).unwrap(), Net::load(&path).unwrap());
+        portable.force_portable();
+        for k in 0..50 {
+            let o = weights(fast.input_len(), 500 + k);
+            let (a, b) = (fast.forward(&o).to_vec(), portable.forward(&o).to_vec());
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() <= 1e-5 * y.abs().max(1.0), "{}: {x} vs {y}", path.display());
+            }
+        }
+    }
+}
