@@ -37,32 +37,66 @@ impl Connection {
         self.schedule(now)
     }
 
-    /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`.
+    /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`;
+    /// whether some subflow has room for it ([`SchedSubflow::available`]).
     fn build_views(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
         self.views.clear();
         let mut any_space = false;
-        for (i, sf) in self.subflows.iter().enumerate() {
-            let m = &self.meta[i];
-            let info = sf.info();
-            // Linux `mptcp_is_def_unavailable`: established, not pre-established (join's 4th ACK,
-            // RFC 8684 §3.2), not potentially failed.
-            let usable = sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up;
-            let space = if usable { sf.new_data_space(now) } else { 0 };
-            let available = usable && space >= len as u64;
-            any_space |= available;
-            self.views.push(SchedSubflow {
-                info,
-                usable,
-                available,
-                backup: m.backup,
-                space,
-                carried: carried.contains(i),
-                queued: info.outstanding,
-                min_srtt_ns: if m.min_srtt == u64::MAX { 0 } else { m.min_srtt },
-                max_srtt_ns: m.max_srtt,
-            });
+        for i in 0..self.subflows.len() {
+            let (usable, space) = self.usable_space(now, i);
+            any_space |= usable && space >= len as u64;
+            self.views.push(self.view_of(i, usable, space, len, carried));
         }
         any_space
+    }
+
+    /// [`Connection::build_views`] when some subflow has room for `len` bytes; `false` (views
+    /// left stale) when none has. The scheduler is not asked in that case, so its view need not
+    /// exist: about a third of the calls (the last `poll_transmit` of every drain) end here, and
+    /// they no longer copy a [`crate::SubflowInfo`] per subflow.
+    fn build_views_if_space(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
+        let mut space = [(false, 0u64); 8]; // at most 8 subflows (`Connection::new`)
+        let mut any_space = false;
+        for (i, s) in space.iter_mut().enumerate().take(self.subflows.len()) {
+            *s = self.usable_space(now, i);
+            any_space |= s.0 && s.1 >= len as u64;
+        }
+        if !any_space {
+            return false;
+        }
+        self.views.clear();
+        for (i, &(usable, sp)) in space.iter().enumerate().take(self.subflows.len()) {
+            self.views.push(self.view_of(i, usable, sp, len, carried));
+        }
+        true
+    }
+
+    /// Whether subflow `i` is usable and its free window for new data. Linux
+    /// `mptcp_is_def_unavailable`: established, not pre-established (join's 4th ACK, RFC 8684
+    /// §3.2), not potentially failed.
+    #[inline]
+    fn usable_space(&self, now: Instant, i: usize) -> (bool, u64) {
+        let (sf, m) = (&self.subflows[i], &self.meta[i]);
+        let usable = sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up;
+        (usable, if usable { sf.new_data_space(now) } else { 0 })
+    }
+
+    /// Subflow `i` as the scheduler sees it, for a segment of `len` bytes.
+    #[inline]
+    fn view_of(&self, i: usize, usable: bool, space: u64, len: u32, carried: SubflowSet) -> SchedSubflow {
+        let m = &self.meta[i];
+        let info = self.subflows[i].info();
+        SchedSubflow {
+            info,
+            usable,
+            available: usable && space >= len as u64,
+            backup: m.backup,
+            space,
+            carried: carried.contains(i),
+            queued: info.outstanding,
+            min_srtt_ns: if m.min_srtt == u64::MAX { 0 } else { m.min_srtt },
+            max_srtt_ns: m.max_srtt,
+        }
     }
 
     /// Bytes the application has queued in the send buffer and no subflow has taken yet.
@@ -135,7 +169,7 @@ impl Connection {
                 continue;
             }
             let carried = self.carriers_of(dsn).map(|k| self.sent[k].carried).unwrap_or_default();
-            if !self.build_views(now, len, carried) {
+            if !self.build_views_if_space(now, len, carried) {
                 return None;
             }
             let (verdict, out) = self.ask_scheduler(now, len, true);
@@ -168,7 +202,7 @@ impl Connection {
             }
             0
         } else {
-            if !self.build_views(now, len, SubflowSet::default()) {
+            if !self.build_views_if_space(now, len, SubflowSet::default()) {
                 return None;
             }
             let (verdict, out) = self.ask_scheduler(now, len, false);
