@@ -398,6 +398,13 @@ impl Subflow {
         self.cfg.mss
     }
 
+    /// Sequence space (data, SYN or FIN) sent and not yet cumulatively acknowledged: only then
+    /// can a segment from the peer acknowledge something or reveal a loss.
+    #[inline]
+    pub fn awaits_ack(&self) -> bool {
+        self.snd_nxt > self.snd_una
+    }
+
     /// Bytes sent and not cumulatively acknowledged.
     #[inline]
     pub fn outstanding(&self) -> u64 {
