@@ -111,13 +111,14 @@ impl Connection {
 
     /// Asks the scheduler about a segment of `len` bytes (views already built).
     fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
-        let info = self.info_now();
+        self.refresh_live_info();
+        let unsent = self.queued_unsent();
         let v = SchedView {
             subflows: &self.views,
-            conn: &info,
+            conn: &self.info,
             seg_len: len,
             reinjection,
-            unsent: self.queued_unsent(),
+            unsent,
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
         };
         let mut out = SubflowSet::default();
