@@ -54,6 +54,19 @@ impl Reassembly {
             self.next = end;
             return end - start;
         }
+        // At or beyond the end of the last range (the usual out-of-order arrival: the faster
+        // path runs ahead of a hole): extend it or open a new range, nothing to search or merge.
+        if let Some(last) = self.ooo.back_mut() {
+            if start >= last.1 {
+                if start == last.1 {
+                    last.1 = end;
+                } else {
+                    self.ooo.push_back((start, end));
+                }
+                self.ooo_bytes += end - start;
+                return 0;
+            }
+        }
         // Insert, merging with overlapping or adjacent ranges.
         let i = self.ooo.partition_point(|r| r.1 < start);
         let mut j = i;
