@@ -435,6 +435,12 @@ impl Subflow {
         self.rtt.srtt()
     }
 
+    /// Congestion window in bytes.
+    #[inline]
+    pub fn cwnd(&self) -> u64 {
+        self.cc_state.cwnd
+    }
+
     /// Sets the congestion window (external congestion control); at least one segment.
     pub fn set_cwnd(&mut self, cwnd: u64) {
         self.cc_state.cwnd = cwnd.max(self.cfg.mss as u64);

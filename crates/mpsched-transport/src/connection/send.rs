@@ -235,8 +235,10 @@ impl Connection {
             let info = &self.views[s].info;
             self.meta[s].slots.record(info.cwnd, info.srtt.0);
         } else {
-            let si = self.subflows[0].sibling_info();
-            self.meta[0].slots.record(si.cwnd, si.srtt.0);
+            // Two accessors, not a `sibling_info` snapshot (which also asks the controller for
+            // its shared state) per segment.
+            let sf = &self.subflows[0];
+            self.meta[0].slots.record(sf.cwnd(), sf.srtt().0);
         }
         Some(self.send_on(now, s, dsn, len))
     }
