@@ -1,6 +1,16 @@
 //! `cargo run --release --example bench [NAME...]`: the `mpsched bench` scenarios without Python.
+//!
+//! `bench --count NAME`: runs NAME once through `bench::event_loop` and prints its counters
+//! (events, packets, delivered data packets, output digest); `bench/instructions.sh` runs this
+//! under callgrind.
 fn main() {
     let mut names: Vec<String> = std::env::args().skip(1).collect();
+    if names.first().is_some_and(|a| a == "--count") {
+        let n = names.get(1).expect("--count NAME");
+        let r = mpsched_sim::bench::counted_run(n).unwrap_or_else(|| panic!("unknown bench {n}"));
+        println!("events {} packets {} delivered {} digest {:016x}", r.events, r.packets, r.delivered, r.digest);
+        return;
+    }
     if names.is_empty() {
         names = mpsched_sim::bench::names().into_iter().map(String::from).collect();
     }

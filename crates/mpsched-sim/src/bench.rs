@@ -1,7 +1,7 @@
 //! `mpsched bench`: fixed scenarios timed with the wall clock (outside the simulation itself).
 
 use crate::scenario::Scenario;
-use crate::sim::Sim;
+use crate::sim::{RunOutput, RunStats, Sim};
 
 /// (name, description, scenario TOML)
 pub const BENCHES: &[(&str, &str, &str)] = &[
@@ -88,7 +88,126 @@ path = "lte"
 cc = "cubic"
 "#,
     ),
+    (
+        "lia-2path",
+        "one two-path LIA connection (minRTT), 10 Mbps 25 ms + 10 Mbps 50 ms, no loss, 100 s",
+        r#"
+[sim]
+duration_s = 100
+[[paths]]
+name = "p1"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p2"
+rate_mbps = 10
+delay_ms = 50
+[[flows]]
+name = "mptcp"
+paths = ["p1", "p2"]
+cc = "lia"
+"#,
+    ),
+    (
+        "subflows-1",
+        "one LIA connection with 1 subflow, 10 Mbps 25 ms, no loss, 30 s (baseline of subflows-8)",
+        r#"
+[sim]
+duration_s = 30
+[[paths]]
+name = "p1"
+rate_mbps = 10
+delay_ms = 25
+[[flows]]
+name = "mptcp"
+paths = ["p1"]
+cc = "lia"
+"#,
+    ),
+    ("subflows-8", "one LIA connection with 8 subflows over 8 paths of 10 Mbps 25 ms, no loss, 30 s", SUBFLOWS_8),
+    (
+        "flows-1",
+        "one NewReno flow on a 100 Mbps 25 ms bottleneck, 20 s (baseline of flows-1000)",
+        r#"
+[sim]
+duration_s = 20
+[[paths]]
+name = "p"
+rate_mbps = 100
+delay_ms = 25
+[[workloads]]
+name = "bulk"
+path = "p"
+cc = "newreno"
+arrival = "periodic"
+period_s = 0.001
+max_flows = 1
+size = { dist = "fixed", bytes = 1000000000000 }
+"#,
+    ),
+    (
+        "flows-1000",
+        "1,000 NewReno flows (starting 1 ms apart) sharing a 100 Mbps 25 ms bottleneck, 20 s",
+        r#"
+[sim]
+duration_s = 20
+[[paths]]
+name = "p"
+rate_mbps = 100
+delay_ms = 25
+[[workloads]]
+name = "bulk"
+path = "p"
+cc = "newreno"
+arrival = "periodic"
+period_s = 0.001
+max_flows = 1000
+size = { dist = "fixed", bytes = 1000000000000 }
+"#,
+    ),
 ];
+
+/// `subflows-8`: eight identical 10 Mbps / 25 ms paths, one subflow on each.
+const SUBFLOWS_8: &str = r#"
+[sim]
+duration_s = 30
+[[paths]]
+name = "p1"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p2"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p3"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p4"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p5"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p6"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p7"
+rate_mbps = 10
+delay_ms = 25
+[[paths]]
+name = "p8"
+rate_mbps = 10
+delay_ms = 25
+[[flows]]
+name = "mptcp"
+paths = ["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]
+cc = "lia"
+"#;
 
 /// Result of timing one bench scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -208,4 +327,80 @@ pub fn run_bench(name: &str, repeats: u32) -> Option<BenchResult> {
         }
     }
     best
+}
+
+/// Counters of one run of a bench scenario, for instruction counting (`bench/instructions.sh`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CountedRun {
+    /// Events processed.
+    pub events: u64,
+    /// Packets created (data, ACKs, retransmissions).
+    pub packets: u64,
+    /// Data packets delivered: bytes delivered in order to the receiving applications, in MSS
+    /// units (summed over flows; what a run's goodput is worth in full-sized packets).
+    pub delivered: u64,
+    /// 64-bit FNV-1a over the summary JSON and every output table, to check that a change
+    /// leaves the outputs byte-identical.
+    pub digest: u64,
+}
+
+/// The measured part of a counted run: only the event loop. Never inlined, so that callgrind
+/// can collect inside it alone (`--toggle-collect=*bench::event_loop*`).
+#[inline(never)]
+pub fn event_loop(sim: &mut Sim) -> RunStats {
+    sim.run()
+}
+
+/// Runs bench `name` once through [`event_loop`] and returns its counters.
+pub fn counted_run(name: &str) -> Option<CountedRun> {
+    let &(n, _, text) = BENCHES.iter().find(|b| b.0 == name)?;
+    let sc = Scenario::from_toml(text, n).expect("bench scenarios are valid");
+    let mut sim = Sim::new(sc);
+    let st = event_loop(&mut sim);
+    let delivered = (0..sim.scenario().flows.len())
+        .map(|f| {
+            let mss = sim.scenario().flows[f].subflow.mss as u64;
+            sim.receiver(f).map_or(0, |c| c.info().bytes_delivered / mss.max(1))
+        })
+        .sum();
+    let out = sim.output();
+    Some(CountedRun { events: st.events, packets: st.packets, delivered, digest: output_digest(&out) })
+}
+
+/// 64-bit FNV-1a over a run's summary JSON and tables (every value in its exact `Debug` form).
+pub fn output_digest(out: &RunOutput) -> u64 {
+    let mut h = fnv1a(0xcbf2_9ce4_8422_2325, out.summary_json.as_bytes());
+    for t in [&out.flows, &out.subflows, &out.timeseries, &out.links] {
+        for (name, col) in &t.columns {
+            h = fnv1a(h, format!("{name}={col:?};").as_bytes());
+        }
+    }
+    h
+}
+
+/// Continues an FNV-1a hash `h` over `bytes`.
+fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bench_scenario_parses() {
+        for (name, _, text) in BENCHES {
+            Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    /// The counted run is an ordinary run: same counters and outputs as `crate::run`.
+    #[test]
+    fn counted_run_matches_a_plain_run() {
+        let text = BENCHES.iter().find(|b| b.0 == "subflows-1").unwrap().2;
+        let out = crate::run(Scenario::from_toml(text, "subflows-1").unwrap());
+        let c = counted_run("subflows-1").unwrap();
+        assert_eq!((c.events, c.packets, c.digest), (out.stats.events, out.stats.packets, output_digest(&out)));
+        assert!(c.delivered > 0 && c.delivered < c.packets);
+    }
 }

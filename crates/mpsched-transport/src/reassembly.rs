@@ -1,11 +1,14 @@
 //! Byte-range reassembly: in-order delivery from out-of-order arrivals.
 
+use std::collections::VecDeque;
+
 /// Tracks received ranges `[start, end)` beyond a cumulative point `next`.
-/// Ranges are kept sorted and merged; a `Vec` stays small (one entry per hole).
+/// Ranges are kept sorted and merged, one entry per hole; a `VecDeque`, because the head range
+/// leaves whenever the hole before it fills (a `Vec` shifted every entry then).
 #[derive(Clone, Debug, Default)]
 pub struct Reassembly {
     next: u64,
-    ooo: Vec<(u64, u64)>,
+    ooo: VecDeque<(u64, u64)>,
     ooo_bytes: u64,
     /// Bytes that arrived a second time (already delivered or already queued).
     duplicate_bytes: u64,
@@ -32,8 +35,8 @@ impl Reassembly {
     }
     /// Out-of-order ranges, ascending.
     #[cfg(test)]
-    pub fn ranges(&self) -> &[(u64, u64)] {
-        &self.ooo
+    pub fn ranges(&self) -> Vec<(u64, u64)> {
+        self.ooo.iter().copied().collect()
     }
 
     /// Adds `[start, end)`; returns how many bytes became deliverable in order.
@@ -46,10 +49,23 @@ impl Reassembly {
             self.duplicate_bytes += self.next - start;
             start = self.next;
         }
-        if start == self.next && self.ooo.first().is_none_or(|r| r.0 > end) {
+        if start == self.next && self.ooo.front().is_none_or(|r| r.0 > end) {
             // Fast path: in order, no queued range touched.
             self.next = end;
             return end - start;
+        }
+        // At or beyond the end of the last range (the usual out-of-order arrival: the faster
+        // path runs ahead of a hole): extend it or open a new range, nothing to search or merge.
+        if let Some(last) = self.ooo.back_mut() {
+            if start >= last.1 {
+                if start == last.1 {
+                    last.1 = end;
+                } else {
+                    self.ooo.push_back((start, end));
+                }
+                self.ooo_bytes += end - start;
+                return 0;
+            }
         }
         // Insert, merging with overlapping or adjacent ranges.
         let i = self.ooo.partition_point(|r| r.1 < start);
@@ -65,17 +81,31 @@ impl Reassembly {
             j += 1;
         }
         self.duplicate_bytes += covered;
-        self.ooo.splice(i..j, [(s, e)]);
+        self.replace_ranges(i, j, (s, e));
         self.ooo_bytes += e - s;
         // Deliver the head range if it now starts at `next`.
         if self.ooo[0].0 == self.next {
-            let (_, e0) = self.ooo.remove(0);
+            let (_, e0) = self.ooo.pop_front().expect("just inserted");
             self.ooo_bytes -= e0 - self.next;
             let n = e0 - self.next;
             self.next = e0;
             n
         } else {
             0
+        }
+    }
+
+    /// Replaces the ranges `i..j` by `r` (`i == j`: inserts it at `i`). The usual cases (a new
+    /// hole, or a segment extending one range) touch one slot instead of splicing.
+    #[inline]
+    fn replace_ranges(&mut self, i: usize, j: usize, r: (u64, u64)) {
+        if i == j {
+            self.ooo.insert(i, r);
+            return;
+        }
+        self.ooo[i] = r;
+        if j > i + 1 {
+            self.ooo.drain(i + 1..j);
         }
     }
 }
@@ -158,7 +188,7 @@ mod tests {
         assert_eq!(r.insert(130, 140), 0);
         assert_eq!(r.ranges(), &[(110, 120), (130, 140)]);
         assert_eq!(r.insert(115, 135), 0, "bridges both ranges");
-        assert_eq!((r.ranges(), r.ooo_bytes(), r.duplicate_bytes()), (&[(110, 140)][..], 30, 10));
+        assert_eq!((&r.ranges()[..], r.ooo_bytes(), r.duplicate_bytes()), (&[(110, 140)][..], 30, 10));
         assert_eq!(r.insert(90, 110), 40, "delivers 100..140; 90..100 is a duplicate");
         assert_eq!((r.next(), r.ooo_bytes(), r.duplicate_bytes()), (140, 0, 20));
         assert!(r.ranges().is_empty());

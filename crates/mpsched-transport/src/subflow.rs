@@ -322,6 +322,20 @@ impl Subflow {
 
     pub fn info(&self) -> SubflowInfo {
         let mut s = self.stats;
+        self.fill_live(&mut s);
+        s
+    }
+
+    /// [`Subflow::info`] written into `out` (no intermediate copy).
+    #[inline]
+    pub fn info_into(&self, out: &mut SubflowInfo) {
+        *out = self.stats;
+        self.fill_live(out);
+    }
+
+    /// The fields of [`SubflowInfo`] that are not running counters: state, RTT, window.
+    #[inline]
+    fn fill_live(&self, s: &mut SubflowInfo) {
         s.established = self.is_established();
         s.state = self.state;
         s.srtt = self.rtt.srtt();
@@ -337,7 +351,6 @@ impl Subflow {
         s.in_recovery = self.recovery != Recovery::None;
         s.peer_wnd = self.peer_wnd;
         s.segments_lost = self.sb.segments_lost();
-        s
     }
 
     pub fn sibling_info(&self) -> SiblingInfo {
@@ -398,6 +411,13 @@ impl Subflow {
         self.cfg.mss
     }
 
+    /// Sequence space (data, SYN or FIN) sent and not yet cumulatively acknowledged: only then
+    /// can a segment from the peer acknowledge something or reveal a loss.
+    #[inline]
+    pub fn awaits_ack(&self) -> bool {
+        self.snd_nxt > self.snd_una
+    }
+
     /// Bytes sent and not cumulatively acknowledged.
     #[inline]
     pub fn outstanding(&self) -> u64 {
@@ -413,6 +433,12 @@ impl Subflow {
     #[inline]
     pub fn srtt(&self) -> Duration {
         self.rtt.srtt()
+    }
+
+    /// Congestion window in bytes.
+    #[inline]
+    pub fn cwnd(&self) -> u64 {
+        self.cc_state.cwnd
     }
 
     /// Sets the congestion window (external congestion control); at least one segment.

@@ -18,25 +18,27 @@ impl Sim {
         }
     }
 
-    /// A packet left a link: on to the next hop, or to its endpoint.
+    /// A packet left a link: on to the next hop, or to its endpoint. The packet stays in the
+    /// arena and is read in place (a `Packet` is about 130 bytes; copying it per hop showed in
+    /// the profile).
     pub(super) fn forward(&mut self, p: PktId) {
         let pk = &mut self.pkts[p as usize];
         pk.hop += 1;
-        let pk = *pk;
-        let route = Self::route(&self.sc.paths[pk.path as usize], pk.to_server);
-        if (pk.hop as usize) < route.len() {
-            let l = route[pk.hop as usize] as usize;
-            self.offer(l, p, pk);
+        let (flow, path, to_server, hop, size) = (pk.flow, pk.path, pk.to_server, pk.hop, pk.size);
+        let route = Self::route(&self.sc.paths[path as usize], to_server);
+        if (hop as usize) < route.len() {
+            let l = route[hop as usize] as usize;
+            self.offer(l, p, size);
             return;
         }
         self.free.push(p);
-        let ep = 2 * pk.flow as usize + pk.to_server as usize;
+        let ep = 2 * flow as usize + to_server as usize;
         let now = Instant(self.now);
         let Some(conn) = self.eps[ep].conn.as_mut() else { return };
-        conn.handle_segment(now, pk.path, &pk.seg);
-        if pk.to_server {
+        conn.handle_segment(now, path, &self.pkts[p as usize].seg);
+        if to_server {
             conn.read(u64::MAX);
-            let f = pk.flow as usize;
+            let f = flow as usize;
             if let (Some(size), None) = (self.sc.flows[f].size, self.flows[f].done_at) {
                 if conn.info().bytes_delivered >= size {
                     self.drive(ep);
@@ -48,9 +50,10 @@ impl Sim {
         self.drive(ep);
     }
 
+    /// Packet `p` of `size` bytes enters link `l`; a drop is accounted at once.
     #[inline]
-    pub(super) fn offer(&mut self, l: usize, p: PktId, pk: Packet) {
-        match self.links[l].offer(self.now, p, pk.size, &mut self.ev) {
+    pub(super) fn offer(&mut self, l: usize, p: PktId, size: u32) {
+        match self.links[l].offer(self.now, p, size, &mut self.ev) {
             Offer::Accepted => {}
             Offer::DroppedQueue | Offer::DroppedOutage => self.dropped(p),
         }
@@ -79,10 +82,10 @@ impl Sim {
         loop {
             let Some(conn) = self.eps[ep].conn.as_mut() else { return };
             let Some(t) = conn.poll_transmit(now) else { break };
-            let pk = Packet { flow, path: t.path, to_server, hop: 0, size: t.seg.wire_size(), seg: t.seg };
-            let p = self.alloc(pk);
+            let size = t.seg.wire_size();
+            let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg });
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
-            self.offer(first, p, pk);
+            self.offer(first, p, size);
         }
         if ep.is_multiple_of(2) {
             if let Some(c) = self.eps[ep].conn.as_mut() {

@@ -48,7 +48,8 @@ impl Sim {
             "interfaces": self.interface_rows(),
             "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
         });
-        let timeseries = std::mem::take(&mut self.series).into_table();
+        let names: Vec<&str> = self.sc.flows.iter().map(|f| f.name.as_str()).collect();
+        let timeseries = std::mem::take(&mut self.series).into_table(&names);
         RunOutput {
             summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
             resolved_toml: self.sc.resolved_toml(),

@@ -9,7 +9,9 @@ use crate::table::{Column, Table};
 #[derive(Default)]
 pub(super) struct Series {
     time_s: Vec<f64>,
-    flow: Vec<String>,
+    /// Flow index; the names are written when the table is built (a `String` clone per row
+    /// cost an allocation per subflow per sample).
+    flow: Vec<u32>,
     subflow: Vec<i64>,
     cwnd: Vec<i64>,
     ssthresh: Vec<Option<i64>>,
@@ -82,7 +84,7 @@ impl Sim {
                 let prev = rt.prev[i];
                 let s_ = &mut self.series;
                 s_.time_s.push(t);
-                s_.flow.push(def.name.clone());
+                s_.flow.push(f as u32);
                 s_.subflow.push(i as i64);
                 s_.cwnd.push(s.cwnd as i64);
                 s_.ssthresh.push(if s.ssthresh >= i64::MAX as u64 { None } else { Some(s.ssthresh as i64) });
@@ -111,13 +113,14 @@ impl Sim {
 }
 
 impl Series {
-    /// The timeseries table (columns in output order).
-    pub(super) fn into_table(self) -> Table {
+    /// The timeseries table (columns in output order); `names` are the flows' names by index.
+    pub(super) fn into_table(self, names: &[&str]) -> Table {
         let s = self;
+        let flow = s.flow.iter().map(|&f| names[f as usize].to_owned()).collect();
         Table {
             columns: vec![
                 ("time_s".into(), Column::F64(s.time_s)),
-                ("flow".into(), Column::Str(s.flow)),
+                ("flow".into(), Column::Str(flow)),
                 ("subflow".into(), Column::I64(s.subflow)),
                 ("cwnd_bytes".into(), Column::I64(s.cwnd)),
                 ("ssthresh_bytes".into(), Column::OptI64(s.ssthresh)),

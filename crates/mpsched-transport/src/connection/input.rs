@@ -63,7 +63,11 @@ impl Connection {
             self.on_rst(i, seg);
             return;
         }
-        self.refresh_siblings();
+        // The siblings' snapshot is read only by the congestion controller's `on_ack` and
+        // `on_congestion_event`, which need something outstanding on this subflow.
+        if self.subflows[i].awaits_ack() {
+            self.refresh_siblings();
+        }
         let mut cx = SubflowCx { conn: &mut self.shared };
         self.subflows[i].handle_segment(now, seg, &mut cx);
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;

@@ -84,6 +84,12 @@ impl Subflow {
         self.close.fin_seq.is_some_and(|f| self.snd_una <= f) as u64
     }
 
+    /// Whether [`Subflow::poll_fin`] may send something (a FIN is pending or may be resent).
+    #[inline]
+    pub(super) fn fin_may_send(&self) -> bool {
+        self.close.fin_pending || self.close.fin_retx
+    }
+
     /// Our FIN, if one is due: the first time it is sent, or again after a timeout once the lost
     /// data before it went out (the FIN is the last thing in the retransmission queue). The FIN
     /// ignores the congestion window (Linux `tcp_cwnd_test`: "Don't be strict about the

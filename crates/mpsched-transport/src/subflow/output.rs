@@ -9,7 +9,27 @@ use crate::time::{Duration, Instant};
 
 impl Subflow {
     /// Next segment to send, if any. Call until `None` after every input.
+    ///
+    /// Most calls find nothing to send (every drain ends with one per subflow); those return
+    /// here without entering [`Subflow::poll_pending`]. The test is exact: no SYN, probe, ACK
+    /// or FIN pending, no lost data to resend, and no pacing delay (which would arm the pacing
+    /// timer on the way) mean `poll_pending` would return `None` and change nothing.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
+        let idle = !self.syn_pending
+            && !self.probe_pending
+            && !self.ack_now
+            && !self.fin_may_send()
+            && self.sb.lost_bytes() == 0
+            && self.next_send_time <= now;
+        if idle {
+            return None;
+        }
+        self.poll_pending(now, cx)
+    }
+
+    /// [`Subflow::poll_transmit`] when something may be due.
+    fn poll_pending(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
         if self.syn_pending {
             self.syn_pending = false;
             return Some(self.make_syn(now, cx));
