@@ -204,3 +204,15 @@ def test_collect_checks_its_options_before_any_episode(
     line = assert_one_error_line(cli("collect", edar_scenario, "-e", "1", *args))
     assert line.startswith(expected), line
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_a_deeply_nested_checkpoint_is_a_one_line_error(tmp_path):
+    pytest.importorskip("safetensors")
+    from mpsched.agents.checkpoint import CheckpointError, load_checkpoint
+
+    (tmp_path / "c.json").write_text('{"format": ' + "[" * 100000 + "]" * 100000 + "}")
+    (tmp_path / "c.safetensors").write_bytes(b"")
+    with pytest.raises(
+        CheckpointError, match=r"c\.json: not a checkpoint description \(JSON nested"
+    ):
+        load_checkpoint(tmp_path / "c.json", "edar", lambda d, p: {})
