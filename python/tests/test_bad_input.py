@@ -216,3 +216,15 @@ def test_a_deeply_nested_checkpoint_is_a_one_line_error(tmp_path):
         CheckpointError, match=r"c\.json: not a checkpoint description \(JSON nested"
     ):
         load_checkpoint(tmp_path / "c.json", "edar", lambda d, p: {})
+
+
+def test_compare_refuses_a_sweep_whose_bounds_overflow(cli, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        BASE_TOML.replace("rate_mbps = 10.0", "rate_mbps = { range = [-1e308, 1e308], steps = 3 }")
+    )
+    line = assert_one_error_line(cli("compare", str(path), "--seeds", "1"))
+    assert line == (
+        f"error: {path}: paths[0].rate_mbps: expected bounds whose difference is a finite "
+        "number, got [-1e+308, 1e+308]"
+    )
