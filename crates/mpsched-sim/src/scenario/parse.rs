@@ -30,7 +30,7 @@ pub(super) fn parse_file(
             }
             serde_json::to_value(&table).map_err(|e| ScenarioError(format!("{source}: {e}")))?
         }
-        Format::Json => serde_json::from_str(text).map_err(|e| json_error(e, text, source))?,
+        Format::Json => serde_json::from_str(text).map_err(|e| json_error(e, source))?,
     };
     if !ranges::contains_range(&tree) {
         // Deserialize the text itself: errors keep their line numbers.
@@ -67,7 +67,7 @@ fn toml_error(e: toml::de::Error, text: &str, source: &str) -> ScenarioError {
 }
 
 /// A JSON syntax error as serde_json words it (with its line and column).
-fn json_error(e: serde_json::Error, _text: &str, source: &str) -> ScenarioError {
+fn json_error(e: serde_json::Error, source: &str) -> ScenarioError {
     ScenarioError(format!("{source}: {}", e.to_string().replace('\n', " ")))
 }
 
@@ -82,7 +82,7 @@ fn from_json_text<T: DeserializeOwned>(text: &str, source: &str) -> Result<T, Sc
             let field = field_path(e.path());
             let inner = e.into_inner();
             if !inner.is_data() || field.is_empty() {
-                return Err(json_error(inner, text, source));
+                return Err(json_error(inner, source));
             }
             let line = if text.contains('\n') { format!("line {}: ", inner.line()) } else { String::new() };
             Err(ScenarioError(format!("{source}: {line}{field}: {}", json_message(&inner))))

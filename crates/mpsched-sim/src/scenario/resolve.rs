@@ -137,9 +137,10 @@ impl Resolver<'_> {
             (Some(r), _) => self.rate_bps(&format!("{f}.rate_mbps"), r)?,
             (None, Some(_)) => 0,
             (None, None) => {
-                return Err(
-                    self.err(&format!("{f}.rate_mbps"), "missing: expected a positive rate in Mbit/s (or a trace)")
-                )
+                return Err(self.err(
+                    &format!("{f}.rate_mbps"),
+                    format!("missing: expected a positive rate in Mbit/s (or `{trace_field}`)"),
+                ))
             }
         };
         let delay_ns = self.time(&format!("{f}.delay_ms"), spec.delay_ms.unwrap_or(0.0), 1e-3)?;

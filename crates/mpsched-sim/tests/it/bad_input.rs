@@ -144,3 +144,15 @@ fn trace_files_must_be_regular_files() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn shortcut_path_errors_name_the_paths_fields() {
+    let dir = std::env::temp_dir().join(format!("mpsched-shortcut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.down");
+    std::fs::write(&trace, "1\n2\n").unwrap();
+    // A trace on the forward direction only: the reverse link needs a rate or its own trace.
+    let e = err("rate_mbps = 10.0", &format!("trace = {:?}", trace.display().to_string()));
+    assert_eq!(e, "s.toml: paths[0].rate_mbps: missing: expected a positive rate in Mbit/s (or `trace_reverse`)");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
