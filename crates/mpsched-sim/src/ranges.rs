@@ -221,6 +221,10 @@ fn walk(v: &mut Value, seed: u64, path: &mut Vec<Step>) -> Result<(), (String, S
             let integer = matches!(path.last(), Some(Step::Key(k)) if INTEGER_FIELDS.contains(&k.as_str()));
             // A draw between finite bounds with a finite difference is finite.
             *v = match Number::from_f64(x) {
+                // `as i64` would saturate: a draw beyond the integers is an error, not i64::MAX.
+                Some(_) if integer && !(x.round().abs() < 9.0e18) => {
+                    return Err((field, format!("the value drawn ({}) is too large for an integer field", show(x))))
+                }
                 Some(_) if integer => Value::Number(Number::from(x.round() as i64)),
                 Some(n) => Value::Number(n),
                 None => return Err((field, format!("the value drawn is not a finite number ({x})"))),
@@ -356,6 +360,12 @@ mod tests {
         let mut t = tree();
         t["sim"]["seed"] = json!({"range": [1, 5]});
         assert_eq!(resolve(&mut t, 1).unwrap_err().0, "sim.seed");
+        let mut t = tree();
+        t["paths"][1]["queue_bytes"] = json!({"range": [1e30, 1e30]});
+        assert_eq!(
+            resolve(&mut t, 1).unwrap_err(),
+            ("paths[1].queue_bytes".into(), "the value drawn (1e30) is too large for an integer field".into())
+        );
         let mut t = tree();
         t["paths"][0]["delay_ms"] = json!({"range": [30, 20]});
         let (field, what) = resolve(&mut t, 1).unwrap_err();
