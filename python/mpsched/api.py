@@ -36,6 +36,11 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
             A file that cannot be read raises a ScenarioError that is also the OSError
             (e.g. ``FileNotFoundError``); see :mod:`mpsched.scenario`.
         TypeError: ``scenario`` is neither a path nor a dict.
+
+    A dict's numpy scalars and arrays are taken as numbers and lists, its paths
+    (:class:`os.PathLike`) as strings; any other value JSON cannot hold (Decimal, set, bytes,
+    dates, NaN) is a ScenarioError naming the field. An internal failure of the simulator is a
+    ScenarioError too (one line, "internal error ...; please report it").
         mpsched.SchedulerError: a scheduler written in Python raised (or answered something
             other than a subflow index or None); the original exception is its ``__cause__``
             (docs/python-schedulers.md).
@@ -51,7 +56,18 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
     # A flow scheduled by a trained policy (`scheduler = "edar"`) runs through its driver.
     from .policy_run import maybe_run
 
-    policy_results = maybe_run(loaded, seed)
-    if policy_results is not None:
-        return policy_results
-    return Results.from_core(_core.run_scenario(loaded.text, loaded.source, loaded.fmt, seed))
+    try:
+        policy_results = maybe_run(loaded, seed)
+        if policy_results is not None:
+            return policy_results
+        return Results.from_core(_core.run_scenario(loaded.text, loaded.source, loaded.fmt, seed))
+    except BaseException as e:
+        # The core catches its panics; one that still escapes (a BaseException) is reported
+        # like them, never as a traceback.
+        if type(e).__name__ != "PanicException":
+            raise
+        what = " ".join(str(e).split())
+        raise _core.ScenarioError(
+            f"{loaded.source}: the simulator failed on this scenario "
+            f"(internal error: {what}; please report it)"
+        ) from None

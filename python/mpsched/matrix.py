@@ -340,6 +340,11 @@ def _parse_sweep(table: Mapping[str, Any], field: str, source: Path) -> Optional
     lo, hi = float(bounds[0]), float(bounds[1])
     if lo > hi:
         raise bad(f"expected lo <= hi in `range = [lo, hi]`, got [{bounds[0]}, {bounds[1]}]")
+    if not math.isfinite(hi - lo):
+        raise bad(
+            "expected bounds whose difference is a finite number, "
+            f"got [{bounds[0]:g}, {bounds[1]:g}]"
+        )
     steps = table["steps"]
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise bad(f"steps: expected an integer >= 1, got {steps!r}")

@@ -3,7 +3,8 @@
 the same bad input gives the same error wherever it comes in.
 
 A scenario is a path (TOML, or JSON when the name ends in ``.json``, in any case), a dict with
-the structure of the TOML file, or text (:func:`loads`). Errors are :class:`ScenarioError` with a
+the structure of the TOML file (numpy scalars and paths are taken as numbers and strings; see
+:mod:`mpsched._values`), or text (:func:`loads`). Errors are :class:`ScenarioError` with a
 one-line message ``"<source>: <field or line>: <what>"``; ``source`` is the path as given,
 ``<dict>`` or ``<text>``. Syntax errors and field errors are the simulator core's own messages
 (the ones ``mpsched run`` prints), also where a Python layer parses the file itself.
@@ -23,6 +24,7 @@ from typing import Any, Dict, Mapping, Optional, Type, Union
 
 from . import _core
 from ._core import ScenarioError
+from ._values import plain
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -119,15 +121,17 @@ def loads(
         raise ScenarioError(f'{source}: fmt: expected "toml" or "json", got {fmt!r}')
     try:
         data = json.loads(text) if fmt == "json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
         # The core's message (the one `mpsched run` prints), with a line number.
-        raise ScenarioError(_core_syntax_error(text, source, fmt) or f"{source}: {e}") from None
+        what = "nested too deeply" if isinstance(e, RecursionError) else e
+        raise ScenarioError(_core_syntax_error(text, source, fmt) or f"{source}: {what}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a table of [sim], [[paths]], [[flows]]...")
     try:
-        json.dumps(data)
-    except (TypeError, ValueError) as e:  # TOML dates and times are no scenario values
-        raise ScenarioError(f"{source}: unsupported value: {e}") from None
+        data = plain(data, source)
+    except ScenarioError as e:  # TOML dates and times, NaN: the core's message has the line
+        core = _core_syntax_error(text, source, fmt) if fmt == "toml" else None
+        raise ScenarioError(core or str(e)) from None
     base = base_dir if base_dir is not None else Path(".")
     return LoadedScenario(data=data, source=source, text=text, fmt=fmt, base_dir=base)
 
@@ -151,12 +155,10 @@ def load(scenario: ScenarioLike) -> LoadedScenario:
     """Reads a scenario path or copies a scenario dict. Raises ScenarioError (one line) for an
     unreadable or malformed scenario, TypeError for anything else."""
     if isinstance(scenario, Mapping):
-        try:
-            text = json.dumps(scenario)
-        except (TypeError, ValueError) as e:
-            raise ScenarioError(f"<dict>: unsupported value: {e}") from None
+        data = plain(scenario, "<dict>")  # a fresh copy of plain values, or a field's error
+        text = json.dumps(data)
         return LoadedScenario(
-            data=json.loads(text), source="<dict>", text=text, fmt="json", base_dir=Path.cwd()
+            data=data, source="<dict>", text=text, fmt="json", base_dir=Path.cwd()
         )
     if isinstance(scenario, (str, os.PathLike)):
         return _load_file(Path(scenario), os.fspath(scenario))

@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -190,7 +191,20 @@ def _is_done(run_dir: Path, spec: RunSpec) -> bool:
         isinstance(meta, dict)
         and meta.get("scenario_hash") == spec.scenario_hash
         and all((run_dir / name).is_file() for name in RUN_FILES)
+        and all(
+            _parquet_readable(run_dir / name) for name in RUN_FILES if name.endswith(".parquet")
+        )
     )
+
+
+def _parquet_readable(path: Path) -> bool:
+    """``path`` is a whole Parquet file: its footer reads (a truncated or damaged file's does
+    not, so the run is done again instead of failing the combination of every resume)."""
+    try:
+        pq.read_metadata(path)
+    except (OSError, pa.ArrowException):
+        return False
+    return True
 
 
 def _write_run(runs_dir: Path, spec: RunSpec, files: Dict[str, bytes]) -> None:
@@ -213,9 +227,59 @@ def execute_run(spec: RunSpec, plugin_sources: Sequence[Tuple[str, str]] = ()) -
     return files
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it stops the sweep)."""
+def _init_worker(sweep_pid: int) -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it stops the sweep), and the worker
+    dies with its parent (see :func:`_die_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(sweep_pid)
+
+
+#: prctl(2) option: the signal a process gets when its parent dies (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(sweep_pid: int) -> None:
+    """On Linux, end this worker as soon as the sweep process ends, however it ends (SIGKILL
+    included): a killed ``compare`` leaves no worker running.
+
+    A spawned worker's parent is the sweep process: prctl PR_SET_PDEATHSIG kills it with its
+    parent. A forkserver worker's parent is the fork server, which outlives the sweep process
+    while workers run; a daemon thread waits on a pidfd of the sweep process (it becomes
+    readable when that process exits) and kills the worker then."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+        pass
+    try:
+        pidfd = os.pidfd_open(sweep_pid)
+    except (OSError, AttributeError):  # gone already, or a kernel without pidfds
+        pidfd = None
+    if pidfd is None:
+        if not _alive(sweep_pid):
+            os._exit(1)
+        return
+    import select
+    import threading
+
+    def watch() -> None:
+        select.select([pidfd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="mpsched-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - the pid was reused by another user's process
+        return False
+    return True
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -238,7 +302,10 @@ def _run_local(specs: Sequence[RunSpec], jobs: int) -> Iterator[Tuple[RunSpec, D
         return
     sources = plugins.plugin_sources()
     pool = ProcessPoolExecutor(
-        max_workers=min(jobs, len(specs)), mp_context=_pool_context(), initializer=_ignore_sigint
+        max_workers=min(jobs, len(specs)),
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
     )
     try:
         pending: Dict[Future, RunSpec] = {pool.submit(execute_run, s, sources): s for s in specs}

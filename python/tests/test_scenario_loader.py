@@ -148,7 +148,10 @@ def test_a_dict_is_copied_and_named_dict(fast_dict):
     assert loaded.source == "<dict>" and loaded.fmt == "json" and loaded.path is None
     loaded.data["sim"]["name"] = "changed"
     assert fast_dict["sim"]["name"] == "fast"
-    with pytest.raises(mpsched.ScenarioError, match=r"^<dict>: unsupported value"):
+    with pytest.raises(
+        mpsched.ScenarioError,
+        match=r"^<dict>: sim\.when: expected a number, string, boolean, list or table, got object",
+    ):
         loader.load({"sim": {"when": object()}})
 
 

@@ -12,6 +12,7 @@ use mpsched_sim::{Column, Format, Table};
 
 mod algos;
 mod env;
+mod panics;
 mod policy;
 mod pysched;
 mod tracegen;
@@ -49,9 +50,11 @@ fn run_scenario<'py>(
     let (text, source) = (text.to_owned(), source.to_owned());
     // A failure left over from an abandoned run is not this run's.
     let _ = pysched::take_error();
-    let out = py
-        .detach(move || mpsched_sim::run_text(&text, &source, format, seed))
-        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let out = py.detach(move || {
+        panics::guard(&source, || {
+            mpsched_sim::run_text(&text, &source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))
+        })
+    })?;
     pysched::take_error()?;
     output_to_dict(py, &out)
 }
@@ -109,9 +112,11 @@ impl PySim {
     #[pyo3(signature = (text, source, fmt = "toml", seed = None))]
     fn new(text: &str, source: &str, fmt: &str, seed: Option<u64>) -> PyResult<Self> {
         let format = parse_format(fmt, source)?;
-        let sc =
-            mpsched_sim::parse_text(text, source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        Ok(PySim { sim: mpsched_sim::Sim::new(sc) })
+        panics::guard(source, || {
+            let sc = mpsched_sim::parse_text(text, source, format, seed)
+                .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            Ok(PySim { sim: mpsched_sim::Sim::new(sc) })
+        })
     }
 
     /// Simulates until `until_s` (default: the end) or the next decision point. Returns
@@ -122,7 +127,8 @@ impl PySim {
     fn advance(&mut self, py: Python<'_>, until_s: Option<f64>) -> PyResult<(&'static str, Option<u32>)> {
         let until = until_s.map(|s| (s.max(0.0) * 1e9).round() as u64).unwrap_or(u64::MAX);
         let sim = &mut self.sim;
-        let stop = py.detach(move || sim.advance(until));
+        let source = sim.scenario().name.clone();
+        let stop = py.detach(move || panics::guard(&source, || Ok(sim.advance(until))))?;
         pysched::take_error()?;
         Ok(match stop {
             mpsched_sim::Stop::Decision { flow } => ("decision", Some(flow)),
@@ -301,6 +307,7 @@ fn version() -> &'static str {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    panics::install_hook();
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchedulerError", m.py().get_type::<pysched::SchedulerError>())?;
     m.add_class::<view::PySchedView>()?;
@@ -327,5 +334,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algos::algorithm_label, m)?)?;
     m.add_function(wrap_pyfunction!(algos::algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(tracegen::synth_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(panics::panic_for_test, m)?)?;
     Ok(())
 }

@@ -78,10 +78,11 @@ pub fn run_edar<'py>(
     seed: u64,
     checkpoint: &str,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let spec = EnvSpec::from_json(spec_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let mut net = EdarNet::load(std::path::Path::new(checkpoint)).map_err(|e| ScenarioError::new_err(e.0))?;
-    let (out, stats) =
-        py.detach(move || drive(spec, seed, &mut net)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let (out, stats) = crate::panics::guard("<policy run>", || {
+        let spec = EnvSpec::from_json(spec_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let mut net = EdarNet::load(std::path::Path::new(checkpoint)).map_err(|e| ScenarioError::new_err(e.0))?;
+        py.detach(move || drive(spec, seed, &mut net)).map_err(|e| ScenarioError::new_err(e.to_string()))
+    })?;
     let d = crate::output_to_dict(py, &out)?;
     let s = PyDict::new(py);
     s.set_item("decisions", stats.decisions)?;

@@ -67,6 +67,16 @@ pub fn contains_range(v: &Value) -> bool {
     }
 }
 
+/// A number as error messages show it: `5`, `0.25`, and `1e308` or `1e-9` (not hundreds of
+/// digits) far from 1.
+pub fn show(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 fn number(v: &Value) -> Option<f64> {
     v.as_f64().filter(|x| x.is_finite())
 }
@@ -88,6 +98,9 @@ pub fn parse_range(m: &Map<String, Value>) -> Result<RangeSpec, String> {
     };
     if lo > hi {
         return Err(format!("expected lo <= hi in `range = [lo, hi]`, got [{lo}, {hi}]"));
+    }
+    if !(hi - lo).is_finite() {
+        return Err(format!("expected bounds whose difference is a finite number, got [{}, {}]", show(lo), show(hi)));
     }
     let steps = match m.get("steps") {
         None => None,
@@ -206,10 +219,15 @@ fn walk(v: &mut Value, seed: u64, path: &mut Vec<Step>) -> Result<(), (String, S
             }
             let x = spec.draw(&mut Rng::stream(seed, &format!("range/{stream}")));
             let integer = matches!(path.last(), Some(Step::Key(k)) if INTEGER_FIELDS.contains(&k.as_str()));
-            *v = if integer {
-                Value::Number(Number::from(x.round() as i64))
-            } else {
-                Value::Number(Number::from_f64(x).expect("finite"))
+            // A draw between finite bounds with a finite difference is finite.
+            *v = match Number::from_f64(x) {
+                // `as i64` would saturate: a draw beyond the integers is an error, not i64::MAX.
+                Some(_) if integer && !(x.round().abs() < 9.0e18) => {
+                    return Err((field, format!("the value drawn ({}) is too large for an integer field", show(x))))
+                }
+                Some(_) if integer => Value::Number(Number::from(x.round() as i64)),
+                Some(n) => Value::Number(n),
+                None => return Err((field, format!("the value drawn is not a finite number ({x})"))),
             };
             return Ok(());
         }
@@ -268,6 +286,11 @@ mod tests {
             .starts_with("log spacing needs lo > 0"));
         assert!(range(json!({"range": [1, 2], "dist": "normal"})).unwrap_err().starts_with("dist:"));
         assert!(range(json!({"range": [1, 2], "log": true})).unwrap_err().starts_with("`log` is for sweeps"));
+        // The largest finite bounds: their difference overflows (a draw would be infinite).
+        assert_eq!(
+            range(json!({"range": [-1e308, 1e308]})).unwrap_err(),
+            "expected bounds whose difference is a finite number, got [-1e308, 1e308]"
+        );
         assert!(range(json!({"range": [1, 2], "steps": 2, "dist": "uniform"}))
             .unwrap_err()
             .starts_with("`dist` is for random"));
@@ -337,6 +360,12 @@ mod tests {
         let mut t = tree();
         t["sim"]["seed"] = json!({"range": [1, 5]});
         assert_eq!(resolve(&mut t, 1).unwrap_err().0, "sim.seed");
+        let mut t = tree();
+        t["paths"][1]["queue_bytes"] = json!({"range": [1e30, 1e30]});
+        assert_eq!(
+            resolve(&mut t, 1).unwrap_err(),
+            ("paths[1].queue_bytes".into(), "the value drawn (1e30) is too large for an integer field".into())
+        );
         let mut t = tree();
         t["paths"][0]["delay_ms"] = json!({"range": [30, 20]});
         let (field, what) = resolve(&mut t, 1).unwrap_err();

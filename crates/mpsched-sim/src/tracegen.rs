@@ -17,7 +17,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::link::TRACE_OPPORTUNITY_BYTES;
+use crate::ranges::show;
 use crate::rng::Rng;
+use crate::scenario::MIN_DURATION_S;
 
 /// Number of rate states of the Markov chain.
 pub const STATES: usize = 5;
@@ -102,6 +104,11 @@ impl SynthParams {
         positive("duration_s", self.duration_s)?;
         positive("dwell_s", self.dwell_s)?;
         positive("outage_s", self.outage_s)?;
+        for (f, v) in [("dwell_s", self.dwell_s), ("outage_s", self.outage_s)] {
+            if v < MIN_DURATION_S {
+                return Err((f, format!("expected at least {MIN_DURATION_S:e} s (1 µs), got {}", show(v))));
+            }
+        }
         if !(self.variability.is_finite() && (0.0..=3.0).contains(&self.variability)) {
             return Err(("variability", format!("expected a number in [0, 3], got {}", self.variability)));
         }
@@ -121,6 +128,29 @@ impl SynthParams {
                 format!(
                     "the trace would hold {opportunities:.0} delivery opportunities, expected at most {MAX_OPPORTUNITIES:.0} \
                      (mean_mbps × duration_s <= 240000; a trace loops, a shorter one will do)"
+                ),
+            ));
+        }
+        // The generator's loops run once per state change and per outage: bound their counts.
+        let switches = self.duration_s / self.dwell_s;
+        if switches > MAX_OPPORTUNITIES {
+            return Err((
+                "dwell_s",
+                format!(
+                    "the trace would change state {} times, expected at most {MAX_OPPORTUNITIES:.0} \
+                     (dwell_s >= duration_s / {MAX_OPPORTUNITIES:.0}), got dwell_s = {}",
+                    show(switches),
+                    show(self.dwell_s)
+                ),
+            ));
+        }
+        let outages = self.outage_per_min * self.duration_s / 60.0;
+        if outages > MAX_OPPORTUNITIES {
+            return Err((
+                "outage_per_min",
+                format!(
+                    "the trace would hold about {} outages, expected at most {MAX_OPPORTUNITIES:.0}",
+                    show(outages)
                 ),
             ));
         }
@@ -302,5 +332,20 @@ mod tests {
         s.variability = None;
         s.duration_s = Some(1e9);
         assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "duration_s");
+        // Tiny dwell times and outages (the generator would loop for ever) are refused.
+        s.duration_s = None;
+        s.dwell_s = Some(1e-9);
+        assert_eq!(
+            SynthParams::resolve(&s).unwrap_err(),
+            ("dwell_s", "expected at least 1e-6 s (1 µs), got 1e-9".into())
+        );
+        s.dwell_s = Some(1e-6);
+        assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "dwell_s");
+        s.dwell_s = None;
+        s.outage_s = Some(1e-7);
+        assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "outage_s");
+        s.outage_s = None;
+        s.outage_per_min = Some(1e12);
+        assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "outage_per_min");
     }
 }

@@ -128,6 +128,10 @@ def load_checkpoint(
         desc = json.loads(text)
     except json.JSONDecodeError as e:
         raise CheckpointError(f"{js}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise CheckpointError(
+            f"{js}: not a checkpoint description (JSON nested too deeply)"
+        ) from None
     if not isinstance(desc, dict):
         raise CheckpointError(f"{js}: expected a JSON object")
     fmt = _field(desc, "format", str, js)

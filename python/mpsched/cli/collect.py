@@ -1,13 +1,16 @@
 """``mpsched collect``: transitions of a fixed policy for offline learning."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
+import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
 
-from .errors import fail, require_extra
+from .errors import EXIT_FAILURE, fail, require_extra
 
 
 def collect_command(
@@ -72,14 +75,10 @@ def collect_command(
     from ..collect import CollectError, collect, write_transitions
     from ..envs import EnvConfigError
 
-    if interval != "min-rtt":
-        try:
-            interval_v: Any = float(interval)
-        except ValueError:
-            fail(f"--interval: expected `min-rtt` or a period in ms, got {interval!r}")
-    else:
-        interval_v = interval
+    interval_v = _interval(interval)
+    _check_reward(reward)
     dest = out or Path("out") / f"{scenario.stem}-{policy}.parquet"
+    _check_out(dest, "--out" if out is not None else "output file")
     try:
         with Progress(
             TextColumn("collect"),
@@ -105,6 +104,56 @@ def collect_command(
             )
     except (CollectError, EnvConfigError, ScenarioError) as e:
         fail(str(e))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    write_transitions(table, dest)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write_transitions(table, dest)
+    except OSError as e:
+        fail(f"cannot write {dest}: {e.strerror or e}", code=EXIT_FAILURE)
     typer.echo(f"Wrote {dest}: {table.num_rows} transitions from {episodes} episode(s) of {policy}")
+
+
+#: Shortest decision interval, ms (1 µs: the scenario's `decision_interval_ms` bound).
+MIN_INTERVAL_MS = 0.001
+
+
+def _interval(interval: str) -> Any:
+    """`min-rtt`, or a period in ms of at least 1 µs; else exit 2 with one line."""
+    if interval == "min-rtt":
+        return interval
+    try:
+        ms = float(interval)
+    except ValueError:
+        ms = math.nan
+    if not (math.isfinite(ms) and ms >= MIN_INTERVAL_MS):
+        fail(
+            f"--interval: expected `min-rtt` or a period of at least {MIN_INTERVAL_MS} ms "
+            f"(1 µs), got {interval!r}"
+        )
+    return ms
+
+
+def _check_reward(reward: str) -> None:
+    """A built-in reward name; else exit 2 with one line (before any episode runs)."""
+    from ..rewards import REWARDS
+
+    if reward not in REWARDS:
+        fail(f"--reward: expected one of {', '.join(REWARDS)}, got {reward!r}")
+
+
+def _check_out(dest: Path, option: str) -> None:
+    """The output file can be written: not a directory, and its nearest existing parent
+    directory takes a new file (probed with a temporary file, removed at once). Exit 2 with
+    one line otherwise, before any episode runs."""
+    if dest.is_dir():
+        fail(f"{option}: {dest} is a directory, expected a file name")
+    parent = dest.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        fail(f"{option}: {dest}: {parent} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mpsched-probe-", dir=parent)
+    except OSError as e:
+        fail(f"{option}: cannot write {dest}: {e.strerror or e}")
+    os.close(fd)
+    os.unlink(probe)

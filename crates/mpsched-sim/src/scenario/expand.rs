@@ -56,9 +56,11 @@ impl Resolver<'_> {
                 format!("expected a positive number or [lo, hi] with 0 < lo <= hi, got [{lo}, {hi}]"),
             ));
         }
-        let start = self.non_negative(&format!("{f}.start_s"), h.start_s.unwrap_or(0.0))?;
-        let stop = self.non_negative(&format!("{f}.stop_s"), h.stop_s.unwrap_or(duration))?;
-        let outage = self.non_negative(&format!("{f}.outage_s"), h.outage_s.unwrap_or(0.0))?;
+        self.duration(&format!("{f}.duration_s"), lo, 1.0)?;
+        self.duration(&format!("{f}.duration_s"), hi, 1.0)?;
+        let (start, stop) = self.start_stop(f, h.start_s, h.stop_s, duration)?;
+        let outage = h.outage_s.unwrap_or(0.0);
+        self.time(&format!("{f}.outage_s"), outage, 1.0)?;
         if outage > lo {
             return Err(self.err(
                 &format!("{f}.outage_s"),
@@ -66,10 +68,10 @@ impl Resolver<'_> {
             ));
         }
         if let Some(r) = h.rate_mbps {
-            self.positive(&format!("{f}.rate_mbps"), r)?;
+            self.rate_bps(&format!("{f}.rate_mbps"), r)?;
         }
         if let Some(d) = h.delay_ms {
-            self.non_negative(&format!("{f}.delay_ms"), d)?;
+            self.time(&format!("{f}.delay_ms"), d, 1e-3)?;
         }
         if let Some(l) = &h.loss {
             self.loss(&format!("{f}.loss"), l)?;
@@ -102,22 +104,19 @@ impl Resolver<'_> {
                     )?),
                     None,
                 ),
-                "periodic" => (
-                    None,
-                    Some(self.positive(
-                        &format!("{f}.period_s"),
-                        w.period_s.ok_or_else(|| {
-                            self.err(&format!("{f}.period_s"), "missing: expected the period in seconds")
-                        })?,
-                    )?),
-                ),
+                "periodic" => {
+                    let p = w
+                        .period_s
+                        .ok_or_else(|| self.err(&format!("{f}.period_s"), "missing: expected the period in seconds"))?;
+                    self.duration(&format!("{f}.period_s"), p, 1.0)?;
+                    (None, Some(p))
+                }
                 other => {
                     return Err(self
                         .err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}")))
                 }
             };
-            let start = self.non_negative(&format!("{f}.start_s"), w.start_s.unwrap_or(0.0))?;
-            let stop = w.stop_s.unwrap_or(duration);
+            let (start, stop) = self.start_stop(&f, w.start_s, w.stop_s, duration)?;
             let mut rng = Rng::stream(seed, &format!("workload/{}", w.name));
             let times = arrivals(&mut rng, rate, period, start, stop, w.max_flows.unwrap_or(100_000));
             for (k, t) in times.into_iter().enumerate() {
@@ -151,6 +150,27 @@ impl Resolver<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Resolver<'_> {
+    /// A process's `start_s` (default 0) and `stop_s` (default: the end of the simulation, or
+    /// the start if that is later), checked: times, and the stop not before the start.
+    fn start_stop(
+        &self,
+        f: &str,
+        start: Option<f64>,
+        stop: Option<f64>,
+        duration: f64,
+    ) -> Result<(f64, f64), ScenarioError> {
+        let start = start.unwrap_or(0.0);
+        self.time(&format!("{f}.start_s"), start, 1.0)?;
+        let stop = stop.unwrap_or(duration.max(start));
+        self.time(&format!("{f}.stop_s"), stop, 1.0)?;
+        if stop < start {
+            return Err(self.err(&format!("{f}.stop_s"), format!("expected a time >= start_s ({start}), got {stop}")));
+        }
+        Ok((start, stop))
     }
 }
 

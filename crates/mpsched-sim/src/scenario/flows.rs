@@ -57,7 +57,8 @@ impl Resolver<'_> {
             &format!("{f}.cc_params"),
         )
         .map_err(|(field, e)| self.err(&field, e))?;
-        let start = self.non_negative(&format!("{f}.start_s"), fl.start_s.unwrap_or(0.0))?;
+        let start = fl.start_s.unwrap_or(0.0);
+        let start_ns = self.time(&format!("{f}.start_s"), start, 1.0)?;
         if fl.size_bytes == Some(0) {
             return Err(
                 self.err(&format!("{f}.size_bytes"), "expected a positive size (omit it for an unlimited flow)")
@@ -73,8 +74,7 @@ impl Resolver<'_> {
             return Err(self
                 .err(&format!("{f}.repeat"), "repeated downloads need size_bytes and no app_rate_mbps/chunk source"));
         }
-        let repeat_gap_ns =
-            (self.non_negative(&format!("{f}.repeat_gap_s"), fl.repeat_gap_s.unwrap_or(0.0))? * 1e9).round() as u64;
+        let repeat_gap_ns = self.time(&format!("{f}.repeat_gap_s"), fl.repeat_gap_s.unwrap_or(0.0), 1.0)?;
         let sub = self.flow_subflow_config(f, fl, profile.subflow_defaults())?;
         let rcv_buf = fl.rcv_buf_bytes.unwrap_or(DEFAULT_RCV_BUF);
         if rcv_buf < 2 * sub.mss as u64 {
@@ -103,7 +103,7 @@ impl Resolver<'_> {
             app,
             repeat,
             repeat_gap_ns,
-            start_ns: (start * 1e9).round() as u64,
+            start_ns,
             size: fl.size_bytes,
             cc,
             subflow: sub,
@@ -159,7 +159,7 @@ impl Resolver<'_> {
                 return Err(self.err(f, "give either decision_interval_ms or decision_every_min_rtt = true, not both"))
             }
             (Some(ms), false) => {
-                DecisionInterval::Fixed(ms_to_ns(self.positive(&format!("{f}.decision_interval_ms"), ms)?).max(1))
+                DecisionInterval::Fixed(self.duration(&format!("{f}.decision_interval_ms"), ms, 1e-3)?)
             }
             (None, true) => DecisionInterval::MinRtt,
             (None, false) => DecisionInterval::None,
@@ -170,11 +170,9 @@ impl Resolver<'_> {
     fn flow_app(&self, f: &str, fl: &FlowSpec) -> Result<App, ScenarioError> {
         Ok(match (fl.app_rate_mbps, fl.chunk_bytes, fl.chunk_period_ms) {
             (None, None, None) => App::Greedy,
-            (Some(r), None, None) => {
-                App::Cbr { rate_bps: (self.positive(&format!("{f}.app_rate_mbps"), r)? * 1e6).round() as u64 }
-            }
+            (Some(r), None, None) => App::Cbr { rate_bps: self.rate_bps(&format!("{f}.app_rate_mbps"), r)? },
             (None, Some(b), Some(p)) if b > 0 => {
-                App::Chunks { bytes: b, period_ns: ms_to_ns(self.positive(&format!("{f}.chunk_period_ms"), p)?) }
+                App::Chunks { bytes: b, period_ns: self.duration(&format!("{f}.chunk_period_ms"), p, 1e-3)? }
             }
             (None, Some(_), Some(_)) => return Err(self.err(&format!("{f}.chunk_bytes"), "expected > 0")),
             (None, _, _) => return Err(self.err(f, "chunked source: give both chunk_bytes and chunk_period_ms")),
@@ -207,13 +205,13 @@ impl Resolver<'_> {
             sub.init_cwnd = w;
         }
         if let Some(r) = fl.min_rto_ms {
-            sub.min_rto = Duration(ms_to_ns(self.positive(&format!("{f}.min_rto_ms"), r)?));
+            sub.min_rto = Duration(self.duration(&format!("{f}.min_rto_ms"), r, 1e-3)?);
         }
         if let Some(d) = fl.delayed_ack {
             sub.delayed_ack = d;
         }
         if let Some(d) = fl.delayed_ack_ms {
-            sub.delayed_ack_timeout = Duration(ms_to_ns(self.positive(&format!("{f}.delayed_ack_ms"), d)?));
+            sub.delayed_ack_timeout = Duration(self.duration(&format!("{f}.delayed_ack_ms"), d, 1e-3)?);
         }
         if let Some(a) = fl.abc {
             sub.abc = a;

@@ -3,12 +3,14 @@
 //! Every error is one line: `<source>: <field or line>: <what was expected>`.
 //!
 //! - [`file`]: the serde types of the file form;
+//! - `parse`: text into the file form (parameter ranges drawn), errors naming line and field;
 //! - `resolve`: validation and defaults into the resolved [`Scenario`];
 //! - `expand`: handoff and workload processes expanded into schedules and flows.
 
 mod expand;
 mod file;
 mod flows;
+mod parse;
 mod resolve;
 
 use std::collections::BTreeMap;
@@ -21,7 +23,7 @@ pub use self::file::*;
 use crate::energy::EnergyParams;
 pub use crate::link::LossSpec;
 use crate::link::{LinkChange, LossModel, Trace};
-use crate::{ranges, Format};
+use crate::Format;
 use resolve::Resolver;
 
 /// A bad scenario, trace or argument. `Display` is a single line.
@@ -110,6 +112,16 @@ impl Profile {
         }
     }
 }
+
+/// Shortest duration of anything that repeats or times out (sample and decision intervals,
+/// chunk periods, timers, trace dwell times, arrival periods), s: 1 µs. Shorter ones give
+/// billions of events per simulated second (a run that never finishes).
+pub const MIN_DURATION_S: f64 = 1e-6;
+/// Latest time and longest duration or delay, s (about 31.7 years): times are integer
+/// nanoseconds, and a few of them added stay far below u64's 584 years.
+pub const MAX_TIME_S: f64 = 1e9;
+/// Highest link or application rate, Mbit/s (10 Tbit/s).
+pub const MAX_RATE_MBPS: f64 = 1e7;
 
 /// Default receive buffer: Linux's tcp_rmem maximum (6 MB).
 pub const DEFAULT_RCV_BUF: u64 = 6 * 1024 * 1024;
@@ -233,46 +245,7 @@ impl Scenario {
     /// Parses a scenario; `seed` overrides `[sim].seed` before anything random is drawn
     /// (parameter ranges, workloads, handoffs, synthetic traces all follow it).
     pub fn parse(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<Scenario, ScenarioError> {
-        let toml_err = |e: toml::de::Error| {
-            let msg = e.message().replace('\n', " ");
-            match e.span() {
-                Some(sp) => {
-                    let line = text[..sp.start.min(text.len())].matches('\n').count() + 1;
-                    ScenarioError(format!("{source}: line {line}: {msg}"))
-                }
-                None => ScenarioError(format!("{source}: {msg}")),
-            }
-        };
-        let json_err = |e: serde_json::Error| ScenarioError(format!("{source}: {}", e.to_string().replace('\n', " ")));
-        // The value tree first, for the parameter-range pre-pass.
-        let mut tree: serde_json::Value = match fmt {
-            Format::Toml => {
-                let table: toml::Table = toml::from_str(text).map_err(toml_err)?;
-                serde_json::to_value(&table).map_err(json_err)?
-            }
-            Format::Json => serde_json::from_str(text).map_err(json_err)?,
-        };
-        let mut file: ScenarioFile = if ranges::contains_range(&tree) {
-            let seed = match (seed, tree.pointer("/sim/seed")) {
-                (Some(s), _) => s,
-                (None, Some(v)) if ranges::is_range(v) => {
-                    return Err(ScenarioError(format!(
-                        "{source}: sim.seed: the seed cannot be a range (use `mpsched compare --seeds`)"
-                    )))
-                }
-                (None, Some(v)) => v.as_u64().unwrap_or(1),
-                (None, None) => 1,
-            };
-            ranges::resolve(&mut tree, seed)
-                .map_err(|(field, what)| ScenarioError(format!("{source}: {field}: {what}")))?;
-            serde_json::from_value(tree).map_err(json_err)?
-        } else {
-            // Without ranges, deserialize the text itself: errors keep their line numbers.
-            match fmt {
-                Format::Toml => toml::from_str(text).map_err(toml_err)?,
-                Format::Json => serde_json::from_str(text).map_err(json_err)?,
-            }
-        };
+        let mut file = parse::parse_file(text, source, fmt, seed)?;
         if let Some(s) = seed {
             file.sim.seed = Some(s);
         }
@@ -281,7 +254,8 @@ impl Scenario {
 
     /// Validates a deserialized file; `source` names it in errors and anchors relative paths.
     pub fn from_file(file: ScenarioFile, source: &str) -> Result<Scenario, ScenarioError> {
-        Resolver { source, base_dir: base_dir(source), traces: BTreeMap::new(), seed: 1 }.resolve(file)
+        Resolver { source, base_dir: base_dir(source), traces: BTreeMap::new(), seed: 1, shortcuts: BTreeMap::new() }
+            .resolve(file)
     }
 
     /// Overrides the seed of the simulation's own streams (loss, ...) only: what was drawn when
@@ -377,7 +351,7 @@ path = "p"
     #[test]
     fn errors_are_one_line_and_name_the_field() {
         let e = err(&OK.replace("rate_mbps = 10", "rate_mbps = -5"));
-        assert_eq!(e, "s.toml: links[0].rate_mbps: expected a positive number, got -5");
+        assert_eq!(e, "s.toml: paths[0].rate_mbps: expected a positive number, got -5");
         let e = err(&OK.replace("delay_ms = 25", "delay_ms = 25\nbogus = 1"));
         assert!(e.starts_with("s.toml: line 8: unknown field `bogus`"), "{e}");
         let e = err("[sim\nduration_s = 1");
@@ -387,7 +361,7 @@ path = "p"
         let e = err(&OK.replace("path = \"p\"", "path = \"q\""));
         assert_eq!(e, "s.toml: flows[0].path: unknown path \"q\"");
         let e = err(&OK.replace("delay_ms = 25", "delay_ms = 25\ntrace = \"/nonexistent/t.down\""));
-        assert!(e.starts_with("s.toml: links[0].trace: cannot read trace file /nonexistent/t.down"), "{e}");
+        assert!(e.starts_with("s.toml: paths[0].trace: cannot read trace file /nonexistent/t.down"), "{e}");
         assert!(!e.contains('\n'));
     }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::link::{LinkChange, LossModel, Trace};
+use crate::ranges::show;
 use crate::rng::stream_seed;
 use crate::tracegen::{self, SynthParams, SynthSpec};
 
@@ -16,6 +17,9 @@ pub(super) struct Resolver<'a> {
     pub(super) traces: BTreeMap<PathBuf, Arc<Trace>>,
     /// The scenario seed (set by `resolve` before anything is drawn).
     pub(super) seed: u64,
+    /// Links made from a path's shortcut fields: link index -> (path index, reverse link), so
+    /// that errors name the path's fields the user wrote.
+    pub(super) shortcuts: BTreeMap<usize, (usize, bool)>,
 }
 
 impl Resolver<'_> {
@@ -27,7 +31,7 @@ impl Resolver<'_> {
         if v.is_finite() && v > 0.0 {
             Ok(v)
         } else {
-            Err(self.err(field, format!("expected a positive number, got {v}")))
+            Err(self.err(field, format!("expected a positive number, got {}", show(v))))
         }
     }
 
@@ -35,8 +39,47 @@ impl Resolver<'_> {
         if v.is_finite() && v >= 0.0 {
             Ok(v)
         } else {
-            Err(self.err(field, format!("expected a number >= 0, got {v}")))
+            Err(self.err(field, format!("expected a number >= 0, got {}", show(v))))
         }
+    }
+
+    /// A rate in Mbit/s (positive, at most [`MAX_RATE_MBPS`]) in bit/s.
+    pub(super) fn rate_bps(&self, field: &str, v: f64) -> Result<u64, ScenarioError> {
+        let v = self.positive(field, v)?;
+        if v > MAX_RATE_MBPS {
+            return Err(self.err(field, format!("expected at most {MAX_RATE_MBPS:e} Mbit/s, got {}", show(v))));
+        }
+        Ok((v * 1e6).round() as u64)
+    }
+
+    /// A duration of something that repeats or times out, `v` in units of `unit_s` seconds:
+    /// between [`MIN_DURATION_S`] and [`MAX_TIME_S`]. Returns nanoseconds.
+    pub(super) fn duration(&self, field: &str, v: f64, unit_s: f64) -> Result<u64, ScenarioError> {
+        let unit = if unit_s == 1.0 { "s" } else { "ms" };
+        // (A relative tolerance: 0.001 ms is 1 µs whatever the rounding of the product.)
+        if !(v.is_finite() && v * unit_s >= MIN_DURATION_S * (1.0 - 1e-9)) {
+            let min = MIN_DURATION_S / unit_s;
+            return Err(self
+                .err(field, format!("expected a duration of at least {} {unit} (1 µs), got {}", show(min), show(v))));
+        }
+        self.at_most(field, v, unit_s)
+    }
+
+    /// A time or delay, `v` in units of `unit_s` seconds: between 0 and [`MAX_TIME_S`]. Returns
+    /// nanoseconds.
+    pub(super) fn time(&self, field: &str, v: f64, unit_s: f64) -> Result<u64, ScenarioError> {
+        self.at_most(field, self.non_negative(field, v)?, unit_s)
+    }
+
+    fn at_most(&self, field: &str, v: f64, unit_s: f64) -> Result<u64, ScenarioError> {
+        if v * unit_s > MAX_TIME_S {
+            let unit = if unit_s == 1.0 { "s" } else { "ms" };
+            let max = MAX_TIME_S / unit_s;
+            return Err(
+                self.err(field, format!("expected at most {} {unit} (about 31 years), got {}", show(max), show(v)))
+            );
+        }
+        Ok((v * unit_s * 1e9).round() as u64)
     }
 
     pub(super) fn probability(&self, field: &str, v: f64) -> Result<f64, ScenarioError> {
@@ -65,8 +108,7 @@ impl Resolver<'_> {
         if let Some(t) = self.traces.get(&p) {
             return Ok(t.clone());
         }
-        let text = std::fs::read_to_string(&p)
-            .map_err(|e| self.err(field, format!("cannot read trace file {}: {e}", p.display())))?;
+        let text = read_trace_file(&p).map_err(|e| self.err(field, e))?;
         let t = Arc::new(parse_trace(&text, &p.display().to_string())?);
         self.traces.insert(p, t.clone());
         Ok(t)
@@ -82,24 +124,26 @@ impl Resolver<'_> {
         Ok(Arc::new(Trace { times_ms: tracegen::generate(&p, self.synth_seed(link, spec)) }))
     }
 
-    pub(super) fn link(&mut self, f: &str, spec: &LinkSpec) -> Result<LinkDef, ScenarioError> {
+    /// A link; `f` names it in errors (`links[3]`, or `paths[1]` for a path's shortcut link,
+    /// whose trace field is `trace_field`).
+    pub(super) fn link(&mut self, f: &str, trace_field: &str, spec: &LinkSpec) -> Result<LinkDef, ScenarioError> {
+        let tf = format!("{f}.{trace_field}");
         let trace = match &spec.trace {
-            Some(TraceSpec::File(t)) => Some(self.trace(&format!("{f}.trace"), t)?),
-            Some(TraceSpec::Synthetic { synthetic }) => {
-                Some(self.synthetic(&format!("{f}.trace"), &spec.name, synthetic)?)
-            }
+            Some(TraceSpec::File(t)) => Some(self.trace(&tf, t)?),
+            Some(TraceSpec::Synthetic { synthetic }) => Some(self.synthetic(&tf, &spec.name, synthetic)?),
             None => None,
         };
         let rate_bps = match (spec.rate_mbps, &trace) {
-            (Some(r), _) => (self.positive(&format!("{f}.rate_mbps"), r)? * 1e6).round() as u64,
+            (Some(r), _) => self.rate_bps(&format!("{f}.rate_mbps"), r)?,
             (None, Some(_)) => 0,
             (None, None) => {
-                return Err(
-                    self.err(&format!("{f}.rate_mbps"), "missing: expected a positive rate in Mbit/s (or a trace)")
-                )
+                return Err(self.err(
+                    &format!("{f}.rate_mbps"),
+                    format!("missing: expected a positive rate in Mbit/s (or `{trace_field}`)"),
+                ))
             }
         };
-        let delay_ns = ms_to_ns(self.non_negative(&format!("{f}.delay_ms"), spec.delay_ms.unwrap_or(0.0))?);
+        let delay_ns = self.time(&format!("{f}.delay_ms"), spec.delay_ms.unwrap_or(0.0), 1e-3)?;
         let loss = match &spec.loss {
             Some(l) => self.loss(&format!("{f}.loss"), l)?,
             None => LossModel::None,
@@ -108,20 +152,21 @@ impl Resolver<'_> {
         let mut last = 0.0;
         for (j, c) in spec.schedule.iter().enumerate() {
             let g = format!("{f}.schedule[{j}]");
-            let at = self.non_negative(&format!("{g}.at_s"), c.at_s)?;
+            let at_ns = self.time(&format!("{g}.at_s"), c.at_s, 1.0)?;
+            let at = c.at_s;
             if at < last {
                 return Err(self
                     .err(&format!("{g}.at_s"), format!("expected times in increasing order, got {at} after {last}")));
             }
             last = at;
             changes.push(LinkChange {
-                at_ns: (at * 1e9).round() as u64,
+                at_ns,
                 rate_bps: match c.rate_mbps {
-                    Some(r) => Some((self.positive(&format!("{g}.rate_mbps"), r)? * 1e6).round() as u64),
+                    Some(r) => Some(self.rate_bps(&format!("{g}.rate_mbps"), r)?),
                     None => None,
                 },
                 delay_ns: match c.delay_ms {
-                    Some(d) => Some(ms_to_ns(self.non_negative(&format!("{g}.delay_ms"), d)?)),
+                    Some(d) => Some(self.time(&format!("{g}.delay_ms"), d, 1e-3)?),
                     None => None,
                 },
                 loss: match &c.loss {
@@ -156,7 +201,7 @@ impl Resolver<'_> {
             name: sim.name,
             seed: sim.seed,
             duration_ns: (sim.duration_s * 1e9).round() as u64,
-            sample_ns: ms_to_ns(sim.sample_ms).max(1),
+            sample_ns: ms_to_ns(sim.sample_ms),
             stop_when_done: sim.stop_when_done,
             profile: sim.profile,
             links,
@@ -178,8 +223,10 @@ impl Resolver<'_> {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "scenario".into())
         });
-        let duration = self.positive("sim.duration_s", file.sim.duration_s)?;
-        let sample_ms = self.positive("sim.sample_interval_ms", file.sim.sample_interval_ms.unwrap_or(100.0))?;
+        let duration = file.sim.duration_s;
+        self.duration("sim.duration_s", duration, 1.0)?;
+        let sample_ms = file.sim.sample_interval_ms.unwrap_or(100.0);
+        self.duration("sim.sample_interval_ms", sample_ms, 1e-3)?;
         let profile = match file.sim.profile.as_deref().unwrap_or("linux") {
             "linux" => Profile::Linux,
             "ns3" => Profile::Ns3,
@@ -204,7 +251,7 @@ impl Resolver<'_> {
 
     /// Path shortcuts (`rate_mbps`, `delay_ms`, ... on a path) become an explicit link pair
     /// `<name>.fwd` / `<name>.rev`.
-    pub(super) fn expand_path_shortcuts(&self, file: &mut ScenarioFile) -> Result<(), ScenarioError> {
+    pub(super) fn expand_path_shortcuts(&mut self, file: &mut ScenarioFile) -> Result<(), ScenarioError> {
         // Expand path shortcuts into explicit link pairs.
         for (i, p) in file.paths.iter_mut().enumerate() {
             let f = format!("paths[{i}]");
@@ -224,6 +271,8 @@ impl Resolver<'_> {
                     let sched = p.schedule.take().unwrap_or_default();
                     let rev_sched: Vec<ChangeSpec> = sched.iter().map(|c| ChangeSpec { loss: None, ..c.clone() }).collect();
                     let (fwd, rev) = (format!("{}.fwd", p.name), format!("{}.rev", p.name));
+                    self.shortcuts.insert(file.links.len(), (i, false));
+                    self.shortcuts.insert(file.links.len() + 1, (i, true));
                     file.links.push(LinkSpec {
                         name: fwd.clone(),
                         rate_mbps: p.rate_mbps,
@@ -270,7 +319,11 @@ impl Resolver<'_> {
             if link_ix.insert(l.name.clone(), i as u32).is_some() {
                 return Err(self.err(&format!("{f}.name"), format!("duplicate link name {:?}", l.name)));
             }
-            links.push(self.link(&f, l)?);
+            let (f, trace_field) = match self.shortcuts.get(&i) {
+                Some(&(p, rev)) => (format!("paths[{p}]"), if rev { "trace_reverse" } else { "trace" }),
+                None => (f, "trace"),
+            };
+            links.push(self.link(&f, trace_field, l)?);
         }
 
         Ok((links, link_ix))
@@ -400,7 +453,7 @@ impl Resolver<'_> {
         let mut events = Vec::with_capacity(file.events.len());
         for (i, e) in file.events.iter().enumerate() {
             let f = format!("events[{i}]");
-            let at = self.non_negative(&format!("{f}.at_s"), e.at_s)?;
+            let at_ns = self.time(&format!("{f}.at_s"), e.at_s, 1.0)?;
             let path = *path_ix
                 .get(&e.path)
                 .ok_or_else(|| self.err(&format!("{f}.path"), format!("unknown path {:?}", e.path)))?;
@@ -416,11 +469,37 @@ impl Resolver<'_> {
                     ))
                 }
             };
-            events.push(PathEvent { at_ns: (at * 1e9).round() as u64, path, kind });
+            events.push(PathEvent { at_ns, path, kind });
         }
 
         Ok(events)
     }
+}
+
+/// Largest trace file read, bytes (a synthetic trace holds at most 20 M opportunities, about
+/// 180 MB of text).
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+
+/// The text of a trace file: a regular file (not a device or a FIFO, which would never end or
+/// block) of at most [`MAX_TRACE_BYTES`].
+fn read_trace_file(p: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot read trace file {}: {e}", p.display());
+    let meta = std::fs::metadata(p).map_err(|e| cannot(&e))?;
+    if !meta.is_file() {
+        return Err(cannot(&"expected a regular file"));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(cannot(&format!("{} bytes, expected at most {MAX_TRACE_BYTES}", meta.len())));
+    }
+    let mut text = String::new();
+    std::fs::File::open(p)
+        .and_then(|f| f.take(MAX_TRACE_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| cannot(&e))?;
+    if text.len() as u64 > MAX_TRACE_BYTES {
+        return Err(cannot(&format!("expected at most {MAX_TRACE_BYTES} bytes")));
+    }
+    Ok(text)
 }
 
 /// `[sim]` once resolved.

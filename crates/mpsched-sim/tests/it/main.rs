@@ -4,6 +4,7 @@
 
 mod common;
 
+mod bad_input;
 mod decisions;
 mod energy;
 mod env_bounds;

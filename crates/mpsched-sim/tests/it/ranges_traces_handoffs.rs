@@ -83,19 +83,19 @@ fn malformed_ranges_and_sweeps_are_one_line_errors() {
     let err = |text: &str| parse_text(text, "s.toml", Format::Toml, None).unwrap_err().0;
     assert_eq!(
         err(&BASE.replace("[20, 30]", "[30, 20]")),
-        "s.toml: paths[0].delay_ms: expected lo <= hi in `range = [lo, hi]`, got [30, 20]"
+        "s.toml: line 9: paths[0].delay_ms: expected lo <= hi in `range = [lo, hi]`, got [30, 20]"
     );
     let e = err(&BASE.replace("delay_ms = { range = [20, 30] }", "delay_ms = { range = [20, 100], steps = 5 }"));
     assert!(
         e.starts_with(
-            "s.toml: paths[0].delay_ms: a sweep (`steps = 5`) stands for several runs: use `mpsched compare`"
+            "s.toml: line 9: paths[0].delay_ms: a sweep (`steps = 5`) stands for several runs: use `mpsched compare`"
         ),
         "{e}"
     );
     let e = err(&BASE.replace("[20, 30] }", "[20, 30], steps = 0 }"));
-    assert!(e.starts_with("s.toml: paths[0].delay_ms: steps: expected an integer >= 1"), "{e}");
+    assert!(e.starts_with("s.toml: line 9: paths[0].delay_ms: steps: expected an integer >= 1"), "{e}");
     let e = err(&BASE.replace("[20, 30]", "[\"a\", 30]"));
-    assert!(e.starts_with("s.toml: paths[0].delay_ms: expected `range = [lo, hi]` with two numbers"), "{e}");
+    assert!(e.starts_with("s.toml: line 9: paths[0].delay_ms: expected `range = [lo, hi]` with two numbers"), "{e}");
     let e = err(&BASE.replace("seed = 5", "seed = { range = [1, 3] }"));
     assert!(e.starts_with("s.toml: sim.seed: the seed cannot be a range"), "{e}");
     // A range where a string belongs is a type error of that field.
@@ -104,9 +104,9 @@ fn malformed_ranges_and_sweeps_are_one_line_errors() {
     // Without ranges, errors still carry the line number.
     let plain = "[sim]\nduration_s = 1\n[[paths]]\nname = \"p\"\nrate_mbps = 5\nbogus = 1\n[[flows]]\nname = \"f\"\npath = \"p\"\n";
     assert!(err(plain).starts_with("s.toml: line 6: unknown field `bogus`"), "{}", err(plain));
-    // With ranges the tree is deserialized as a whole: the message names the problem, not the line.
+    // With ranges the tree is deserialized as a whole: the field is named, the line looked up.
     let e = err(&plain.replace("rate_mbps = 5", "rate_mbps = { range = [5, 6] }"));
-    assert!(e.starts_with("s.toml: unknown field `bogus`"), "{e}");
+    assert!(e.starts_with("s.toml: line 6: paths[0].bogus: unknown field `bogus`"), "{e}");
 }
 
 const SYNTH: &str = r#"
@@ -157,7 +157,7 @@ fn synthetic_traces_inline() {
     )
     .unwrap_err()
     .0;
-    assert_eq!(e, "s.toml: links[0].trace.synthetic.mean_mbps: expected a positive number, got -1");
+    assert_eq!(e, "s.toml: paths[0].trace.synthetic.mean_mbps: expected a positive number, got -1");
 }
 
 const HANDOFF: &str = r#"
