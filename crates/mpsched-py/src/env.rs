@@ -1,6 +1,7 @@
 //! `_core.Env` and `_core.VecEnv`: the learning environments of `mpsched-sim::env`, writing
 //! observations, reward terms and flags into numpy arrays the caller allocated once. Every
-//! step runs with the GIL released.
+//! step runs with the GIL released; a panic of the core becomes a one-line `ScenarioError`
+//! (`panics::guard`).
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyReadwriteArray2};
 use pyo3::exceptions::PyValueError;
@@ -10,6 +11,7 @@ use pyo3::types::PyDict;
 use mpsched_sim::env::features::feature_groups;
 use mpsched_sim::env::{AnyEnv, AnySpec, HostLayout, ObsLayout, VecEnv, VecOut};
 
+use crate::panics::guard;
 use crate::ScenarioError;
 
 fn scenario_err(e: mpsched_sim::ScenarioError) -> PyErr {
@@ -39,7 +41,7 @@ impl PyEnv {
     fn new(py: Python<'_>, spec_json: &str, seed: u64) -> PyResult<Self> {
         let spec = AnySpec::from_json(spec_json).map_err(scenario_err)?;
         let s = spec.clone();
-        let env = py.detach(move || AnyEnv::new(s, seed)).map_err(scenario_err)?;
+        let env = py.detach(move || guard(s.source(), || AnyEnv::new(s.clone(), seed).map_err(scenario_err)))?;
         Ok(PyEnv { env, spec })
     }
 
@@ -54,13 +56,14 @@ impl PyEnv {
         let d = self.spec.obs_len();
         let out = obs.as_slice_mut()?;
         check_len("obs", out.len(), d)?;
-        let env = &mut self.env;
+        let (env, source) = (&mut self.env, self.spec.source());
         py.detach(move || {
-            env.reset(seed)?;
-            env.observe(out);
-            Ok::<(), mpsched_sim::ScenarioError>(())
-        })
-        .map_err(scenario_err)?;
+            guard(source, || {
+                env.reset(seed).map_err(scenario_err)?;
+                env.observe(out);
+                Ok(())
+            })
+        })?;
         crate::pysched::take_error()
     }
 
@@ -80,13 +83,15 @@ impl PyEnv {
         check_len("obs", o.len(), d)?;
         let tm = terms.as_slice_mut()?;
         check_len("terms", tm.len(), t)?;
-        let env = &mut self.env;
+        let (env, source) = (&mut self.env, self.spec.source());
         let st = py.detach(move || {
-            let st = env.step(act);
-            env.observe(o);
-            env.write_terms(tm);
-            st
-        });
+            guard(source, || {
+                let st = env.step(act);
+                env.observe(o);
+                env.write_terms(tm);
+                Ok(st)
+            })
+        })?;
         // Another flow of the scenario may run a Python scheduler.
         crate::pysched::take_error()?;
         Ok((st.terminated, st.truncated))
@@ -159,7 +164,9 @@ impl PyVecEnv {
         }
         let spec = AnySpec::from_json(spec_json).map_err(scenario_err)?;
         let s = spec.clone();
-        let venv = py.detach(move || VecEnv::new(s, n, base_seed, threads)).map_err(scenario_err)?;
+        let venv = py.detach(move || {
+            guard(s.source(), || VecEnv::new(s.clone(), n, base_seed, threads).map_err(scenario_err))
+        })?;
         Ok(PyVecEnv { venv, spec })
     }
 
@@ -169,8 +176,8 @@ impl PyVecEnv {
         let want = self.venv.len() * self.spec.obs_len();
         let o = obs.as_slice_mut()?;
         check_len("obs", o.len(), want)?;
-        let venv = &mut self.venv;
-        py.detach(move || venv.reset(base_seed, o)).map_err(scenario_err)?;
+        let (venv, source) = (&mut self.venv, self.spec.source());
+        py.detach(move || guard(source, || venv.reset(base_seed, o).map_err(scenario_err)))?;
         crate::pysched::take_error()
     }
 
@@ -180,8 +187,8 @@ impl PyVecEnv {
         let want = self.venv.len() * self.spec.obs_len();
         let o = obs.as_slice_mut()?;
         check_len("obs", o.len(), want)?;
-        let venv = &mut self.venv;
-        py.detach(move || venv.reset_ended(o)).map_err(scenario_err)?;
+        let (venv, source) = (&mut self.venv, self.spec.source());
+        py.detach(move || guard(source, || venv.reset_ended(o).map_err(scenario_err)))?;
         crate::pysched::take_error()
     }
 
@@ -207,9 +214,11 @@ impl PyVecEnv {
         check_len("terminated", te.len(), n)?;
         let tr = truncated.as_slice_mut()?;
         check_len("truncated", tr.len(), n)?;
-        let venv = &mut self.venv;
-        py.detach(move || venv.step(act, VecOut { obs: o, terms: tm, terminated: te, truncated: tr }))
-            .map_err(scenario_err)?;
+        let (venv, source) = (&mut self.venv, self.spec.source());
+        py.detach(move || {
+            let out = VecOut { obs: o, terms: tm, terminated: te, truncated: tr };
+            guard(source, || venv.step(act, out).map_err(scenario_err))
+        })?;
         crate::pysched::take_error()
     }
 

@@ -222,7 +222,7 @@ fn walk(v: &mut Value, seed: u64, path: &mut Vec<Step>) -> Result<(), (String, S
             // A draw between finite bounds with a finite difference is finite.
             *v = match Number::from_f64(x) {
                 // `as i64` would saturate: a draw beyond the integers is an error, not i64::MAX.
-                Some(_) if integer && !(x.round().abs() < 9.0e18) => {
+                Some(_) if integer && x.round().abs() >= 9.0e18 => {
                     return Err((field, format!("the value drawn ({}) is too large for an integer field", show(x))))
                 }
                 Some(_) if integer => Value::Number(Number::from(x.round() as i64)),

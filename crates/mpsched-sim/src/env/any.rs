@@ -31,6 +31,14 @@ impl AnySpec {
         }
     }
 
+    /// Where the scenario came from (for messages).
+    pub fn source(&self) -> &str {
+        match self {
+            AnySpec::Flow(s) => &s.source,
+            AnySpec::Host(s) => &s.source,
+        }
+    }
+
     /// Length of an observation.
     pub fn obs_len(&self) -> usize {
         match self {
