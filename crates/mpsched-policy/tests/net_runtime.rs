@@ -1,6 +1,7 @@
-//! Generic exported networks (`mpsched_policy::net`) of the sizes the policy issue names — a
-//! 2×64 MLP, DDPG's LSTM(64) + 2×128 actor over 10 flows, a GRU — load from files and decide
-//! without allocating. (Agreement with PyTorch per layer type: python/tests/test_policies.py.)
+//! Generic exported networks (`mpsched_policy::net`): small networks computed by hand, and the
+//! sizes the policy issue names — a 2×64 MLP, DDPG's LSTM(64) + 2×128 actor over 10 flows, a
+//! GRU — that load from files, decide without allocating, and give the same results in both
+//! builds. (Agreement with PyTorch per layer type: python/tests/test_policies.py.)
 
 use std::path::PathBuf;
 
@@ -26,14 +27,14 @@ fn weights(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Writes a checkpoint (`NAME.json` + `NAME.safetensors`) with random tensors of `shapes`.
-fn write(name: &str, net: serde_json::Value, shapes: &[(&str, Vec<usize>)]) -> PathBuf {
+/// Writes a checkpoint (`NAME.json` + `NAME.safetensors`) of `tensors` (name, shape, values).
+fn write_tensors(name: &str, net: serde_json::Value, tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mpsched-net-rt-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (mut header, mut data) = (serde_json::Map::new(), Vec::new());
-    for (k, (n, shape)) in shapes.iter().enumerate() {
+    for (n, shape, values) in tensors {
         let start = data.len();
-        data.extend(weights(shape.iter().product(), k as u64 + 1).iter().flat_map(|x| x.to_le_bytes()));
+        data.extend(values.iter().flat_map(|x| x.to_le_bytes()));
         let entry = serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]});
         header.insert(n.to_string(), entry);
     }
@@ -45,6 +46,16 @@ fn write(name: &str, net: serde_json::Value, shapes: &[(&str, Vec<usize>)]) -> P
     let desc = serde_json::json!({"format": "mpsched-policy/1", "algorithm": "net", "net": net});
     std::fs::write(dir.join("p.json"), desc.to_string()).unwrap();
     dir.join("p.json")
+}
+
+/// [`write_tensors`] with random tensors of `shapes`.
+fn write(name: &str, net: serde_json::Value, shapes: &[(&str, Vec<usize>)]) -> PathBuf {
+    let tensors: Vec<_> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, (n, shape))| (*n, shape.clone(), weights(shape.iter().product(), k as u64 + 1)))
+        .collect();
+    write_tensors(name, net, &tensors)
 }
 
 fn linear(k: usize) -> serde_json::Value {
@@ -130,4 +141,48 @@ fn both_builds_agree() {
             }
         }
     }
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// y = relu(W x + b) by hand, then the argmax and tanh heads.
+#[test]
+fn linear_relu_and_heads_by_hand() {
+    let tensors = [("w", vec![2, 2], vec![1.0, -1.0, 0.5, 2.0]), ("b", vec![2], vec![0.0, -1.0])];
+    let layers = serde_json::json!([{"type": "linear", "weight": "w", "bias": "b"}, {"type": "relu"}]);
+    let net = serde_json::json!({"input": {"size": 2}, "layers": layers, "head": {"type": "argmax"}});
+    let mut net = Net::load(&write_tensors("argmax", net, &tensors)).unwrap();
+    // x = (3, 1): W x + b = (2, 2.5) → argmax 1; x = (1, -1): (2, -2.5) → relu (2, 0) → 0.
+    assert_eq!(net.forward(&[3.0, 1.0]), &[1.0]);
+    assert_eq!(net.forward(&[1.0, -1.0]), &[0.0]);
+    let head = serde_json::json!({"type": "tanh", "low": [0.0, -2.0], "high": [10.0, 2.0]});
+    let net = serde_json::json!({"input": {"size": 2}, "layers": layers, "head": head});
+    let mut net = Net::load(&write_tensors("tanh", net, &tensors)).unwrap();
+    let out = net.forward(&[3.0, 1.0]).to_vec();
+    assert!((out[0] - 5.0 * (2f32.tanh() + 1.0)).abs() < 1e-6);
+    assert!((out[1] - (-2.0 + 2.0 * (2.5f32.tanh() + 1.0))).abs() < 1e-6);
+}
+
+/// One LSTM unit over two steps, by hand (gates i, f, g, o all from W_ih = 1, W_hh = 0.5).
+#[test]
+fn lstm_steps_by_hand() {
+    let tensors = [
+        ("wi", vec![4, 1], vec![1.0; 4]),
+        ("wh", vec![4, 1], vec![0.5; 4]),
+        ("bi", vec![4], vec![0.0; 4]),
+        ("bh", vec![4], vec![0.1; 4]),
+    ];
+    let layer = serde_json::json!({"type": "lstm", "hidden": 1, "weight_ih": "wi", "weight_hh": "wh",
+        "bias_ih": "bi", "bias_hh": "bh"});
+    let net = serde_json::json!({"input": {"size": 2}, "layers": [layer]});
+    let mut net = Net::load(&write_tensors("lstm1", net, &tensors)).unwrap();
+    let (mut h, mut c) = (0.0f32, 0.0f32);
+    for x in [0.3f32, -0.7] {
+        let a = x + 0.5 * h + 0.1;
+        c = sigmoid(a) * c + sigmoid(a) * a.tanh();
+        h = sigmoid(a) * c.tanh();
+    }
+    assert!((net.forward(&[0.3, -0.7])[0] - h).abs() < 1e-6);
 }

@@ -67,6 +67,41 @@ fn arrived_and_delivered(env: &Env) -> (u64, u64) {
     (arrived, r.info().bytes_delivered)
 }
 
+/// One step's figures: the paths' rates, the interval (nominal and real, s), the receiver's
+/// (arrived, delivered) bytes before, and the bytes arrived after.
+struct Step {
+    rate_mbps: [f64; 2],
+    nominal: f64,
+    real: f64,
+    before: (u64, u64),
+    arrived: u64,
+}
+
+impl Step {
+    /// Payload the paths carry in `len` s: MSS 1448 of each 1500-byte packet, plus one packet
+    /// per path (a packet finishing serialization at the interval's start).
+    fn capacity(&self, len: f64) -> f64 {
+        self.rate_mbps.iter().map(|r| r * 1e6 / 8.0 * len * 1448.0 / 1500.0 + 1448.0).sum()
+    }
+
+    /// Arrivals within the capacity of the real interval; the goodput term (a rate) times the
+    /// length it is measured over (at least the nominal interval) within what the paths carry
+    /// in that time plus what was waiting at the receiver.
+    fn check(&self, case: u64, goodput_mbps: f64) {
+        let (arrived0, delivered0) = self.before;
+        let arrived = (self.arrived - arrived0) as f64;
+        let real = self.real;
+        assert!(arrived <= self.capacity(real) + 1e-6, "case {case}: {arrived} B arrived in {real} s");
+        let backlog = (arrived0 - delivered0) as f64;
+        let len = real.max(self.nominal);
+        let goodput = goodput_mbps * 1e6 / 8.0;
+        assert!(
+            goodput * len <= self.capacity(len) + backlog + 1e-6,
+            "case {case}: goodput {goodput} B/s over {len} s (real {real} s), backlog {backlog}"
+        );
+    }
+}
+
 #[test]
 fn reward_terms_are_bounded_by_physical_limits() {
     let mut steps_checked = 0;
@@ -87,23 +122,9 @@ fn reward_terms_are_bounded_by_physical_limits() {
             env.write_terms(&mut terms);
             let (arrived1, delivered1) = arrived_and_delivered(&env);
             let real = terms[Term::IntervalS as usize];
-            // Payload per path: MSS 1448 of each 1500-byte packet, plus one packet per path
-            // (a packet finishing serialization at the interval's start).
-            let capacity =
-                |len: f64| -> f64 { rate_mbps.iter().map(|r| r * 1e6 / 8.0 * len * 1448.0 / 1500.0 + 1448.0).sum() };
-            let arrived = (arrived1 - arrived0) as f64;
-            assert!(arrived <= capacity(real) + 1e-6, "case {case}: {arrived} B arrived in {real} s");
-            // The goodput term (a rate) times the length it is measured over (at least the
-            // nominal interval) is bounded by what the paths carry in that time plus what was
-            // waiting at the receiver.
-            let backlog = (arrived0 - delivered0) as f64;
-            let len = real.max(nominal);
-            let goodput = terms[Term::GoodputMbps as usize] * 1e6 / 8.0;
-            assert!(
-                goodput * len <= capacity(len) + backlog + 1e-6,
-                "case {case}: goodput {goodput} B/s over {len} s (real {real} s), backlog {backlog}"
-            );
-            released += u64::from((delivered1 - delivered0) as f64 > capacity(real));
+            let step = Step { rate_mbps, nominal, real, before: (arrived0, delivered0), arrived: arrived1 };
+            step.check(case, terms[Term::GoodputMbps as usize]);
+            released += u64::from((delivered1 - delivered0) as f64 > step.capacity(real));
             steps_checked += 1;
             if st.terminated || st.truncated {
                 break;
@@ -148,14 +169,8 @@ fn host_reward_terms_are_bounded_by_physical_limits() {
             env.write_terms(&mut terms);
             let (arrived1, _) = host_arrived_and_delivered(&env);
             let real = terms[HostTerm::IntervalS as usize];
-            let capacity =
-                |len: f64| -> f64 { rate_mbps.iter().map(|r| r * 1e6 / 8.0 * len * 1448.0 / 1500.0 + 1448.0).sum() };
-            let arrived = (arrived1 - arrived0) as f64;
-            assert!(arrived <= capacity(real) + 1e-6, "case {case}: {arrived} B arrived in {real} s");
-            let backlog = (arrived0 - delivered0) as f64;
-            let len = real.max(nominal);
-            let goodput = terms[HostTerm::GoodputMbps as usize] * 1e6 / 8.0;
-            assert!(goodput * len <= capacity(len) + backlog + 1e-6, "case {case}: goodput {goodput} B/s");
+            let step = Step { rate_mbps, nominal, real, before: (arrived0, delivered0), arrived: arrived1 };
+            step.check(case, terms[HostTerm::GoodputMbps as usize]);
             assert!(terms[HostTerm::Loss as usize] <= 1.0 && terms[HostTerm::EnergyJ as usize] == 0.0);
             steps_checked += 1;
             if st.terminated || st.truncated {
