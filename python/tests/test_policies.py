@@ -155,3 +155,70 @@ def test_sb3_actors_decide_as_predict(tmp_path, algo, space):
         assert np.array_equal(ours, want), (ours[:3], want[:3])
     desc = json.loads(js.read_text())
     assert desc["provenance"]["algorithm"] == algo.lower()
+
+
+@pytest.mark.parametrize(
+    "algo,space",
+    [
+        ("PPO", "discrete"),
+        ("DQN", "discrete"),
+        ("SAC", "box"),
+        ("TD3", "box"),
+        ("PPO", "multidiscrete"),
+    ],
+)
+def test_export_sb3_zip_reads_no_pickle_and_decides_as_predict(tmp_path, algo, space, monkeypatch):
+    """`mpsched export sb3 MODEL.zip` rebuilds the actor from the zip's tensors and plain JSON
+    fields only (cloudpickle is never called) and decides as the model's `predict`."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    import gymnasium as gym
+    from typer.testing import CliRunner
+
+    from mpsched.cli.main import app
+
+    class Toy(gym.Env):
+        observation_space = gym.spaces.Box(-5.0, 5.0, (N_IN,), np.float32)
+
+        def __init__(self, action_space):
+            self.action_space = action_space
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(N_IN, np.float32), {}
+
+        def step(self, a):
+            return np.zeros(N_IN, np.float32), 0.0, True, False, {}
+
+    action = {
+        "discrete": gym.spaces.Discrete(3),
+        "multidiscrete": gym.spaces.MultiDiscrete([3, 2]),
+        "box": gym.spaces.Box(np.array([-1.0, 0.0]), np.array([2.0, 0.5]), dtype=np.float32),
+    }[space]
+    model = getattr(sb3, algo)("MlpPolicy", Toy(action), seed=4, device="cpu")
+    model.save(tmp_path / "model.zip")
+    import cloudpickle
+
+    def refuse(*a, **k):
+        raise AssertionError("cloudpickle must not be used")
+
+    monkeypatch.setattr(cloudpickle, "loads", refuse)
+    res = CliRunner().invoke(
+        app, ["export", "sb3", str(tmp_path / "model.zip"), "--out", str(tmp_path / "p")]
+    )
+    assert res.exit_code == 0, res.output
+    obs = observations(n=100)
+    ours = _core.Net(str(tmp_path / "p.json")).forward(obs)
+    want = np.asarray(model.predict(obs, deterministic=True)[0], np.float32).reshape(len(obs), -1)
+    assert np.abs(ours - want).max() <= 1e-5
+
+
+def test_export_sb3_bad_zip_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from mpsched.cli.main import app
+
+    (tmp_path / "x.zip").write_bytes(b"not a zip")
+    res = CliRunner().invoke(
+        app, ["export", "sb3", str(tmp_path / "x.zip"), "--out", str(tmp_path / "p")]
+    )
+    assert res.exit_code == 2 and "not a stable-baselines3 zip" in res.output
+    assert not (tmp_path / "p.json").exists()

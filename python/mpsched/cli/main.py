@@ -6,7 +6,7 @@ collects them. ``mpsched.cli.app`` (the console-script entry point) is the :data
 
 import typer
 
-from . import algorithms, bench, collect, results, run, trace, train
+from . import algorithms, bench, collect, export, results, run, trace, train
 from .errors import OneLineErrorGroup
 
 app = typer.Typer(
@@ -32,6 +32,7 @@ app.command("report")(results.report_command)
 app.command("algorithms")(algorithms.algorithms_command)
 app.add_typer(trace.trace_app, name="trace")
 app.add_typer(train.train_app, name="train")
+app.add_typer(export.export_app, name="export")
 
 
 def _add_reproduce() -> None:
