@@ -155,8 +155,8 @@ class VecEnv:
     @property
     def term_names(self) -> List[str]: ...
 
-def obs_features() -> List[Tuple[str, List[Tuple[str, str, str, str]]]]:
-    """The observation's feature groups in frame order: (group, [(name, kind, unit, doc)])."""
+def obs_features() -> List[Tuple[str, List[Tuple[str, str, str, str, str]]]]:
+    """The observation's feature groups in frame order: (group, [(name, kind, unit, seen_by, doc)])."""
 
 def obs_layout(max_paths: int, history: int, max_flows: int) -> List[Tuple[str, int]]:
     """Every offset and length of an observation, by name."""

@@ -306,7 +306,10 @@ def test_feature_layout_is_the_cores_export():
     from mpsched.envs import FEATURES, FLOW_FEATURES, INTEGER_FEATURES
 
     core = [(g, [tuple(f) for f in feats]) for g, feats in _core.obs_features()]
-    ours = [(g, [(f.name, f.kind, f.unit, f.doc) for f in feats]) for g, feats in FEATURES.items()]
+    ours = [
+        (g, [(f.name, f.kind, f.unit, f.seen_by, f.doc) for f in feats])
+        for g, feats in FEATURES.items()
+    ]
     assert ours == core
     assert [g for g, _ in core] == ["subflow", "connection", "flow"]
     assert SUBFLOW_FEATURES == tuple(n for n, *_ in core[0][1])
@@ -369,7 +372,7 @@ def test_docs_feature_table_is_the_cores_export():
     table = doc.split("<!-- obs-features:begin -->\n")[1].split("<!-- obs-features:end -->")[0]
     rows = [r.strip("|").split(" | ") for r in table.strip().splitlines()[2:]]
     want = [
-        [g, str(i), f"`{f.name}`", f.kind, f.unit, f.doc]
+        [g, str(i), f"`{f.name}`", f.kind, f.unit, f.seen_by, f.doc]
         for g, feats in FEATURES.items()
         for i, f in enumerate(feats)
     ]
@@ -641,3 +644,16 @@ def test_choose_is_a_one_hot_select_in_one_and_many_envs():
     bad.reset(seed=1)
     with pytest.raises(ValueError, match="path slot"):
         bad.step(5)
+
+
+def test_sender_features_exclude_what_only_the_receiver_or_the_simulator_knows():
+    """`SENDER_FEATURES` is what a policy running in a real sender can read: not the receiver's
+    buffer or delivered bytes, not the simulator's energy model. EdAR's inputs are all in it."""
+    from mpsched.agents.edar import CONN_INPUTS, SUBFLOW_INPUTS
+    from mpsched.envs import SENDER_FEATURES
+
+    assert {"ooo", "buffer_full", "goodput"}.isdisjoint(SENDER_FEATURES["connection"])
+    assert {"energy_j", "power_w"}.isdisjoint(SENDER_FEATURES["subflow"])
+    assert "goodput" not in SENDER_FEATURES["flow"] and "send_rate" in SENDER_FEATURES["flow"]
+    assert set(SUBFLOW_INPUTS) <= set(SENDER_FEATURES["subflow"])
+    assert set(CONN_INPUTS) <= set(SENDER_FEATURES["connection"])

@@ -248,8 +248,8 @@ impl PyVecEnv {
     }
 }
 
-/// A feature as Python sees it: (name, kind "float"/"int", unit, doc).
-type FeatureRow = (&'static str, &'static str, &'static str, &'static str);
+/// A feature as Python sees it: (name, kind "float"/"int", unit, seen by, doc).
+type FeatureRow = (&'static str, &'static str, &'static str, &'static str, &'static str);
 
 /// The observation's feature groups in frame order, each as (group name, features): the one
 /// definition (`mpsched_sim::env::features`) the Python env builds its layout from.
@@ -257,7 +257,7 @@ type FeatureRow = (&'static str, &'static str, &'static str, &'static str);
 pub fn obs_features() -> Vec<(&'static str, Vec<FeatureRow>)> {
     feature_groups()
         .into_iter()
-        .map(|(g, fs)| (g, fs.iter().map(|f| (f.name, f.kind.name(), f.unit, f.doc)).collect()))
+        .map(|(g, fs)| (g, fs.iter().map(|f| (f.name, f.kind.name(), f.unit, f.seen_by.name(), f.doc)).collect()))
         .collect()
 }
 

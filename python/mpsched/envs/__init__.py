@@ -29,6 +29,7 @@ from .scheduler import (
     FEATURES,
     FLOW_FEATURES,
     INTEGER_FEATURES,
+    SENDER_FEATURES,
     SUBFLOW_FEATURES,
     CongestionControlEnv,
     Feature,
@@ -54,6 +55,7 @@ __all__ = [
     "FLOW_FEATURES",
     "FEATURES",
     "INTEGER_FEATURES",
+    "SENDER_FEATURES",
     "Feature",
 ]
 

@@ -30,6 +30,7 @@ class Feature:
     name: str
     kind: str  # "float" or "int"
     unit: str
+    seen_by: str  # "sender", "receiver" or "model" (the simulator's energy model)
     doc: str
 
 
@@ -44,6 +45,12 @@ FLOW_FEATURES = tuple(f.name for f in FEATURES["flow"])
 #: Integer-valued features per group (flags, discrete actions; stored exactly as float32).
 INTEGER_FEATURES: Dict[str, Tuple[str, ...]] = {
     group: tuple(f.name for f in feats if f.kind == "int") for group, feats in FEATURES.items()
+}
+#: Features a sending host can compute from its own connection, per group: what a policy meant
+#: to run in a real sender may read (the others need the receiver or the simulator's models).
+SENDER_FEATURES: Dict[str, Tuple[str, ...]] = {
+    group: tuple(f.name for f in feats if f.seen_by == "sender")
+    for group, feats in FEATURES.items()
 }
 
 ACTIONS = ("mode", "weights", "select", "choose")

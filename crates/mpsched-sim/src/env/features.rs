@@ -23,6 +23,28 @@ impl FeatureKind {
     }
 }
 
+/// Who can compute a feature: what a policy deployed in a real sender may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeenBy {
+    /// The sending connection's own state and counters (and the agent's own actions).
+    Sender,
+    /// The receiver only (its buffer, what it delivered to its application).
+    Receiver,
+    /// A model the simulator runs (the device's energy).
+    Model,
+}
+
+impl SeenBy {
+    /// `"sender"`, `"receiver"` or `"model"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SeenBy::Sender => "sender",
+            SeenBy::Receiver => "receiver",
+            SeenBy::Model => "model",
+        }
+    }
+}
+
 /// Description of one feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FeatureInfo {
@@ -32,6 +54,8 @@ pub struct FeatureInfo {
     pub kind: FeatureKind,
     /// Unit of the stored value (`"1"`: a plain number or a fraction).
     pub unit: &'static str,
+    /// Who can compute it.
+    pub seen_by: SeenBy,
     /// What the feature is.
     pub doc: &'static str,
 }
@@ -51,7 +75,7 @@ pub trait Feature: Copy + 'static {
 /// Defines a feature enum, its [`Feature`] impl and a `NAMES` array.
 macro_rules! features {
     ($(#[$m:meta])* $vis:vis enum $enum:ident: $group:literal, $names:ident {
-        $($var:ident => ($name:literal, $kind:ident, $unit:literal, $doc:literal),)*
+        $($var:ident => ($name:literal, $kind:ident, $unit:literal, $seen:ident, $doc:literal),)*
     }) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,7 +92,9 @@ macro_rules! features {
             /// The feature's description.
             pub const fn info(self) -> FeatureInfo {
                 match self {
-                    $($enum::$var => FeatureInfo { name: $name, kind: FeatureKind::$kind, unit: $unit, doc: $doc },)*
+                    $($enum::$var => FeatureInfo {
+                        name: $name, kind: FeatureKind::$kind, unit: $unit, seen_by: SeenBy::$seen, doc: $doc,
+                    },)*
                 }
             }
         }
@@ -92,34 +118,34 @@ macro_rules! features {
 features! {
     /// Per-subflow features of a frame (`max_paths` slots; zeros for absent subflows).
     pub enum SubflowFeature: "subflow", SUBFLOW_FEATURES {
-        Srtt => ("srtt", Float, "100 ms", "smoothed RTT (RFC 6298)"),
-        Rttvar => ("rttvar", Float, "100 ms", "RTT variation (RFC 6298)"),
-        Rto => ("rto", Float, "100 ms", "retransmission timeout (RFC 6298)"),
-        Cwnd => ("cwnd", Float, "100 segments", "congestion window"),
-        Inflight => ("inflight", Float, "100 segments", "bytes in flight (pipe)"),
-        DeliveryRate => ("delivery_rate", Float, "10 Mbit/s", "latest delivery-rate sample"),
-        Throughput => ("throughput", Float, "10 Mbit/s", "payload sent in the interval, retransmissions included"),
-        Goodput => ("goodput", Float, "10 Mbit/s", "payload acknowledged on the subflow in the interval"),
-        Loss => ("loss", Float, "1", "segments detected lost / segments sent in the interval"),
-        FreeBw => ("free_bw", Float, "10 Mbit/s", "max delivery rate over the history minus throughput (>= 0)"),
-        PrevShare => ("prev_share", Float, "1", "the previous action's share or selection of this subflow"),
-        EnergyJ => ("energy_j", Float, "J", "device energy charged to the subflow in the interval: its byte share of its interface's active, promotion and tail energy (0 without an energy model)"),
-        PowerW => ("power_w", Float, "W", "energy_j / interval"),
-        Jitter => ("jitter", Float, "100 ms", "absolute change of the smoothed RTT since the previous interval"),
+        Srtt => ("srtt", Float, "100 ms", Sender, "smoothed RTT (RFC 6298)"),
+        Rttvar => ("rttvar", Float, "100 ms", Sender, "RTT variation (RFC 6298)"),
+        Rto => ("rto", Float, "100 ms", Sender, "retransmission timeout (RFC 6298)"),
+        Cwnd => ("cwnd", Float, "100 segments", Sender, "congestion window"),
+        Inflight => ("inflight", Float, "100 segments", Sender, "bytes in flight (pipe)"),
+        DeliveryRate => ("delivery_rate", Float, "10 Mbit/s", Sender, "latest delivery-rate sample"),
+        Throughput => ("throughput", Float, "10 Mbit/s", Sender, "payload sent in the interval, retransmissions included"),
+        Goodput => ("goodput", Float, "10 Mbit/s", Sender, "payload acknowledged on the subflow in the interval"),
+        Loss => ("loss", Float, "1", Sender, "segments detected lost / segments sent in the interval"),
+        FreeBw => ("free_bw", Float, "10 Mbit/s", Sender, "max delivery rate over the history minus throughput (>= 0)"),
+        PrevShare => ("prev_share", Float, "1", Sender, "the previous action's share or selection of this subflow"),
+        EnergyJ => ("energy_j", Float, "J", Model, "device energy charged to the subflow in the interval: its byte share of its interface's active, promotion and tail energy (0 without an energy model)"),
+        PowerW => ("power_w", Float, "W", Model, "energy_j / interval"),
+        Jitter => ("jitter", Float, "100 ms", Sender, "absolute change of the smoothed RTT since the previous interval"),
     }
 }
 
 features! {
     /// Connection features of a frame.
     pub enum ConnFeature: "connection", CONN_FEATURES {
-        RcvWindow => ("rcv_window", Float, "receive buffer", "peer's advertised window (largest over subflows) / receive buffer"),
-        Inflight => ("inflight", Float, "receive buffer", "bytes in flight over all subflows / receive buffer"),
-        Ooo => ("ooo", Float, "receive buffer", "mean out-of-order bytes at the receiver in the interval / buffer (EdAR O/B)"),
-        BufferFull => ("buffer_full", Float, "1", "share of the interval the receive buffer was full (EdAR F/TI)"),
-        Goodput => ("goodput", Float, "10 Mbit/s", "bytes delivered to the receiving application in the interval"),
-        SendBlocked => ("send_blocked", Float, "1", "share of the interval the sender was blocked by the peer's window"),
-        PrevMode => ("prev_mode", Int, "1", "previous action of a mode env: 0 normal, 1 redundant"),
-        Interval => ("interval", Float, "100 ms", "length of the interval"),
+        RcvWindow => ("rcv_window", Float, "receive buffer", Sender, "peer's advertised window (largest over subflows) / receive buffer"),
+        Inflight => ("inflight", Float, "receive buffer", Sender, "bytes in flight over all subflows / receive buffer"),
+        Ooo => ("ooo", Float, "receive buffer", Receiver, "mean out-of-order bytes at the receiver in the interval / buffer (EdAR O/B)"),
+        BufferFull => ("buffer_full", Float, "1", Receiver, "share of the interval the receive buffer was full (EdAR F/TI)"),
+        Goodput => ("goodput", Float, "10 Mbit/s", Receiver, "bytes delivered to the receiving application in the interval"),
+        SendBlocked => ("send_blocked", Float, "1", Sender, "share of the interval the sender was blocked by the peer's window"),
+        PrevMode => ("prev_mode", Int, "1", Sender, "previous action of a mode env: 0 normal, 1 redundant"),
+        Interval => ("interval", Float, "100 ms", Sender, "length of the interval"),
     }
 }
 
@@ -127,14 +153,14 @@ features! {
     /// Per-flow features of a congestion-control frame (DRL-CC's b, g, d, v, w per flow;
     /// `max_flows` slots).
     pub enum FlowFeature: "flow", FLOW_FEATURES {
-        SendRate => ("send_rate", Float, "10 Mbit/s", "payload sent over all subflows in the interval"),
-        Goodput => ("goodput", Float, "10 Mbit/s", "bytes delivered to the application in the interval"),
-        Srtt => ("srtt", Float, "100 ms", "mean smoothed RTT over established subflows"),
-        Rttvar => ("rttvar", Float, "100 ms", "mean RTT variation over established subflows"),
-        Cwnd => ("cwnd", Float, "100 segments", "sum of the congestion windows"),
-        Target => ("target", Int, "1", "1 when the action applies to this flow (the controlled flow; host env: the flows the next action sets), else 0"),
-        Multipath => ("multipath", Int, "1", "1 for a multipath (MPTCP) flow, 0 for single-path TCP"),
-        Subflows => ("subflows", Int, "1", "open subflows (established, not closed)"),
+        SendRate => ("send_rate", Float, "10 Mbit/s", Sender, "payload sent over all subflows in the interval"),
+        Goodput => ("goodput", Float, "10 Mbit/s", Receiver, "bytes delivered to the application in the interval"),
+        Srtt => ("srtt", Float, "100 ms", Sender, "mean smoothed RTT over established subflows"),
+        Rttvar => ("rttvar", Float, "100 ms", Sender, "mean RTT variation over established subflows"),
+        Cwnd => ("cwnd", Float, "100 segments", Sender, "sum of the congestion windows"),
+        Target => ("target", Int, "1", Sender, "1 when the action applies to this flow (the controlled flow; host env: the flows the next action sets), else 0"),
+        Multipath => ("multipath", Int, "1", Sender, "1 for a multipath (MPTCP) flow, 0 for single-path TCP"),
+        Subflows => ("subflows", Int, "1", Sender, "open subflows (established, not closed)"),
     }
 }
 
@@ -255,10 +281,12 @@ pub fn feature_groups() -> Vec<(&'static str, Vec<FeatureInfo>)> {
 
 /// The observation feature table of docs/envs.md (between its `obs-features` markers).
 pub fn markdown_table() -> String {
-    let mut s = String::from("| group | index | feature | kind | unit | meaning |\n|---|---|---|---|---|---|\n");
+    let mut s =
+        String::from("| group | index | feature | kind | unit | seen by | meaning |\n|---|---|---|---|---|---|---|\n");
     for (group, feats) in feature_groups() {
         for (i, f) in feats.iter().enumerate() {
-            s += &format!("| {group} | {i} | `{}` | {} | {} | {} |\n", f.name, f.kind.name(), f.unit, f.doc);
+            let (name, kind, unit, who) = (f.name, f.kind.name(), f.unit, f.seen_by.name());
+            s += &format!("| {group} | {i} | `{name}` | {kind} | {unit} | {who} | {} |\n", f.doc);
         }
     }
     s
