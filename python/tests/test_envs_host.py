@@ -160,7 +160,8 @@ def test_choose_is_one_subflow_per_flow():
         ({"flows": ["mp1", "nope"]}, "flows: no flow or workload named 'nope'"),
         ({"max_subflows": 1}, "max_subflows: "),
         ({"max_flows": 65}, "max_flows: expected an integer in 1..64"),
-        ({"interval": 0}, "interval: expected a period in ms > 0"),
+        ({"interval": 0}, "interval: expected a period in ms >= 0.001"),
+        ({"interval": 1e-9}, "interval: expected a period in ms >= 0.001"),
         ({"fallback": "ecf"}, "fallback: expected one of minrtt, minrtt-norp"),
     ],
 )

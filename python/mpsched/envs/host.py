@@ -182,8 +182,12 @@ def prepare_host(
         raise EnvConfigError(
             f'control: expected "multipath" (or "all" with action="cwnd"), got {control!r}'
         )
-    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
-        raise EnvConfigError(f"interval: expected a period in ms > 0, got {interval!r}")
+    if (
+        isinstance(interval, bool)
+        or not isinstance(interval, (int, float))
+        or not interval >= 0.001
+    ):
+        raise EnvConfigError(f"interval: expected a period in ms >= 0.001 (1 µs), got {interval!r}")
     if not (isinstance(cwnd_step, (int, float)) and cwnd_step > 0):
         raise EnvConfigError(f"cwnd_step: expected a number of segments > 0, got {cwnd_step!r}")
     if fallback not in FALLBACKS:
