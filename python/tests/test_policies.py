@@ -103,6 +103,31 @@ def test_bad_files_are_one_line_errors(tmp_path):
         _core.Net(str(js)).forward(np.zeros((1, 5), np.float32))
 
 
+def toy_env(space):
+    """A one-step env with a Box observation of N_IN values and the named action space (SB3
+    builds its networks from the spaces; the dynamics do not matter here)."""
+    import gymnasium as gym
+
+    action = {
+        "discrete": gym.spaces.Discrete(3),
+        "multibinary": gym.spaces.MultiBinary(4),
+        "multidiscrete": gym.spaces.MultiDiscrete([3, 2, 4]),
+        "box": gym.spaces.Box(np.array([-1.0, 0.0]), np.array([2.0, 0.5]), dtype=np.float32),
+    }[space]
+
+    class Toy(gym.Env):
+        observation_space = gym.spaces.Box(-5.0, 5.0, (N_IN,), np.float32)
+        action_space = action
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(N_IN, np.float32), {}
+
+        def step(self, a):
+            return np.zeros(N_IN, np.float32), 0.0, True, False, {}
+
+    return Toy()
+
+
 SB3_CASES = [
     ("PPO", "discrete"),
     ("PPO", "multibinary"),
@@ -120,29 +145,10 @@ def test_sb3_actors_decide_as_predict(tmp_path, algo, space):
     """An exported SB3 actor gives `model.predict(obs, deterministic=True)`'s actions (exactly
     for discrete, binary and multi-discrete actions; within 1e-5 for continuous ones)."""
     sb3 = pytest.importorskip("stable_baselines3")
-    import gymnasium as gym
 
     from mpsched.policies import export_sb3
 
-    class Toy(gym.Env):
-        observation_space = gym.spaces.Box(-5.0, 5.0, (N_IN,), np.float32)
-
-        def __init__(self, action_space):
-            self.action_space = action_space
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(N_IN, np.float32), {}
-
-        def step(self, a):
-            return np.zeros(N_IN, np.float32), 0.0, True, False, {}
-
-    action = {
-        "discrete": gym.spaces.Discrete(3),
-        "multibinary": gym.spaces.MultiBinary(4),
-        "multidiscrete": gym.spaces.MultiDiscrete([3, 2, 4]),
-        "box": gym.spaces.Box(np.array([-1.0, 0.0]), np.array([2.0, 0.5]), dtype=np.float32),
-    }[space]
-    model = getattr(sb3, algo)("MlpPolicy", Toy(action), seed=3, device="cpu")
+    model = getattr(sb3, algo)("MlpPolicy", toy_env(space), seed=3, device="cpu")
     # Random weights: training is not what this checks.
     js, _ = export_sb3(model, tmp_path / "p")
     obs = observations(n=200)
@@ -171,29 +177,11 @@ def test_export_sb3_zip_reads_no_pickle_and_decides_as_predict(tmp_path, algo, s
     """`mpsched export sb3 MODEL.zip` rebuilds the actor from the zip's tensors and plain JSON
     fields only (cloudpickle is never called) and decides as the model's `predict`."""
     sb3 = pytest.importorskip("stable_baselines3")
-    import gymnasium as gym
     from typer.testing import CliRunner
 
     from mpsched.cli.main import app
 
-    class Toy(gym.Env):
-        observation_space = gym.spaces.Box(-5.0, 5.0, (N_IN,), np.float32)
-
-        def __init__(self, action_space):
-            self.action_space = action_space
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(N_IN, np.float32), {}
-
-        def step(self, a):
-            return np.zeros(N_IN, np.float32), 0.0, True, False, {}
-
-    action = {
-        "discrete": gym.spaces.Discrete(3),
-        "multidiscrete": gym.spaces.MultiDiscrete([3, 2]),
-        "box": gym.spaces.Box(np.array([-1.0, 0.0]), np.array([2.0, 0.5]), dtype=np.float32),
-    }[space]
-    model = getattr(sb3, algo)("MlpPolicy", Toy(action), seed=4, device="cpu")
+    model = getattr(sb3, algo)("MlpPolicy", toy_env(space), seed=4, device="cpu")
     model.save(tmp_path / "model.zip")
     import cloudpickle
 
