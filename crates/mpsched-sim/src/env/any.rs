@@ -115,14 +115,6 @@ impl AnyEnv {
         })
     }
 
-    /// The env's spec.
-    pub fn spec(&self) -> AnySpec {
-        match self {
-            AnyEnv::Flow(e) => AnySpec::Flow(e.spec.clone()),
-            AnyEnv::Host(e) => AnySpec::Host(e.spec.clone()),
-        }
-    }
-
     /// Starts a new episode with scenario seed `seed`.
     pub fn reset(&mut self, seed: u64) -> Result<(), ScenarioError> {
         both!(self, e => e.reset(seed))

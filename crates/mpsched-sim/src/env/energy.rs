@@ -24,16 +24,30 @@ struct PathMeter {
     weight_total: u64,
 }
 
+/// One subflow's counters for the attribution.
+#[derive(Clone, Copy, Debug, Default)]
+struct SubMeter {
+    /// Delivered-byte counter at the last boundary.
+    delivered: u64,
+    /// Share weight: bytes acknowledged in the last interval its path carried traffic.
+    weight: u64,
+    /// Bytes acknowledged in the interval just ended; `None` when the flow has no connection.
+    acked: Option<u64>,
+}
+
 /// Per-interval energy of every interface and its attribution to every flow's subflows.
 #[derive(Clone, Debug, Default)]
 pub(super) struct EnergyMeter {
     /// Per scenario path; `None` without an energy model.
     paths: Vec<Option<PathMeter>>,
-    /// Per flow and subflow: delivered-byte counter at the last boundary, and the share weight
-    /// (bytes acknowledged in the last interval its path carried traffic).
-    subs: Vec<Vec<(u64, u64)>>,
+    /// Per flow and subflow.
+    subs: Vec<Vec<SubMeter>>,
     /// Per flow and subflow: energy attributed in the last interval (J).
     attributed: Vec<Vec<f64>>,
+    /// Per path, in the interval just ended: bytes acknowledged, and subflows with a connection
+    /// (buffers kept between intervals).
+    per_path: Vec<u64>,
+    users: Vec<u64>,
 }
 
 impl EnergyMeter {
@@ -44,6 +58,8 @@ impl EnergyMeter {
             paths: sc.paths.iter().map(|p| p.energy.map(|_| PathMeter::default())).collect(),
             subs: vec![Vec::new(); sc.flows.len()],
             attributed: vec![Vec::new(); sc.flows.len()],
+            per_path: vec![0; sc.paths.len()],
+            users: vec![0; sc.paths.len()],
         }
     }
 
@@ -67,47 +83,41 @@ impl EnergyMeter {
             m.bytes = (down, up);
             m.energy_j = (m.ie.total_j() - before) - (m.ie.idle_j - idle_before);
         }
-        let acked = self.acked_bytes(sim);
-        self.attribute(sim, &acked);
+        self.count_acked(sim);
+        self.attribute(sim);
     }
 
     /// Bytes each subflow had acknowledged in the interval (advancing the counters), and the
-    /// per-path sums.
-    fn acked_bytes(&mut self, sim: &Sim) -> (Vec<Vec<u64>>, Vec<u64>) {
+    /// per-path sums and subflow counts.
+    fn count_acked(&mut self, sim: &Sim) {
         let sc = sim.scenario();
-        let mut per_path = vec![0u64; sc.paths.len()];
-        let mut acked = vec![Vec::new(); sc.flows.len()];
+        self.per_path.iter_mut().chain(self.users.iter_mut()).for_each(|x| *x = 0);
         for (f, subs) in self.subs.iter_mut().enumerate() {
-            let Some(c) = sim.connection(f) else { continue };
-            subs.resize(c.subflow_count(), (0, 0));
+            let Some(c) = sim.connection(f) else {
+                subs.iter_mut().for_each(|s| s.acked = None);
+                continue;
+            };
+            subs.resize(c.subflow_count(), SubMeter::default());
             for (i, s) in c.subflows() {
-                let i = i as usize;
-                let prev = subs[i].0;
+                let (i, sub) = (i as usize, &mut subs[i as usize]);
                 // A new connection of a repeated download restarts the counter.
-                let d = if s.delivered >= prev { s.delivered - prev } else { s.delivered };
-                subs[i].0 = s.delivered;
-                per_path[sc.flows[f].paths[i] as usize] += d;
-                acked[f].push(d);
+                let d = if s.delivered >= sub.delivered { s.delivered - sub.delivered } else { s.delivered };
+                (sub.delivered, sub.acked) = (s.delivered, Some(d));
+                let p = sc.flows[f].paths[i] as usize;
+                self.per_path[p] += d;
+                self.users[p] += 1;
             }
         }
-        (acked, per_path)
     }
 
-    /// Shares each path's energy among its subflows (module docs).
-    fn attribute(&mut self, sim: &Sim, (acked, per_path): &(Vec<Vec<u64>>, Vec<u64>)) {
+    /// Shares each path's energy among its subflows (module docs): before any byte was
+    /// acknowledged on a path (handshakes, first flight), evenly among the subflows on it.
+    fn attribute(&mut self, sim: &Sim) {
         let sc = sim.scenario();
-        // Subflows on each path now: before any byte was acknowledged on a path (handshakes,
-        // first flight), its energy is shared evenly among them.
-        let mut users = vec![0u64; sc.paths.len()];
-        for (f, a) in acked.iter().enumerate() {
-            for i in 0..a.len() {
-                users[sc.flows[f].paths[i] as usize] += 1;
-            }
-        }
         for (p, m) in self.paths.iter_mut().enumerate() {
             if let Some(m) = m.as_mut() {
-                if per_path[p] > 0 {
-                    m.weight_total = per_path[p];
+                if self.per_path[p] > 0 {
+                    m.weight_total = self.per_path[p];
                 }
             }
         }
@@ -120,13 +130,13 @@ impl EnergyMeter {
                     out.push(0.0);
                     continue;
                 };
-                if per_path[p] > 0 {
-                    sub.1 = acked[f].get(i).copied().unwrap_or(0);
+                if self.per_path[p] > 0 {
+                    sub.weight = sub.acked.unwrap_or(0);
                 }
                 let share = if m.weight_total > 0 {
-                    sub.1 as f64 / m.weight_total as f64
-                } else if i < acked[f].len() {
-                    1.0 / users[p] as f64
+                    sub.weight as f64 / m.weight_total as f64
+                } else if sub.acked.is_some() {
+                    1.0 / self.users[p] as f64
                 } else {
                     0.0
                 };
