@@ -18,7 +18,8 @@ mod tests;
 use std::collections::VecDeque;
 
 use crate::cc::CcSpec;
-use crate::sched::{AnySched, Decision, SchedSpec, SchedSubflow, Scheduler, SubflowSet};
+use crate::observe::DecisionStats;
+use crate::sched::{AnySched, Decision, SchedSpec, SchedStart, SchedSubflow, Scheduler, SubflowSet};
 use crate::segment::Segment;
 use crate::subflow::{ConnShared, Role, Subflow, SubflowConfig};
 use crate::time::{Duration, Instant};
@@ -307,7 +308,8 @@ impl Connection {
         for i in 0..cfg.paths.len() {
             subflows.push(Subflow::new(i as u8, role, cfg.subflow.clone(), cfg.cc.build(), now));
         }
-        let sched: AnySched = cfg.scheduler.build();
+        let mut sched: AnySched = cfg.scheduler.build();
+        sched.start(&SchedStart { now, paths: cfg.paths.len(), mss: cfg.subflow.mss, rcv_buf: cfg.rcv_buf });
         let coupled = cfg.cc.coupled();
         let meta = (0..cfg.paths.len()).map(|i| SfMeta::new(cfg.backup.get(i).copied().unwrap_or(false))).collect();
         Ok(Connection {
@@ -390,10 +392,17 @@ impl Connection {
         self.events.pop_front()
     }
 
-    /// The earliest timer deadline of any subflow: call [`Connection::handle_timeout`] then.
+    /// The earliest timer deadline of any subflow, the close handshake, an unanswered decision
+    /// or the scheduler (a policy's decision boundary): call [`Connection::handle_timeout`] then.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
-        self.subflows.iter().filter_map(|s| s.poll_timeout()).chain(self.close.timer).chain(decision).min()
+        let sched = self.sched.poll_timeout();
+        self.subflows.iter().filter_map(|s| s.poll_timeout()).chain(self.close.timer).chain(decision).chain(sched).min()
+    }
+
+    /// A learned policy scheduler's decision count and latencies (`None` for other schedulers).
+    pub fn decision_stats(&self) -> Option<&DecisionStats> {
+        self.sched.decision_stats()
     }
 
     fn info_now(&self) -> ConnInfo {

@@ -16,6 +16,7 @@ pub mod algo;
 pub mod cc;
 pub mod connection;
 pub mod info;
+pub mod observe;
 pub mod plugin;
 mod reassembly;
 mod rtt;

@@ -43,6 +43,7 @@ use record::FlowSnap;
 use crate::scenario::ScenarioError;
 use crate::sim::{Sim, Stop};
 use crate::{parse_text, Decision};
+use mpsched_transport::observe;
 
 /// Megabit in bits.
 const MBPS: f64 = 1e6;
@@ -155,7 +156,9 @@ impl Env {
             .sum();
         self.snaps = vec![FlowSnap::default(); sc.flows.len()];
         self.meter = EnergyMeter::new(&self.sim);
-        self.last_boundary = 0;
+        // The first interval runs from the controlled flow's start, as a policy deployed in
+        // the flow's sender measures it (`observe::Recorder`).
+        self.last_boundary = sc.flows[self.spec.flow].start_ns;
         self.interval_ns = 0;
         if let (ActionKind::Mode, Some(m)) = (self.spec.action, self.spec.initial_mode) {
             self.prev_mode = m as f32;
@@ -204,42 +207,38 @@ impl Env {
     fn apply(&mut self, action: &[f32]) {
         let f = self.spec.flow;
         let n = self.spec.max_paths.min(8);
-        match self.spec.action {
-            ActionKind::Mode => {
-                let m = u8::from(action.first().is_some_and(|&a| a >= 0.5));
-                self.prev_mode = m as f32;
-                self.sim.decide(f, Decision::Mode(m));
-            }
-            ActionKind::Weights | ActionKind::Select => {
-                let mut w = [0.0f32; 8];
-                for (i, wi) in w.iter_mut().enumerate().take(n) {
-                    let a = action.get(i).copied().unwrap_or(0.0);
-                    let a = if a.is_finite() { a.max(0.0) } else { 0.0 };
-                    *wi = if self.spec.action == ActionKind::Select { f32::from(a >= 0.5) } else { a };
-                }
-                self.prev_action = w;
-                // Nothing usable chosen: every usable subflow (the scheduler's minRTT fallback).
-                if !(0..n).any(|i| w[i] > 0.0 && self.usable(i)) {
-                    w = [0.0; 8];
-                }
-                self.sim.decide(f, Decision::Weights(w));
-            }
-            ActionKind::Cwnd => {
-                let Some(c) = self.sim.connection(f) else { return };
-                let mss = self.sim.scenario().flows[f].subflow.mss as f64;
-                let mut set = [None; 8];
-                for (i, slot) in set.iter_mut().enumerate().take(n.min(c.subflow_count())) {
-                    let a = action.get(i).copied().unwrap_or(0.0);
-                    let a = if a.is_finite() { a.clamp(-1.0, 1.0) } else { 0.0 };
-                    self.prev_action[i] = a;
-                    let cwnd = c.subflow_info(i).cwnd as f64 + a as f64 * self.spec.cwnd_step * mss;
-                    *slot = Some(cwnd.max(2.0 * mss) as u64);
-                }
-                for (i, cw) in set.iter().enumerate() {
-                    if let Some(cw) = cw {
-                        self.sim.set_cwnd(f, i, *cw);
-                    }
-                }
+        let kind = match self.spec.action {
+            ActionKind::Mode => observe::ActionKind::Mode,
+            ActionKind::Weights => observe::ActionKind::Weights,
+            ActionKind::Select => observe::ActionKind::Select,
+            ActionKind::Cwnd => return self.apply_cwnd(action),
+        };
+        // The mapping a policy deployed as a scheduler uses too (mpsched-policy).
+        let (d, prev) = kind.decision(action, n, |i| self.usable(i));
+        match kind {
+            observe::ActionKind::Mode => self.prev_mode = prev[0],
+            _ => self.prev_action = prev,
+        }
+        self.sim.decide(f, d);
+    }
+
+    /// The window action: each subflow's cwnd changes by `action[i]` × `cwnd_step` segments.
+    fn apply_cwnd(&mut self, action: &[f32]) {
+        let f = self.spec.flow;
+        let n = self.spec.max_paths.min(8);
+        let Some(c) = self.sim.connection(f) else { return };
+        let mss = self.sim.scenario().flows[f].subflow.mss as f64;
+        let mut set = [None; 8];
+        for (i, slot) in set.iter_mut().enumerate().take(n.min(c.subflow_count())) {
+            let a = action.get(i).copied().unwrap_or(0.0);
+            let a = if a.is_finite() { a.clamp(-1.0, 1.0) } else { 0.0 };
+            self.prev_action[i] = a;
+            let cwnd = c.subflow_info(i).cwnd as f64 + a as f64 * self.spec.cwnd_step * mss;
+            *slot = Some(cwnd.max(2.0 * mss) as u64);
+        }
+        for (i, cw) in set.iter().enumerate() {
+            if let Some(cw) = cw {
+                self.sim.set_cwnd(f, i, *cw);
             }
         }
     }

@@ -2,24 +2,16 @@
 //! newest frame of the observation (features in [`super::features`] order) and the reward
 //! terms ([`Term`]).
 
+use mpsched_transport::observe::sample::{
+    delta, delta_f, fill, jitter_ns, ConnSample, FlowSample, SubSnap, SubflowDelta, SubflowSample,
+};
 use mpsched_transport::{Connection, SubflowInfo};
 
 use super::energy::EnergyMeter;
-use super::features::{ConnFeature, Feature, FlowFeature, SubflowFeature};
+use super::features::{ConnFeature, FlowFeature, SubflowFeature};
 use super::terms::{Term, TERMS};
 use super::{Env, MBPS};
 use crate::sim::Sim;
-
-/// Cumulative counters of one subflow at the last boundary.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct SubSnap {
-    sent: u64,
-    acked: u64,
-    seg_sent: u64,
-    seg_lost: u64,
-    received: u64,
-    srtt_ns: u64,
-}
 
 /// Cumulative counters of a flow at the last boundary.
 #[derive(Clone, Debug, Default)]
@@ -30,33 +22,6 @@ pub(super) struct FlowSnap {
     full_s: f64,
     blocked_s: f64,
     redundant: u64,
-}
-
-/// Counter difference that survives a new connection (repeated downloads restart counters).
-pub(super) fn delta(cur: u64, prev: u64) -> u64 {
-    if cur >= prev {
-        cur - prev
-    } else {
-        cur
-    }
-}
-
-/// [`delta`] of a cumulative time.
-pub(super) fn delta_f(cur: f64, prev: f64) -> f64 {
-    if cur >= prev {
-        cur - prev
-    } else {
-        cur
-    }
-}
-
-/// Writes `value(f)` for every feature `f` of a group into its slot, in enum order: every
-/// feature is written exactly once, at its own index.
-pub(super) fn fill<F: Feature>(row: &mut [f32], value: impl Fn(F) -> f32) {
-    assert_eq!(row.len(), F::ALL.len(), "{} slot", F::GROUP);
-    for (x, &f) in row.iter_mut().zip(F::ALL) {
-        *x = value(f);
-    }
 }
 
 /// Sums over the controlled flow's subflows in one interval.
@@ -84,41 +49,6 @@ pub(super) struct Interval {
     pub(super) delivered: u64,
 }
 
-/// One subflow's counters over the interval.
-pub(super) struct SubflowDelta {
-    pub(super) sent: u64,
-    pub(super) acked: u64,
-    pub(super) seg_sent: u64,
-    pub(super) seg_lost: u64,
-    pub(super) recv: u64,
-    /// Smoothed RTT at the previous boundary (ns).
-    pub(super) prev_srtt_ns: u64,
-}
-
-impl FlowSnap {
-    /// Subflow `i`'s counters since the last boundary; the snapshot moves to `s`.
-    pub(super) fn advance_subflow(&mut self, i: usize, s: &SubflowInfo, received: u64) -> SubflowDelta {
-        let prev = self.subs[i];
-        let cur = SubSnap {
-            sent: s.bytes_sent,
-            acked: s.delivered,
-            seg_sent: s.segments_sent,
-            seg_lost: s.segments_lost,
-            received,
-            srtt_ns: s.srtt.0,
-        };
-        self.subs[i] = cur;
-        SubflowDelta {
-            sent: delta(cur.sent, prev.sent),
-            acked: delta(cur.acked, prev.acked),
-            seg_sent: delta(cur.seg_sent, prev.seg_sent),
-            seg_lost: delta(cur.seg_lost, prev.seg_lost),
-            recv: delta(cur.received, prev.received),
-            prev_srtt_ns: prev.srtt_ns,
-        }
-    }
-}
-
 impl Interval {
     /// Adds one subflow's interval to the sums.
     pub(super) fn add(&mut self, s: &SubflowInfo, d: &SubflowDelta) {
@@ -138,118 +68,6 @@ impl Interval {
     /// Megabits per second of `bytes` over the interval.
     pub(super) fn mbps(&self, bytes: u64) -> f64 {
         bytes as f64 * 8.0 / self.dt / MBPS
-    }
-}
-
-/// Inputs of one subflow's features.
-pub(super) struct SubflowSample<'a> {
-    pub(super) s: &'a SubflowInfo,
-    pub(super) d: &'a SubflowDelta,
-    pub(super) mss: f64,
-    pub(super) dt: f64,
-    /// Payload sent in the interval (Mbit/s).
-    pub(super) tput: f64,
-    /// Largest delivery rate over the history (Mbit/s).
-    pub(super) max_rate: f64,
-    pub(super) prev_share: f32,
-    /// Energy charged to the subflow in the interval (J).
-    pub(super) energy_j: f64,
-}
-
-impl SubflowSample<'_> {
-    /// The value of feature `f` (units in [`SubflowFeature`]'s table).
-    pub(super) fn value(&self, f: SubflowFeature) -> f32 {
-        let (s, d) = (self.s, self.d);
-        match f {
-            SubflowFeature::Srtt => (s.srtt.0 as f64 / 1e8) as f32,
-            SubflowFeature::Rttvar => (s.rttvar.0 as f64 / 1e8) as f32,
-            SubflowFeature::Rto => (s.rto.0 as f64 / 1e8) as f32,
-            SubflowFeature::Cwnd => (s.cwnd as f64 / self.mss / 100.0) as f32,
-            SubflowFeature::Inflight => (s.pipe as f64 / self.mss / 100.0) as f32,
-            SubflowFeature::DeliveryRate => (s.delivery_rate as f64 * 8.0 / MBPS / 10.0) as f32,
-            SubflowFeature::Throughput => (self.tput / 10.0) as f32,
-            SubflowFeature::Goodput => (d.acked as f64 * 8.0 / self.dt / MBPS / 10.0) as f32,
-            SubflowFeature::Loss if d.seg_sent > 0 => (d.seg_lost as f64 / d.seg_sent as f64).min(1.0) as f32,
-            SubflowFeature::Loss => 0.0,
-            SubflowFeature::FreeBw => ((self.max_rate - self.tput).max(0.0) / 10.0) as f32,
-            SubflowFeature::PrevShare => self.prev_share,
-            SubflowFeature::EnergyJ => self.energy_j as f32,
-            SubflowFeature::PowerW => (self.energy_j / self.dt) as f32,
-            SubflowFeature::Jitter => jitter_ns(s, d) as f32 / 1e8,
-        }
-    }
-}
-
-/// Inputs of the connection features.
-struct ConnSample {
-    peer_wnd: u64,
-    pipe: u64,
-    rcv_buf: f64,
-    dt: f64,
-    ooo_s: f64,
-    full_s: f64,
-    blocked_s: f64,
-    goodput: f64,
-    prev_mode: f32,
-}
-
-impl ConnSample {
-    /// The value of feature `f` (units in [`ConnFeature`]'s table).
-    fn value(&self, f: ConnFeature) -> f32 {
-        match f {
-            ConnFeature::RcvWindow => (self.peer_wnd as f64 / self.rcv_buf) as f32,
-            ConnFeature::Inflight => (self.pipe as f64 / self.rcv_buf) as f32,
-            ConnFeature::Ooo => (self.ooo_s / self.dt / self.rcv_buf) as f32,
-            ConnFeature::BufferFull => (self.full_s / self.dt).min(1.0) as f32,
-            ConnFeature::Goodput => (self.goodput / 10.0) as f32,
-            ConnFeature::SendBlocked => (self.blocked_s / self.dt).min(1.0) as f32,
-            ConnFeature::PrevMode => self.prev_mode,
-            ConnFeature::Interval => (self.dt * 10.0) as f32,
-        }
-    }
-}
-
-/// Inputs of one flow's host-view features.
-#[derive(Default)]
-pub(super) struct FlowSample {
-    pub(super) sent: u64,
-    pub(super) goodput: f64,
-    pub(super) srtt: f64,
-    pub(super) rttvar: f64,
-    pub(super) cwnd: u64,
-    /// Established subflows with an RTT estimate, at least 1.
-    pub(super) n: f64,
-    pub(super) mss: f64,
-    pub(super) dt: f64,
-    pub(super) target: bool,
-    pub(super) multipath: bool,
-    /// Established subflows.
-    pub(super) open: usize,
-}
-
-impl FlowSample {
-    /// The value of feature `f` (units in [`FlowFeature`]'s table).
-    pub(super) fn value(&self, f: FlowFeature) -> f32 {
-        match f {
-            FlowFeature::SendRate => (self.sent as f64 * 8.0 / self.dt / MBPS / 10.0) as f32,
-            FlowFeature::Goodput => (self.goodput / 10.0) as f32,
-            FlowFeature::Srtt => (self.srtt / self.n / 1e8) as f32,
-            FlowFeature::Rttvar => (self.rttvar / self.n / 1e8) as f32,
-            FlowFeature::Cwnd => (self.cwnd as f64 / self.mss / 100.0) as f32,
-            FlowFeature::Target => f32::from(u8::from(self.target)),
-            FlowFeature::Multipath => f32::from(u8::from(self.multipath)),
-            FlowFeature::Subflows => self.open as f32,
-        }
-    }
-}
-
-/// |Δ srtt| of an established subflow since the previous boundary (ns; 0 without two RTT
-/// estimates).
-fn jitter_ns(s: &SubflowInfo, d: &SubflowDelta) -> f64 {
-    if s.established && s.srtt.0 > 0 && d.prev_srtt_ns > 0 {
-        (s.srtt.0 as f64 - d.prev_srtt_ns as f64).abs()
-    } else {
-        0.0
     }
 }
 
@@ -294,7 +112,7 @@ pub(super) fn record_flow_subflows(
     for i in 0..c.subflow_count() {
         let s = c.subflow_info(i);
         let received = rx.filter(|r| i < r.subflow_count()).map_or(0, |r| r.subflow_info(i).bytes_received);
-        let d = snap.advance_subflow(i, &s, received);
+        let d = snap.subs[i].advance(&s, received);
         iv.add(&s, &d);
         let energy_j = meter.subflow_j(f, i);
         iv.energy_j += energy_j;

@@ -1,7 +1,8 @@
 //! Flow life cycle: connection start, application sources, completed transfers (repeated
 //! downloads), path events, and the length of decision intervals.
 
-use mpsched_transport::{ConnConfig, Connection, Instant, PathState, Side, SlotStats};
+use mpsched_transport::observe::min_rtt_interval_ns;
+use mpsched_transport::{ConnConfig, Connection, Instant, PathState, SchedSpec, Side, SlotStats};
 
 use super::Sim;
 use crate::event::Kind;
@@ -14,13 +15,10 @@ impl Sim {
         match self.sc.flows[f].decision {
             DecisionInterval::None => u64::MAX / 4,
             DecisionInterval::Fixed(ns) => ns,
-            DecisionInterval::MinRtt => {
-                let conn = self.eps[2 * f].conn.as_ref();
-                let min = conn.and_then(|c| {
-                    c.subflows().filter(|(_, s)| s.established && s.srtt.0 > 0).map(|(_, s)| s.srtt.0).min()
-                });
-                min.unwrap_or(100_000_000).max(1_000_000)
-            }
+            DecisionInterval::MinRtt => match self.eps[2 * f].conn.as_ref() {
+                Some(c) => min_rtt_interval_ns(c.subflows().map(|(_, s)| s)),
+                None => min_rtt_interval_ns(std::iter::empty()),
+            },
         }
     }
 
@@ -46,6 +44,9 @@ impl Sim {
             client.decide(d);
         }
         cfg.key = crate::rng::stream_seed(self.sc.seed, &format!("flow/{}/key/server", def.name));
+        // The server sends no data: its scheduler is never asked, and a policy scheduler there
+        // would only take decisions for nothing.
+        cfg.scheduler = SchedSpec::default();
         let server = Connection::new(&cfg, Side::Server, now).expect("cc validated by the scenario");
         let app = def.app;
         if app == App::Greedy {

@@ -324,13 +324,9 @@ impl Sim {
         (down, up)
     }
 
-    /// Whether flow `f`'s subflow `i` can carry data: established, its path up.
+    /// Whether flow `f`'s subflow `i` can carry data ([`mpsched_transport::Connection::subflow_usable`]).
     pub fn subflow_usable(&self, f: usize, i: usize) -> bool {
-        let Some(c) = self.connection(f) else { return false };
-        if i >= c.subflow_count() {
-            return false;
-        }
-        c.subflow_info(i).established && !self.path_down[self.sc.flows[f].paths[i] as usize]
+        self.connection(f).is_some_and(|c| c.subflow_usable(i))
     }
 
     /// Whether path `p` is down by a path event.

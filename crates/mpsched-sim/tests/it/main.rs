@@ -13,6 +13,7 @@ mod env_initial_mode;
 mod olms;
 mod peekaboo;
 mod ranges_traces_handoffs;
+mod recorder;
 mod validation;
 mod validation_multipath;
 mod workloads;

@@ -15,6 +15,7 @@ impl Connection {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.on_close_timeout(now);
         self.on_decision_timeout(now);
+        self.on_scheduler_timeout(now);
         for i in 0..self.subflows.len() {
             if self.subflows[i].poll_timeout().is_none_or(|t| t > now) {
                 continue;

@@ -76,9 +76,18 @@ impl Connection {
     /// §3.2), not potentially failed.
     #[inline]
     fn usable_space(&self, now: Instant, i: usize) -> (bool, u64) {
-        let (sf, m) = (&self.subflows[i], &self.meta[i]);
-        let usable = sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up;
-        (usable, if usable { sf.new_data_space(now) } else { 0 })
+        let usable = self.subflow_usable(i);
+        (usable, if usable { self.subflows[i].new_data_space(now) } else { 0 })
+    }
+
+    /// Whether subflow `i` can carry data (Linux `mptcp_is_def_unavailable` negated):
+    /// established, not pre-established (the join's 4th ACK, RFC 8684 §3.2), not potentially
+    /// failed, its path up. What schedulers see as [`SchedSubflow::usable`] and observations as
+    /// the path mask. False for an `i` out of range.
+    #[inline]
+    pub fn subflow_usable(&self, i: usize) -> bool {
+        let (Some(sf), Some(m)) = (self.subflows.get(i), self.meta.get(i)) else { return false };
+        sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up
     }
 
     /// Writes subflow `i` as the scheduler sees it, for a segment of `len` bytes, into
@@ -107,6 +116,25 @@ impl Connection {
         let sndbuf = (2 * sum_cwnd).clamp(16 << 10, 4 << 20);
         let in_flight = self.shared.snd_next_dsn - self.data_una;
         self.shared.unsent().min(sndbuf.saturating_sub(in_flight))
+    }
+
+    /// The scheduler's own deadline passed (a policy's decision boundary): it is shown the
+    /// connection as it is, with no segment waiting.
+    pub(super) fn on_scheduler_timeout(&mut self, now: Instant) {
+        if self.sched.poll_timeout().is_none_or(|t| t > now) {
+            return;
+        }
+        self.build_views(now, 0, SubflowSet::default());
+        self.refresh_live_info();
+        let v = SchedView {
+            subflows: &self.views,
+            conn: &self.info,
+            seg_len: 0,
+            reinjection: false,
+            unsent: self.queued_unsent(),
+            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+        };
+        self.sched.handle_timeout(now, &v);
     }
 
     /// Asks the scheduler about a segment of `len` bytes (views already built).

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use crate::algo::{AlgoEntry, Custom, Spec};
 use crate::info::{ConnInfo, SubflowInfo};
+use crate::observe::DecisionStats;
 use crate::time::Instant;
 
 /// A set of subflows as a bitmask (bit i = subflow i).
@@ -214,6 +215,35 @@ pub trait Scheduler {
     /// Seed for a scheduler that draws random numbers (the simulator derives it from the
     /// scenario seed), so that runs stay deterministic.
     fn seed(&mut self, _seed: u64) {}
+    /// The connection was made ([`crate::Connection::new`]): what a scheduler that keeps its
+    /// own timer or observation needs to know about it.
+    fn start(&mut self, _s: &SchedStart) {}
+    /// The scheduler's own deadline (a per-interval policy's next decision boundary): the
+    /// connection includes it in [`crate::Connection::poll_timeout`].
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+    /// The deadline of [`Scheduler::poll_timeout`] passed: `v` is the connection now (no
+    /// segment waits: `seg_len` 0, `carried` all false). The scheduler may change what it will
+    /// decide for the following segments and set its next deadline.
+    fn handle_timeout(&mut self, _now: Instant, _v: &SchedView) {}
+    /// A learned policy's decision count and latencies (`None` for other schedulers).
+    fn decision_stats(&self) -> Option<&DecisionStats> {
+        None
+    }
+}
+
+/// What a scheduler learns about its connection at [`Scheduler::start`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedStart {
+    /// When the connection was made.
+    pub now: Instant,
+    /// Subflows (one per configured path).
+    pub paths: usize,
+    /// Maximum segment size of its subflows (bytes).
+    pub mss: u32,
+    /// Its receive buffer (bytes): the peer's too in a symmetric setup, and the simulator's.
+    pub rcv_buf: u64,
 }
 
 /// An outside policy's answer.
@@ -273,6 +303,19 @@ macro_rules! registry {
             }
             fn seed(&mut self, seed: u64) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.seed(seed),)+ AnySched::Custom(s) => s.seed(seed) }
+            }
+            fn start(&mut self, st: &SchedStart) {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.start(st),)+ AnySched::Custom(s) => s.start(st) }
+            }
+            #[inline]
+            fn poll_timeout(&self) -> Option<Instant> {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.poll_timeout(),)+ AnySched::Custom(s) => s.poll_timeout() }
+            }
+            fn handle_timeout(&mut self, now: Instant, v: &SchedView) {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.handle_timeout(now, v),)+ AnySched::Custom(s) => s.handle_timeout(now, v) }
+            }
+            fn decision_stats(&self) -> Option<&DecisionStats> {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.decision_stats(),)+ AnySched::Custom(s) => s.decision_stats() }
             }
         }
     };
