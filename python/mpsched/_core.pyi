@@ -23,10 +23,13 @@ def run_scenario(
     """Runs a scenario given as TOML (or JSON) text; returns summary, resolved scenario and
     tables. ``source`` names the scenario in errors and anchors relative trace paths."""
 
-def run_edar(spec_json: str, seed: int, checkpoint: str) -> Tuple[RunOutput, Dict[str, Any]]:
-    """Runs the env spec's scenario with the EdAR checkpoint deciding for the controlled flow;
-    returns (results as :func:`run_scenario`, decision stats: ``decisions``, ``redundant``,
-    ``mean_ns``, ``max_ns``)."""
+def policy_digest(name: str) -> Optional[str]:
+    """The SHA-256 of the policy a scheduler name loads (``edar``, ``edar:PATH``,
+    ``policy:PATH``), or None for a name that is not a policy; raises ScenarioError for a bad
+    policy file."""
+
+def policy_prefixes() -> List[str]:
+    """The prefixes of scheduler names that load a policy file (``edar``, ``policy``)."""
 
 class Sim:
     """A simulation driven step by step: run to the next decision point, look, decide."""

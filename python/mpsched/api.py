@@ -53,13 +53,7 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Results:
     ):
         raise ValueError(f"seed: expected an integer in [0, 2**64 - 1], got {seed!r}")
     loaded = load(scenario)
-    # A flow scheduled by a trained policy (`scheduler = "edar"`) runs through its driver.
-    from .policy_run import maybe_run
-
     try:
-        policy_results = maybe_run(loaded, seed)
-        if policy_results is not None:
-            return policy_results
         return Results.from_core(_core.run_scenario(loaded.text, loaded.source, loaded.fmt, seed))
     except BaseException as e:
         # The core catches its panics; one that still escapes (a BaseException) is reported

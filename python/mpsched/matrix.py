@@ -174,13 +174,13 @@ def parse_names(text: str, option: str) -> List[str]:
     A name may carry parameters, ``olms:app=bandwidth,l=2`` (docs/algorithms.md): an item that
     is only ``key=value`` continues the parameters of the item before it. The parameters are
     checked by the core's registry here, before any run. ``--scheduler`` also takes trained
-    policies, ``edar:CHECKPOINT`` (a file path)."""
-    from .policy_run import POLICY_SCHEDULERS
-
+    policies, ``edar``, ``edar:CHECKPOINT`` and ``policy:PATH`` (a file path: its policy file
+    is checked here too)."""
+    prefixes = set(_core.policy_prefixes())
     names: List[str] = []
     for item in (n.strip() for n in text.split(",")):
         previous = names[-1] if names else ""
-        continues = ":" in previous and previous.split(":", 1)[0].lower() not in POLICY_SCHEDULERS
+        continues = ":" in previous and previous.split(":", 1)[0].lower() not in prefixes
         if item and "=" in item and ":" not in item and continues:
             names[-1] = f"{previous},{item}"
         else:
@@ -189,10 +189,7 @@ def parse_names(text: str, option: str) -> List[str]:
     for name in names:
         if not name:
             raise MatrixError(f"{option}: empty name in {text!r}")
-        prefix = name.split(":", 1)[0]
-        if option == "--scheduler" and ":" in name and prefix.lower() in POLICY_SCHEDULERS:
-            _check_policy(name, option)
-        elif ":" in name and kind is not None:
+        if (":" in name or name.lower() in prefixes) and kind is not None:
             try:
                 _core.algorithm_label(kind, name)
             except _core.ScenarioError as e:
@@ -205,22 +202,6 @@ def parse_names(text: str, option: str) -> List[str]:
     return names
 
 
-def _check_policy(name: str, option: str) -> None:
-    """``edar:CHECKPOINT``: a known policy and a readable checkpoint."""
-    from .agents.checkpoint import CheckpointError
-    from .policy_run import POLICY_SCHEDULERS, checkpoint_digest, policy_checkpoint
-
-    prefix = name.split(":", 1)[0]
-    if prefix not in POLICY_SCHEDULERS or policy_checkpoint(name) is None:
-        raise MatrixError(
-            f"{option}: {name!r}: expected NAME or a trained policy {'/'.join(POLICY_SCHEDULERS)}:CHECKPOINT"
-        )
-    try:
-        checkpoint_digest(name)
-    except CheckpointError as e:
-        raise MatrixError(f"{option}: {name}: {e}") from None
-
-
 def _safe_label(name: Optional[str]) -> Optional[str]:
     """``name:key=value,...`` as a directory-name part: ``:``, ``,``, ``/`` and blanks made ``-``."""
     return None if name is None else re.sub(r"[:,/\\ ]", "-", name)
@@ -228,36 +209,40 @@ def _safe_label(name: Optional[str]) -> Optional[str]:
 
 def _run_label(scheduler: Optional[str], labels: Dict[str, str]) -> Optional[str]:
     """The run-directory part of a scheduler: itself; for ``name:key=value,...`` the same with
-    ``:`` and ``,`` made ``-``; for ``edar:PATH`` a safe label, made unique with the checkpoint's
-    digest when two checkpoints share a file name."""
+    ``:`` and ``,`` made ``-``; for a policy file (``policy:PATH``, ``edar:PATH``) the prefix
+    and the file's stem, made unique with the policy's digest when two files share a stem."""
     if scheduler is None or ":" not in scheduler:
         return scheduler
     if scheduler not in labels:
-        from .policy_run import POLICY_SCHEDULERS, checkpoint_digest, policy_label
-
-        if scheduler.split(":", 1)[0].lower() not in POLICY_SCHEDULERS:
+        prefix, arg = scheduler.split(":", 1)
+        if prefix.lower() not in _core.policy_prefixes():
             labels[scheduler] = _safe_label(scheduler)
             return labels[scheduler]
-        label = policy_label(scheduler)
+        stem = Path(arg.strip()).name
+        for ext in (".json", ".safetensors"):
+            stem = stem[: -len(ext)] if stem.endswith(ext) else stem
+        safe = "".join(c if c.isalnum() or c in ".-" else "-" for c in stem).strip(".-") or "policy"
+        label = f"{prefix.lower()}-{safe}"
         if label in labels.values():
-            label = f"{label}-{checkpoint_digest(scheduler)[:8]}"
+            label = f"{label}-{(_core.policy_digest(scheduler) or '')[:8]}"
         labels[scheduler] = label
     return labels[scheduler]
 
 
 def _policy_digests(scenario: Mapping[str, Any], source: Path) -> Dict[str, str]:
-    """Checkpoint digests of the trained policies a scenario's flows use (for its hash)."""
-    from .agents.checkpoint import CheckpointError
-    from .policy_run import checkpoint_digest, policy_checkpoint
-
+    """SHA-256 of the trained policies a scenario's flows use (for its hash): results of runs
+    with different weights never share a key."""
     out: Dict[str, str] = {}
     for i, flow in enumerate(_flows(scenario)):
         name = flow.get("scheduler")
-        if policy_checkpoint(name) is not None:
-            try:
-                out[f"checkpoint:{name}"] = checkpoint_digest(name)
-            except CheckpointError as e:
-                raise MatrixError(f"{source}: flows[{i}].scheduler: {e}") from None
+        if not isinstance(name, str):
+            continue
+        try:
+            digest = _core.policy_digest(name)
+        except _core.ScenarioError as e:
+            raise MatrixError(f"{source}: flows[{i}].scheduler: {e}") from None
+        if digest is not None:
+            out[f"policy:{name}"] = digest
     return out
 
 

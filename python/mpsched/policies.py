@@ -101,13 +101,17 @@ def export(
     provenance: Optional[Mapping[str, Any]] = None,
     observation: Optional[Mapping[str, Any]] = None,
     action: Optional[Mapping[str, Any]] = None,
+    obs: Optional[Mapping[str, Any]] = None,
 ) -> Tuple[Path, Path]:
     """Writes ``module`` (a ``Sequential``, a list of modules or one module) as a checkpoint the
     Rust runtime loads (``_core.Net``); returns the (description, weights) paths.
 
     ``normalize``: (mean, std, clip) applied to the observation first (stable-baselines3's
-    ``VecNormalize``). ``observation`` / ``action``: what the network reads and what its output
-    means (free-form, recorded); ``provenance``: algorithm, scenario hash, training command.
+    ``VecNormalize``). ``obs``: what the network observes and how its output acts, as the
+    runtime reads it to run the policy as a scheduler (an env's ``policy_obs``: action kind,
+    decision interval, slots, history, features...; docs/policies.md). ``observation`` /
+    ``action``: free-form notes, recorded; ``provenance``: algorithm, scenario hash, training
+    command.
     """
     if head not in HEADS:
         raise CheckpointError(f"head: expected one of {', '.join(HEADS)}, got {head!r}")
@@ -138,6 +142,8 @@ def export(
         "action": dict(action or {}),
         "provenance": dict(provenance or {}),
     }
+    if obs is not None:
+        meta["obs"] = dict(obs)
     return save_checkpoint(path, tensors, meta)
 
 
@@ -216,6 +222,7 @@ def export_sb3(
     *,
     provenance: Optional[Mapping[str, Any]] = None,
     observation: Optional[Mapping[str, Any]] = None,
+    env: Any = None,
 ) -> Tuple[Path, Path]:
     """Exports the deterministic actor of a stable-baselines3 PPO, A2C, DQN, SAC or TD3 model
     (default ``MlpPolicy``, flat Box observations) for the Rust runtime: the network and the head
@@ -225,8 +232,13 @@ def export_sb3(
 
     The weights are read from ``model``, an object in this process: loading an SB3 zip
     (``PPO.load``) unpickles parts of it, so load only zips you trust; this function never
-    reads a file."""
+    reads a file.
+
+    ``env``: the env the model was trained in (an mpsched env, its vector or SB3 wrapper, or
+    ``gym.make``'s wrapper of one): its ``policy_obs`` is recorded, so that the policy runs as
+    a scheduler (``--scheduler policy:PATH``)."""
     modules, head, kw = _sb3_actor(model)
+    obs = _policy_obs(env) if env is not None else None
     size = int(np.prod(model.observation_space.shape))
     prov = {
         "algorithm": type(model).__name__.lower(),
@@ -235,5 +247,16 @@ def export_sb3(
     }
     return export(
         modules, path, input_size=size, head=head, provenance=prov, observation=observation,
-        action={"space": str(model.action_space)}, **kw,
+        action={"space": str(model.action_space)}, obs=obs, **kw,
     )  # fmt: skip
+
+
+def _policy_obs(env: Any) -> Dict[str, Any]:
+    """``policy_obs`` of an mpsched env, looking through SB3's and gymnasium's wrappers."""
+    for candidate in (env, getattr(env, "venv", None), getattr(env, "unwrapped", None)):
+        obs = getattr(candidate, "policy_obs", None)
+        if isinstance(obs, dict):
+            return obs
+    raise CheckpointError(
+        f"env: {type(env).__name__} is not an mpsched scheduling env (no policy_obs)"
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
@@ -137,6 +137,11 @@ class Results:
         subflows: one row per subflow of every flow (path, bytes sent, losses, RTT...).
         timeseries: one row per sample (``sample_interval_ms``) per flow and subflow.
         links: one row per link (packets sent, drops, utilization, ...).
+        decisions: per flow scheduled by a trained policy (``edar``, ``policy:PATH``), its
+            decisions and their wall-clock latency in Rust: ``decisions``, ``mean_ns``,
+            ``p50_ns``, ``p99_ns``, ``max_ns``. Wall time differs between runs, so it is not
+            written to the results directory (the summary's ``policies`` holds the
+            deterministic part: label, SHA-256 of the policy files, decision count).
 
     The tables are pyarrow Tables; :meth:`to_pandas` converts them to DataFrames.
     """
@@ -147,13 +152,20 @@ class Results:
     subflows: pa.Table
     timeseries: pa.Table
     links: pa.Table
+    decisions: Dict[str, Dict[str, float]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> "Results":
         """Build Results from the dict returned by ``mpsched._core.run_scenario``."""
         schemas = raw.get("schemas", {})
         tables = {name: table_from_columns(raw[name], schemas.get(name)) for name in TABLE_NAMES}
-        return cls(summary=json.loads(raw["summary"]), resolved_toml=raw["resolved"], **tables)
+        decisions = {k: dict(v) for k, v in dict(raw.get("decisions", {})).items()}
+        return cls(
+            summary=json.loads(raw["summary"]),
+            resolved_toml=raw["resolved"],
+            decisions=decisions,
+            **tables,
+        )
 
     @property
     def tables(self) -> Dict[str, pa.Table]:

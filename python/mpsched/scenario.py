@@ -196,12 +196,8 @@ def check(loaded: LoadedScenario) -> None:
 
     Layers that edit a file's scenario before the core sees it call this so that a mistake in
     the file reads the same everywhere. Files the core cannot take as written are not checked:
-    sweeps (``compare`` expands them) and trained-policy schedulers (``policy_run`` runs them).
+    sweeps (``compare`` expands them).
     """
     if loaded.path is None or _has_sweep(loaded.data):
-        return
-    from .policy_run import has_policy_flow
-
-    if has_policy_flow(loaded.data):
         return
     _core.Sim(loaded.text, loaded.source, loaded.fmt, None)

@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
+import mpsched  # noqa: E402
 from mpsched import _core  # noqa: E402
 from mpsched.agents.checkpoint import CheckpointError, save_checkpoint  # noqa: E402
 from mpsched.agents.edar import (  # noqa: E402
@@ -248,6 +249,15 @@ def test_rust_and_python_inference_agree(trained: Path) -> None:
         np.testing.assert_array_equal(a_rs, py.act(obs, layout))
 
 
+def _sha256(*files: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def test_run_with_edar_scheduler(trained: Path) -> None:
     import mpsched
     from mpsched.matrix import load_scenario
@@ -259,12 +269,14 @@ def test_run_with_edar_scheduler(trained: Path) -> None:
     r2 = mpsched.run(sc, seed=2)
     assert r1.flows.column("scheduler").to_pylist()[0] == sc["flows"][0]["scheduler"]
     assert r1.flows.equals(r2.flows) and r1.timeseries.equals(r2.timeseries)
-    from mpsched.policy_run import last_stats
-
-    assert last_stats["decisions"] > 10
-    assert last_stats["mean_ns"] > 0
-    # The network decides in Rust well within the architecture's budget even on a busy machine.
-    assert last_stats["mean_ns"] < 2_000_000
+    # The decision statistics come back with the results: the count in the summary (with the
+    # policy's digest), the wall-clock latency in `decisions` only.
+    (row,) = r1.summary["policies"]
+    assert row["flow"] == sc["flows"][0]["name"] and row["decisions"] > 10
+    assert row["sha256"] == _sha256(trained / "edar-o.json", trained / "edar-o.safetensors")
+    assert r1.summary == r2.summary
+    stats = r1.decisions[sc["flows"][0]["name"]]
+    assert stats["decisions"] == row["decisions"] and 0 < stats["p50_ns"] <= stats["max_ns"]
     # A different policy (always-normal minRTT) gives a different run.
     sc["flows"][0]["scheduler"] = "minrtt"
     assert not mpsched.run(sc, seed=2).timeseries.equals(r1.timeseries)
@@ -506,10 +518,12 @@ def test_learner_update_reduces_td_error_on_fixed_batch() -> None:
 
 
 def test_shipped_default_checkpoint_loads_in_python_and_rust() -> None:
-    from mpsched.policy_run import DEFAULT_CHECKPOINT, policy_checkpoint
-
-    assert policy_checkpoint("edar") == str(DEFAULT_CHECKPOINT)
-    assert policy_checkpoint("edar:x/y.json") == "x/y.json" and policy_checkpoint("minrtt") is None
+    DEFAULT_CHECKPOINT = Path(mpsched.__file__).parent / "agents" / "checkpoints" / "edar-default"
+    # `edar` is the checkpoint built into the runtime: the same bytes as the package's files.
+    assert _core.policy_digest("edar") == _sha256(
+        Path(f"{DEFAULT_CHECKPOINT}.json"), Path(f"{DEFAULT_CHECKPOINT}.safetensors")
+    )
+    assert _core.policy_digest("minrtt") is None
     py = EdarPolicy.load(DEFAULT_CHECKPOINT)
     assert py.desc["variant"] == "edar-o" and py.history == 6
     obs = _observations(4, n=20)

@@ -52,10 +52,6 @@ def test_run_and_compare_work_without_the_extras(tmp_path, fast_toml, mini_toml)
             "error: mpsched train needs gymnasium: pip install 'mpsched[rl]'",
         ),
         (
-            ["run", "FAST", "--scheduler", "edar", "-o", "e"],
-            "error: a trained-policy scheduler needs gymnasium: pip install 'mpsched[rl]'",
-        ),
-        (
             ["bench", "--env"],
             "error: mpsched bench --env needs gymnasium: pip install 'mpsched[rl]'",
         ),
@@ -74,12 +70,18 @@ def test_run_and_compare_work_without_the_extras(tmp_path, fast_toml, mini_toml)
     ],
 )
 def test_commands_name_the_missing_extra(tmp_path, fast_toml, args, message):
-    if args[0] == "run":  # a multipath flow for the policy
-        fast_toml.write_text(
-            fast_toml.read_text().replace('path = "p"\ncc = "newreno"', 'paths = ["p"]\ncc = "lia"')
-        )
     proc = _cli_without_extras(tmp_path, *[str(fast_toml) if a == "FAST" else a for a in args])
     assert (proc.returncode, proc.stderr.strip()) == (2, message), proc.stderr
+
+
+def test_trained_policy_schedulers_need_no_extra(tmp_path, fast_toml):
+    """`--scheduler edar` runs the policy in Rust: no torch, no gymnasium."""
+    fast_toml.write_text(
+        fast_toml.read_text().replace('path = "p"\ncc = "newreno"', 'paths = ["p"]\ncc = "lia"')
+    )
+    proc = _cli_without_extras(tmp_path, "run", str(fast_toml), "--scheduler", "edar", "-o", "e")
+    assert proc.returncode == 0, proc.stderr
+    assert "decisions in Rust" in proc.stdout
 
 
 def test_core_stub_covers_every_export():

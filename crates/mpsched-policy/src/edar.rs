@@ -22,9 +22,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mpsched_sim::env::{ObsLayout, CONN_FEATURES, SUBFLOW_FEATURES};
+use mpsched_transport::observe::features::{ObsLayout, CONN_FEATURES, SUBFLOW_FEATURES};
 
-use crate::safetensors::{self, Tensor};
+use crate::checkpoint::Checkpoint;
+use crate::safetensors::Tensor;
 use crate::PolicyError;
 
 /// Subflow series the network reads (E_t^i: d, o, x, w, l, f).
@@ -43,6 +44,7 @@ fn round_up(n: usize, b: usize) -> usize {
 /// each block column-major (`[n_out / B][n_in][B]`, rows padded with zeros to a multiple of
 /// `B`). A product then keeps `B` partial sums in registers and streams the weights once,
 /// contiguously, with no horizontal sums (a row-major dot product needs one per row).
+#[derive(Clone)]
 struct Blocked<const B: usize> {
     w: Vec<f32>,
     n_in: usize,
@@ -181,6 +183,7 @@ const BC: usize = 32;
 const BO: usize = 8;
 
 /// A loaded EdAR Q-network.
+#[derive(Clone)]
 pub struct EdarNet {
     /// The checkpoint's description file.
     pub path: PathBuf,
@@ -247,18 +250,6 @@ fn names(desc: &serde_json::Value, dotted: &str, file: &Path) -> Result<Vec<Stri
         .ok_or_else(|| PolicyError(format!("{}: field {dotted:?}: expected a list of names", file.display())))
 }
 
-/// (description, weights) paths of a checkpoint given by either file or their common stem.
-pub fn checkpoint_paths(path: &Path) -> (PathBuf, PathBuf) {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("json") => (path.to_path_buf(), path.with_extension("safetensors")),
-        Some("safetensors") => (path.with_extension("json"), path.to_path_buf()),
-        _ => (
-            PathBuf::from(format!("{}.json", path.display())),
-            PathBuf::from(format!("{}.safetensors", path.display())),
-        ),
-    }
-}
-
 /// The network's sizes and variant, from a checkpoint's description.
 struct Hyper {
     variant: String,
@@ -282,26 +273,8 @@ struct Weights {
     core: [(Vec<f32>, Vec<f32>); 3],
 }
 
-/// Reads and parses a checkpoint's JSON description.
-pub(crate) fn read_description(js: &Path) -> Result<serde_json::Value, PolicyError> {
-    let text = std::fs::read_to_string(js)
-        .map_err(|e| PolicyError(format!("{}: cannot read checkpoint description: {e}", js.display())))?;
-    serde_json::from_str(&text).map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))
-}
-
 /// Checks the description's format, algorithm and action count, and reads the sizes.
 fn parse_hyper(desc: &serde_json::Value, js: &Path) -> Result<Hyper, PolicyError> {
-    let fmt = field(desc, "format", js)?.as_str().unwrap_or("");
-    if fmt != "mpsched-policy/1" {
-        return Err(PolicyError(format!(
-            "{}: field \"format\": expected \"mpsched-policy/1\", got {fmt:?}",
-            js.display()
-        )));
-    }
-    let alg = field(desc, "algorithm", js)?.as_str().unwrap_or("");
-    if alg != "edar" {
-        return Err(PolicyError(format!("{}: field \"algorithm\": expected \"edar\", got {alg:?}", js.display())));
-    }
     let u1 = uint(desc, "net.lstm1_units", js)?;
     let u2 = uint(desc, "net.lstm2_units", js)?;
     let history = uint(desc, "net.history", js)?;
@@ -358,8 +331,7 @@ fn input_indices() -> ([usize; NF], [usize; 3]) {
 }
 
 /// Reads the weights file: every tensor the network needs, with its shape, finite, and no other.
-fn read_weights(st: &Path, h: &Hyper) -> Result<Weights, PolicyError> {
-    let mut t = safetensors::read(st)?;
+fn read_weights(mut t: BTreeMap<String, Tensor>, st: &Path, h: &Hyper) -> Result<Weights, PolicyError> {
     let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, PolicyError> {
         let Tensor { shape: got, data } = t.remove(name).ok_or_else(|| {
             PolicyError(format!("{}: missing tensor {name:?} (expected shape {shape:?})", st.display()))
@@ -411,11 +383,19 @@ fn padded(b: &[f32], blk: usize) -> Vec<f32> {
 impl EdarNet {
     /// Loads a checkpoint (`NAME.json` + `NAME.safetensors`) and checks every shape.
     pub fn load(path: &Path) -> Result<EdarNet, PolicyError> {
-        let (js, st) = checkpoint_paths(path);
-        let desc = read_description(&js)?;
-        let hyper = parse_hyper(&desc, &js)?;
-        let weights = read_weights(&st, &hyper)?;
-        Ok(Self::build(js, hyper, &weights))
+        Self::from_checkpoint(Checkpoint::read(path)?)
+    }
+
+    /// The network of a read `"algorithm": "edar"` checkpoint.
+    pub fn from_checkpoint(ck: Checkpoint) -> Result<EdarNet, PolicyError> {
+        ck.check_format()?;
+        let alg = ck.algorithm()?;
+        if alg != "edar" {
+            return Err(PolicyError(format!("{}: algorithm: expected \"edar\", got {alg:?}", ck.desc_path.display())));
+        }
+        let hyper = parse_hyper(&ck.desc, &ck.desc_path)?;
+        let weights = read_weights(ck.tensors, &ck.weights_path, &hyper)?;
+        Ok(Self::build(ck.desc_path, hyper, &weights))
     }
 
     /// The network in its computing layout (blocked matrices, scaled g gates, scratch buffers).
@@ -651,6 +631,22 @@ impl EdarNet {
             }
             sigmoid_slice::<FMA>(g);
             cell::<FMA>(g, self.u2, &mut self.c2, &mut self.h2, &mut self.t2);
+        }
+    }
+
+    /// Whether the network reads observation index `k` of `l`: its subflow series and
+    /// connection inputs, in every frame, and the mask.
+    pub fn reads(&self, k: usize, l: &ObsLayout) -> bool {
+        if k >= l.path_mask_offset() {
+            return true;
+        }
+        let o = k % l.frame_len();
+        if o < l.conn_offset() {
+            self.sub_idx.contains(&(o % SUBFLOW_FEATURES.len()))
+        } else if o < l.flow_offset() {
+            self.conn_idx.contains(&(o - l.conn_offset()))
+        } else {
+            false
         }
     }
 

@@ -1,25 +1,45 @@
-//! Exported policies (format: `python/mpsched/agents/checkpoint.py`): a trained network stored as
-//! safetensors weights plus a JSON description, evaluated in Rust without Python, and a driver that
-//! runs such a policy inside the simulator at the controlled flow's decision points.
+//! The policy runtime: trained networks run as ordinary schedulers of the transport, without
+//! Python. A policy file is safetensors weights plus a JSON description
+//! (`python/mpsched/agents/checkpoint.py`, docs/policies.md).
 //!
-//! - [`safetensors`]: a small reader for the safetensors format (float32 tensors only);
-//! - [`edar`]: EdAR's Q-network (LSTM1 per subflow series, LSTM2 across subflows, MLP core);
-//! - [`net`]: generic exported networks (linear, activations, layer norm, LSTM, GRU; actor heads);
-//! - [`driver`]: runs a scenario with one flow scheduled by an EdAR network.
+//! - [`checkpoint`]: reading a policy file (and its SHA-256);
+//! - [`network`]: the network types ([`edar`]: EdAR's Q-network; [`net`]: generic layer stacks
+//!   with actor heads), one registry line each;
+//! - [`spec`]: what a policy observes and how its action acts, checked on load;
+//! - [`sched`]: the policy as a [`mpsched_transport::sched::Scheduler`];
+//! - [`register`]: makes `policy:PATH`, `edar` and `edar:PATH` scheduler names.
+//!
+//! The crate depends on the transport only: the simulator, and later a real transport, run the
+//! same scheduler.
 
 // Two `unsafe` calls: the AVX2 builds of the forward passes (edar.rs, net.rs), after checking
 // the CPU.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod driver;
+pub mod checkpoint;
 pub mod edar;
 pub mod net;
+pub mod network;
 pub mod safetensors;
+pub mod sched;
+mod sha256;
+pub mod spec;
 
 use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Once};
 
-/// A bad checkpoint (one-line message naming the file and field).
+use mpsched_transport::algo::Custom;
+use mpsched_transport::sched::Scheduler;
+use mpsched_transport::SchedSpec;
+
+pub use checkpoint::Checkpoint;
+pub use network::AnyNet;
+pub use sched::{Policy, PolicySched};
+pub use spec::PolicySpec;
+
+/// A bad policy file (one-line message naming the file and field).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError(pub String);
 
@@ -30,3 +50,98 @@ impl fmt::Display for PolicyError {
 }
 
 impl std::error::Error for PolicyError {}
+
+/// The EdAR checkpoint shipped with mpsched (`edar` without a path), built into the library.
+const EDAR_DEFAULT_JSON: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/mpsched/agents/checkpoints/edar-default.json"));
+const EDAR_DEFAULT_WEIGHTS: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../python/mpsched/agents/checkpoints/edar-default.safetensors"
+));
+
+/// A policy from a read checkpoint.
+pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
+    let (desc, file, sha256) = (ck.desc.clone(), ck.desc_path.clone(), ck.sha256.clone());
+    let net = AnyNet::from_checkpoint(ck)?;
+    let spec = PolicySpec::read(&desc, &net, &file)?;
+    Ok(Policy { net, spec, sha256 })
+}
+
+/// The shipped EdAR policy.
+pub fn edar_default() -> Result<Policy, PolicyError> {
+    let name = PathBuf::from("<built-in edar-default>");
+    policy_from(Checkpoint::from_bytes(name.clone(), name, EDAR_DEFAULT_JSON, EDAR_DEFAULT_WEIGHTS)?)
+}
+
+/// Files already loaded: (description, its length and mtime, weights' length and mtime).
+type CacheKey = (PathBuf, Option<(u64, std::time::SystemTime)>, Option<(u64, std::time::SystemTime)>);
+
+static CACHE: Mutex<Vec<(CacheKey, Arc<Policy>)>> = Mutex::new(Vec::new());
+
+fn stamp(p: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(p).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// Loads the policy at `path` (either file or the stem), once per unchanged file pair: a
+/// scenario of a thousand flows naming one policy reads it once.
+pub fn load(path: &Path) -> Result<Arc<Policy>, PolicyError> {
+    let (js, st) = checkpoint::checkpoint_paths(path);
+    let key: CacheKey = (std::fs::canonicalize(&js).unwrap_or(js.clone()), stamp(&js), stamp(&st));
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(policy_from(Checkpoint::read(path)?)?);
+    cache.push((key, p.clone()));
+    Ok(p)
+}
+
+/// What a scheduler name `prefix:ARG` loads.
+fn scheduler_of(label: String, policy: Arc<Policy>) -> Custom<dyn Scheduler + Send + Sync> {
+    Custom { name: label, factory: Arc::new(move || Box::new(PolicySched::new(policy.clone()))) }
+}
+
+/// Makes the policy schedulers known to the scheduler registry (idempotent): `policy:PATH`
+/// (any policy file), `edar` (the shipped EdAR checkpoint) and `edar:PATH` (an EdAR
+/// checkpoint). Drivers call it once before resolving scenarios (the simulator does).
+pub fn register() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let policy = Arc::new(|arg: &str| {
+            if arg.is_empty() {
+                return Err("expected policy:PATH, the path of a policy file (NAME.json or NAME)".to_string());
+            }
+            let p = load(Path::new(arg)).map_err(|e| e.0)?;
+            Ok(scheduler_of(format!("policy:{arg}"), p))
+        });
+        let edar = Arc::new(|arg: &str| {
+            static DEFAULT: Mutex<Option<Arc<Policy>>> = Mutex::new(None);
+            if arg.is_empty() {
+                let mut d = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
+                if d.is_none() {
+                    *d = Some(Arc::new(edar_default().map_err(|e| e.0)?));
+                }
+                return Ok(scheduler_of("edar".into(), d.clone().expect("loaded")));
+            }
+            let p = load(Path::new(arg)).map_err(|e| e.0)?;
+            if !matches!(p.net, AnyNet::Edar(_)) {
+                return Err(format!("{arg}: not an EdAR checkpoint (\"algorithm\" is not \"edar\"): use policy:{arg}"));
+            }
+            Ok(scheduler_of(format!("edar:{arg}"), p))
+        });
+        SchedSpec::register_loader("policy", policy).expect("not a built-in name");
+        SchedSpec::register_loader("edar", edar).expect("not a built-in name");
+    });
+}
+
+/// The SHA-256 and label of the policy a scheduler name loads (`None` for a name that is not
+/// a policy): what a run key and a run's outputs record.
+pub fn policy_digest(name: &str) -> Option<Result<String, PolicyError>> {
+    let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
+    match (prefix.to_ascii_lowercase().as_str(), arg.trim()) {
+        ("edar", "") => Some(edar_default().map(|p| p.sha256)),
+        ("edar" | "policy", a) if !a.is_empty() => Some(load(Path::new(a)).map(|p| p.sha256.clone())),
+        _ => None,
+    }
+}

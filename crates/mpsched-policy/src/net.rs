@@ -32,8 +32,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::edar::{checkpoint_paths, read_description};
-use crate::safetensors::{self, Tensor};
+use crate::checkpoint::Checkpoint;
+use crate::safetensors::Tensor;
 use crate::PolicyError;
 
 /// An element-wise activation.
@@ -209,13 +209,17 @@ impl Tensors<'_> {
 impl Net {
     /// Loads a `"algorithm": "net"` checkpoint (`NAME.json` + `NAME.safetensors`).
     pub fn load(path: &Path) -> Result<Net, PolicyError> {
-        let (js, st) = checkpoint_paths(path);
-        let desc = read_description(&js)?;
+        Self::from_checkpoint(Checkpoint::read(path)?)
+    }
+
+    /// The network of a read `"algorithm": "net"` checkpoint.
+    pub fn from_checkpoint(ck: Checkpoint) -> Result<Net, PolicyError> {
+        let Checkpoint { desc_path: js, weights_path, desc, tensors, .. } = ck;
         let net = desc.get("net").ok_or_else(|| PolicyError(format!("{}: net: missing", js.display())))?;
-        let mut t = Tensors { t: safetensors::read(&st)?, file: &js };
+        let mut t = Tensors { t: tensors, file: &js };
         let n = Self::build(net, &mut t)?;
         if let Some(extra) = t.t.keys().next() {
-            return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", st.display())));
+            return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", weights_path.display())));
         }
         Ok(n)
     }
@@ -274,6 +278,15 @@ impl Net {
     /// Length of the observation the network reads.
     pub fn input_len(&self) -> usize {
         self.input
+    }
+
+    /// Whether the network reads input `k`: false only when the first layer is linear and its
+    /// column `k` is all zeros (normalisation does not mix inputs).
+    pub fn reads_input(&self, k: usize) -> bool {
+        match self.layers.first() {
+            Some(Layer::Linear { w, n_in, .. }) if k < *n_in => w.chunks_exact(*n_in).any(|row| row[k] != 0.0),
+            _ => true,
+        }
     }
 
     /// Length of [`Net::forward`]'s output (1 for an argmax head: the action index).

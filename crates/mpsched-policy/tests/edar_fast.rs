@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use mpsched_policy::edar::EdarNet;
-use mpsched_sim::env::{CONN_FEATURES, SUBFLOW_FEATURES};
+use mpsched_transport::observe::features::{CONN_FEATURES, SUBFLOW_FEATURES};
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;

@@ -88,6 +88,18 @@ pub(crate) fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput)
         schemas.set_item(name, sd)?;
     }
     d.set_item("schemas", schemas)?;
+    // Policy-scheduled flows: decisions and wall-clock latencies (not deterministic).
+    let decisions = PyDict::new(py);
+    for (flow, st) in &out.decisions {
+        let e = PyDict::new(py);
+        e.set_item("decisions", st.decisions)?;
+        e.set_item("mean_ns", st.mean_ns())?;
+        e.set_item("p50_ns", st.quantile_ns(0.5))?;
+        e.set_item("p99_ns", st.quantile_ns(0.99))?;
+        e.set_item("max_ns", st.max_ns)?;
+        decisions.set_item(flow, e)?;
+    }
+    d.set_item("decisions", decisions)?;
     Ok(d)
 }
 
@@ -316,7 +328,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pysched::unregister_scheduler, m)?)?;
     m.add_function(wrap_pyfunction!(pysched::scheduler_plugins, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(policy::run_edar, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::policy_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::policy_prefixes, m)?)?;
+    mpsched_policy::register();
     m.add_class::<policy::PyEdarNet>()?;
     m.add_class::<policy::PyNet>()?;
     m.add_class::<PySim>()?;

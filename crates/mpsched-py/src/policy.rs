@@ -1,15 +1,12 @@
-//! `_core.EdarNet` and `_core.run_edar`: EdAR networks exported as safetensors + JSON,
-//! evaluated in Rust (`mpsched-policy`), alone or driving a simulation; `_core.Net`: generic
-//! exported networks (`mpsched.policies.export`).
+//! `_core.EdarNet`: EdAR networks exported as safetensors + JSON, evaluated in Rust
+//! (`mpsched-policy`); `_core.Net`: generic exported networks (`mpsched.policies.export`);
+//! `_core.policy_digest`: what a run key records of a policy scheduler.
 
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
-use mpsched_policy::driver::run_edar as drive;
 use mpsched_policy::edar::EdarNet;
 use mpsched_policy::net::Net;
-use mpsched_sim::env::EnvSpec;
 
 use crate::ScenarioError;
 
@@ -39,7 +36,7 @@ impl PyEdarNet {
     ) -> PyResult<QValues<'py>> {
         let a = obs.as_array();
         let (b, d) = (a.shape()[0], a.shape()[1]);
-        let layout = mpsched_sim::env::ObsLayout { max_paths, history: self.net.history, max_flows: 0 };
+        let layout = mpsched_transport::observe::ObsLayout { max_paths, history: self.net.history, max_flows: 0 };
         let want = layout.size();
         if d != want {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -69,27 +66,23 @@ impl PyEdarNet {
     }
 }
 
-/// Runs the env spec's scenario with the EdAR checkpoint deciding for the controlled flow;
-/// returns (results dict as `run_scenario`, decision stats dict).
+/// The SHA-256 of the policy a scheduler name loads (`edar`, `edar:PATH`, `policy:PATH`), or
+/// None for a name that is not a policy; a bad policy file is a ScenarioError.
 #[pyfunction]
-pub fn run_edar<'py>(
-    py: Python<'py>,
-    spec_json: &str,
-    seed: u64,
-    checkpoint: &str,
-) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let (out, stats) = crate::panics::guard("<policy run>", || {
-        let spec = EnvSpec::from_json(spec_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let mut net = EdarNet::load(std::path::Path::new(checkpoint)).map_err(|e| ScenarioError::new_err(e.0))?;
-        py.detach(move || drive(spec, seed, &mut net)).map_err(|e| ScenarioError::new_err(e.to_string()))
-    })?;
-    let d = crate::output_to_dict(py, &out)?;
-    let s = PyDict::new(py);
-    s.set_item("decisions", stats.decisions)?;
-    s.set_item("redundant", stats.redundant)?;
-    s.set_item("mean_ns", stats.mean_ns())?;
-    s.set_item("max_ns", stats.max_ns)?;
-    Ok((d, s))
+pub fn policy_digest(name: &str) -> PyResult<Option<String>> {
+    match mpsched_policy::policy_digest(name) {
+        None => Ok(None),
+        Some(Ok(d)) => Ok(Some(d)),
+        Some(Err(e)) => Err(ScenarioError::new_err(e.0)),
+    }
+}
+
+/// The prefixes of scheduler names that load a policy file (`policy`, `edar`): the text after
+/// their colon is a path, not parameters.
+#[pyfunction]
+pub fn policy_prefixes() -> Vec<String> {
+    mpsched_policy::register();
+    mpsched_transport::SchedSpec::loader_prefixes()
 }
 
 /// A loaded generic network (`"algorithm": "net"` checkpoint).

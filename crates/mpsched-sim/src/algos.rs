@@ -38,15 +38,31 @@ impl From<&ParamSetting> for ParamValue {
 /// Parameter tables by algorithm name: `[flows.scheduler_params.NAME]` / `[flows.cc_params.NAME]`.
 pub type ParamTables = BTreeMap<String, BTreeMap<String, ParamSetting>>;
 
+/// `prefix:PATH` for a loader prefix (`policy:`, `edar:`) with a relative path: the path
+/// anchored on `base` (the scenario file's directory, as trace paths are); any other text as
+/// it is.
+pub fn anchor_path<A: AlgoSet>(text: &str, base: &std::path::Path) -> String {
+    mpsched_policy::register();
+    let Some((prefix, arg)) = text.trim().split_once(':') else { return text.to_string() };
+    let arg = arg.trim();
+    let known = A::loaders().get(&prefix.trim().to_ascii_lowercase()).is_some();
+    if !known || arg.is_empty() || std::path::Path::new(arg).is_absolute() || base.as_os_str().is_empty() {
+        return text.to_string();
+    }
+    format!("{}:{}", prefix.trim(), base.join(arg).display())
+}
+
 /// Resolves `text` (`name` or `name:key=value,...`) with the flow's parameter `tables`. Every
 /// table is checked against its algorithm, used now or not. Errors name the field below
 /// `field` (the flow's `scheduler`/`cc`) and `tables_field` (its `scheduler_params`/`cc_params`).
+/// Policy schedulers (`policy:PATH`, `edar`) are known here ([`mpsched_policy::register`]).
 pub fn resolve<A: AlgoSet>(
     text: &str,
     tables: Option<&ParamTables>,
     field: &str,
     tables_field: &str,
 ) -> Result<Spec<A>, (String, String)> {
+    mpsched_policy::register();
     let converted: Vec<(String, Vec<(String, ParamValue)>)> = tables
         .into_iter()
         .flatten()

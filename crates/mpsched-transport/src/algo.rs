@@ -307,12 +307,17 @@ macro_rules! algo_registry {
 
         /// The plug-ins registered at run time ([`crate::plugin`]).
         static PLUGINS: $crate::plugin::Plugins<dyn $tr + Send + Sync> = $crate::plugin::Plugins::new();
+        /// The loaders registered at run time ([`crate::plugin::Loaders`]).
+        static LOADERS: $crate::plugin::Loaders<dyn $tr + Send + Sync> = $crate::plugin::Loaders::new();
 
         impl $crate::algo::AlgoSet for $algo {
             const WHAT: &'static str = $what;
             type Dyn = dyn $tr + Send + Sync;
             fn plugins() -> &'static $crate::plugin::Plugins<Self::Dyn> {
                 &PLUGINS
+            }
+            fn loaders() -> &'static $crate::plugin::Loaders<Self::Dyn> {
+                &LOADERS
             }
             fn from_custom(c: $crate::algo::Custom<Self::Dyn>) -> Self {
                 $algo::Custom(c)
@@ -392,6 +397,8 @@ pub trait AlgoSet: Sized + Clone + fmt::Debug {
     type Dyn: ?Sized + 'static;
     /// The plug-ins registered at run time.
     fn plugins() -> &'static crate::plugin::Plugins<Self::Dyn>;
+    /// The loaders registered at run time (`prefix:ARGUMENT` names).
+    fn loaders() -> &'static crate::plugin::Loaders<Self::Dyn>;
     /// The algorithm of a plug-in.
     fn from_custom(c: Custom<Self::Dyn>) -> Self;
 }
@@ -480,7 +487,11 @@ impl<A: AlgoSet> Spec<A> {
         let head = text.trim().split_once(':').map_or(text.trim(), |(n, _)| n).trim().to_ascii_lowercase();
         let (entry, preset) = match Self::lookup(&head) {
             Ok(found) => found,
-            Err(e) => return Self::resolve_plugin(&head, text, table).unwrap_or(Err(e)),
+            Err(e) => {
+                return Self::resolve_plugin(&head, text, &table)
+                    .or_else(|| Self::resolve_loader(&head, text, &table))
+                    .unwrap_or(Err(e))
+            }
         };
         let (name, inline) = split_params(text)?;
         let mut algo = A::defaults(entry.name).expect("registered name");
@@ -526,6 +537,39 @@ impl<A: AlgoSet> Spec<A> {
         Some(Ok(Spec { label: name.to_string(), algo: A::from_custom(custom) }))
     }
 
+    /// The algorithm a registered loader builds for `prefix:ARGUMENT` (`None` if no loader has
+    /// that prefix); labelled with the text as written. A loaded algorithm takes no table.
+    fn resolve_loader<'t>(
+        prefix: &str,
+        text: &str,
+        table: impl Fn(&str) -> &'t [(String, ParamValue)],
+    ) -> Option<Result<Self, ParamError>> {
+        let loader = A::loaders().get(prefix)?;
+        if let Some((k, _)) = table(prefix).first() {
+            return Some(Err(ParamError { key: Some(k.clone()), msg: format!("{prefix} takes no parameters") }));
+        }
+        let text = text.trim();
+        let arg = text.split_once(':').map_or("", |(_, a)| a.trim());
+        Some(match loader(arg) {
+            Ok(custom) => Ok(Spec {
+                label: format!("{prefix}{}", if arg.is_empty() { String::new() } else { format!(":{arg}") }),
+                algo: A::from_custom(custom),
+            }),
+            Err(msg) => Err(ParamError { key: None, msg }),
+        })
+    }
+
+    /// Registers a loader for names `prefix` and `prefix:ARGUMENT` ([`crate::plugin::Loaders`]);
+    /// a built-in's name or alias is refused.
+    pub fn register_loader(prefix: &str, loader: crate::plugin::Loader<A::Dyn>) -> Result<(), String> {
+        crate::plugin::check_name(prefix)?;
+        if Self::lookup(prefix).is_ok() {
+            return Err(format!("{prefix:?} is the name of a built-in {}; choose another name", A::WHAT));
+        }
+        A::loaders().insert(prefix, loader);
+        Ok(())
+    }
+
     /// Registers a plug-in as `name` ([`crate::plugin`]): `factory` builds one instance per
     /// connection (per subflow for a congestion control). A second registration of `name`
     /// replaces the first; a built-in's name or alias is refused.
@@ -543,6 +587,11 @@ impl<A: AlgoSet> Spec<A> {
         A::plugins().remove(name)
     }
 
+    /// The prefixes of the registered loaders, sorted.
+    pub fn loader_prefixes() -> Vec<String> {
+        A::loaders().prefixes()
+    }
+
     /// The names of the registered plug-ins, sorted.
     pub fn plugin_names() -> Vec<String> {
         A::plugins().names()
@@ -551,7 +600,7 @@ impl<A: AlgoSet> Spec<A> {
     /// Checks a table of parameters for the algorithm with canonical name `name`, without
     /// building anything (a scenario validates every table it holds, used or not).
     pub fn check_table(name: &str, kvs: &[(String, ParamValue)]) -> Result<(), ParamError> {
-        if A::defaults(name).is_none() && A::plugins().get(name).is_some() {
+        if A::defaults(name).is_none() && (A::plugins().get(name).is_some() || A::loaders().get(name).is_some()) {
             return match kvs.first() {
                 Some((k, _)) => Err(ParamError { key: Some(k.clone()), msg: format!("{name} takes no parameters") }),
                 None => Ok(()),

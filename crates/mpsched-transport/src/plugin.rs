@@ -63,6 +63,51 @@ impl<T: ?Sized> Default for Plugins<T> {
     }
 }
 
+/// Builds the algorithm a `prefix:ARGUMENT` name stands for (`policy:out/p.json`): the
+/// argument is the text after the first colon, as written (case kept), empty without a colon.
+/// `Err` says what is wrong with the argument.
+pub type Loader<T> = Arc<dyn Fn(&str) -> Result<Custom<T>, String> + Send + Sync>;
+
+/// One registry's loaders: prefix → loader (a trained policy loads from the file its name
+/// carries, so it cannot be one fixed factory).
+pub struct Loaders<T: ?Sized> {
+    table: RwLock<Vec<(String, Loader<T>)>>,
+}
+
+impl<T: ?Sized> Loaders<T> {
+    /// An empty table (for a `static`).
+    pub const fn new() -> Self {
+        Loaders { table: RwLock::new(Vec::new()) }
+    }
+
+    /// The loader of `prefix`.
+    pub fn get(&self, prefix: &str) -> Option<Loader<T>> {
+        let t = self.table.read().unwrap_or_else(|e| e.into_inner());
+        t.iter().find(|(p, _)| p == prefix).map(|(_, l)| l.clone())
+    }
+
+    /// Registers `loader` for `prefix`, replacing an earlier one.
+    pub fn insert(&self, prefix: &str, loader: Loader<T>) {
+        let mut t = self.table.write().unwrap_or_else(|e| e.into_inner());
+        t.retain(|(p, _)| p != prefix);
+        t.push((prefix.to_string(), loader));
+    }
+
+    /// The registered prefixes, sorted.
+    pub fn prefixes(&self) -> Vec<String> {
+        let t = self.table.read().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<String> = t.iter().map(|(p, _)| p.clone()).collect();
+        v.sort();
+        v
+    }
+}
+
+impl<T: ?Sized> Default for Loaders<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Checks a plug-in's name: lower-case letters, digits, `-`, `_` and `.`, starting with a letter
 /// (what `name:key=value` text and run directories can carry).
 pub fn check_name(name: &str) -> Result<(), String> {

@@ -14,7 +14,7 @@ from .._display import print_summary, print_written
 from ..api import MAX_SEED
 from ..api import run as run_scenario
 from ..results import OUTPUT_FILES, write_results
-from .errors import EXIT_FAILURE, fail, fail_missing_extra
+from .errors import EXIT_FAILURE, fail
 
 #: The SCENARIO argument of `run` and `compare`.
 ScenarioArgument = Annotated[
@@ -87,8 +87,9 @@ def run_command(
             "--scheduler",
             metavar="NAME",
             help="Scheduler for every multipath flow, e.g. `blest`, or a trained policy: "
-            "`edar` (shipped checkpoint) or `edar:CHECKPOINT` (.json of `mpsched train edar`), "
-            "or a Python scheduler of a `--plugin` file.",
+            "`edar` (shipped checkpoint), `edar:CHECKPOINT` (.json of `mpsched train edar`) or "
+            "`policy:PATH` (any exported policy, docs/policies.md), or a Python scheduler of a "
+            "`--plugin` file.",
             show_default=False,
         ),
     ] = None,
@@ -115,8 +116,6 @@ def run_command(
         fail(f"{e.filename or scenario}: {e.strerror or e}")
     except UnicodeDecodeError:
         fail(f"{scenario}: not a UTF-8 text file")
-    except ImportError as e:  # a trained policy (`--scheduler edar`) without the `rl` extra
-        fail_missing_extra(e, "a trained-policy scheduler")
     wall_s = time.perf_counter() - started
 
     out_dir = out if out is not None else default_out_dir(scenario, seed)
@@ -130,13 +129,15 @@ def run_command(
     console = Console()
     print_summary(console, results.summary, wall_s)
     print_written(console, out_dir, OUTPUT_FILES)
-    if scheduler is not None and scheduler.startswith("edar"):
-        from ..policy_run import last_stats
+    print_decisions(console, results.decisions)
 
+
+def print_decisions(console: Console, decisions: dict) -> None:
+    """One line per policy-scheduled flow: its decisions and their latency in Rust."""
+    for flow, d in decisions.items():
         console.print(
-            f"{last_stats.get('variant')}: {last_stats.get('decisions', 0)} decisions "
-            f"({last_stats.get('redundant', 0)} redundant), "
-            f"{last_stats.get('mean_ns', 0.0) / 1000:.1f} µs per decision in Rust"
+            f"policy on {flow}: {d['decisions']} decisions in Rust, "
+            f"{d['mean_ns'] / 1000:.1f} µs per decision (p99 {d['p99_ns'] / 1000:.1f} µs)"
         )
 
 

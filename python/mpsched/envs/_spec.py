@@ -40,6 +40,8 @@ class Prepared:
     flow_name: str
     source: str
     max_paths: int
+    #: The ``obs`` block a policy trained here is exported with (:func:`policy_obs`).
+    policy_obs: Dict[str, Any]
 
 
 def _load(scenario: ScenarioLike) -> tuple[Dict[str, Any], str]:
@@ -119,8 +121,11 @@ def prepare(
     duration_s: Optional[float] = None,
     initial_mode: Union[int, str, None] = None,
     fallback: str = "minrtt",
+    sender_only: bool = False,
 ) -> Prepared:
     """Sets the controlled flow up for outside decisions and returns the spec for the core."""
+    if not isinstance(sender_only, bool):
+        raise EnvConfigError(f"sender_only: expected True or False, got {sender_only!r}")
     sc, source = _load(scenario)
     if not sc.get("flows") and sc.get("workloads"):
         # A workload's flows exist only once the core resolves each episode's scenario: name
@@ -159,7 +164,37 @@ def prepare(
     }
     if init is not None:
         spec["initial_mode"] = init
-    return Prepared(json.dumps(spec), f, name, source, max_paths)
+    if sender_only:
+        spec["sender_only"] = True
+    obs = policy_obs(action, interval, max_paths, history, init, fallback, sender_only)
+    return Prepared(json.dumps(spec), f, name, source, max_paths, obs)
+
+
+def policy_obs(
+    action: str,
+    interval: Union[float, str],
+    max_paths: int,
+    history: int,
+    initial_mode: Optional[int],
+    fallback: str,
+    sender_only: bool,
+) -> Dict[str, Any]:
+    """The ``obs`` block of a policy file trained in an env with these options: what the Rust
+    runtime needs to observe and act as the env did (docs/policies.md)."""
+    from .scheduler import FEATURES
+
+    out: Dict[str, Any] = {
+        "action": action,
+        "interval": interval,
+        "max_paths": max_paths,
+        "history": history,
+        "fallback": fallback,
+        "sender_only": sender_only,
+        "features": {g: [f.name for f in feats] for g, feats in FEATURES.items()},
+    }
+    if initial_mode is not None:
+        out["initial_mode"] = initial_mode
+    return out
 
 
 def _check_sizes(max_paths: Any, history: Any, fl: Dict[str, Any], what: str) -> None:

@@ -287,6 +287,7 @@ class _CoreEnv(_CoreBase):
         duration_s: Optional[float] = None,
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
+        sender_only: bool = False,
     ) -> None:
         self.action_kind = action
         self._prepared = prepare(
@@ -301,6 +302,7 @@ class _CoreEnv(_CoreBase):
             duration_s=duration_s,
             initial_mode=initial_mode,
             fallback=fallback,
+            sender_only=sender_only,
         )
         host = max_flows if action == "cwnd" else 0
         self.layout = ObsLayout(max_paths, history, host)
@@ -318,6 +320,12 @@ class _CoreEnv(_CoreBase):
     def flow_name(self) -> str:
         """The controlled flow."""
         return self._prepared.flow_name
+
+    @property
+    def policy_obs(self) -> Dict[str, Any]:
+        """What a policy trained here observes and how its action acts: the ``obs`` block
+        :func:`mpsched.policies.export_sb3` writes with ``env=``."""
+        return dict(self._prepared.policy_obs)
 
     def _write_action(self, action: Any) -> None:
         action_row(self.action_kind, action, self._act)
@@ -355,6 +363,9 @@ class SchedulerEnv(_CoreEnv):
         fallback: ``weights``/``select`` only: the scheduler when the agent chooses nothing
             usable, ``"minrtt"`` (default: the minRTT ``mpsched compare`` runs, with
             opportunistic retransmission and penalization) or ``"minrtt-norp"``.
+        sender_only: observations hold only what the flow's sender can compute (features seen
+            by the receiver or a model are 0): train so to deploy the policy as a scheduler
+            (``--scheduler policy:PATH``, docs/policies.md).
     """
 
     def __init__(
@@ -370,6 +381,7 @@ class SchedulerEnv(_CoreEnv):
         duration_s: Optional[float] = None,
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
+        sender_only: bool = False,
     ) -> None:
         if action not in ACTIONS:
             raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
@@ -386,6 +398,7 @@ class SchedulerEnv(_CoreEnv):
             duration_s=duration_s,
             initial_mode=initial_mode,
             fallback=fallback,
+            sender_only=sender_only,
         )
 
 

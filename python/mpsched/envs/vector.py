@@ -138,6 +138,7 @@ class SchedulerVectorEnv(_CoreVectorBase):
         threads: Optional[int] = None,
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
+        sender_only: bool = False,
     ) -> None:
         if action not in ACTIONS + ("cwnd",):
             raise EnvConfigError(
@@ -157,6 +158,7 @@ class SchedulerVectorEnv(_CoreVectorBase):
             duration_s=duration_s,
             initial_mode=initial_mode,
             fallback=fallback,
+            sender_only=sender_only,
         )
         self.action_kind = action
         self.layout = ObsLayout(max_paths, history, max_flows if action == "cwnd" else 0)
@@ -171,6 +173,8 @@ class SchedulerVectorEnv(_CoreVectorBase):
         )
         self.single_observation_space = spaces.Box(-1.0, np.inf, (self.layout.size,), np.float32)
         self.single_action_space = action_space(action, max_paths)
+        #: The ``obs`` block of a policy trained here (see :attr:`SchedulerEnv.policy_obs`).
+        self.policy_obs = dict(self._prepared.policy_obs)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
 

@@ -7,7 +7,8 @@
 
 use std::path::Path;
 
-use mpsched_policy::edar::{checkpoint_paths, CONN_INPUTS, SUBFLOW_INPUTS};
+use mpsched_policy::checkpoint::checkpoint_paths;
+use mpsched_policy::edar::{CONN_INPUTS, SUBFLOW_INPUTS};
 use mpsched_policy::safetensors;
 use mpsched_sim::env::{CONN_FEATURES, SUBFLOW_FEATURES};
 

@@ -275,6 +275,14 @@ impl Env {
     pub fn observe(&self, out: &mut [f32]) {
         let n = self.frames.len();
         out[..n].copy_from_slice(&self.frames);
+        if self.spec.sender_only {
+            let layout = self.spec.layout();
+            for (k, x) in out[..n].iter_mut().enumerate() {
+                if !observe::sender_computes(&layout, k).unwrap_or(true) {
+                    *x = 0.0;
+                }
+            }
+        }
         let mask = &mut out[n..n + self.spec.mask_len()];
         mask.iter_mut().for_each(|x| *x = 0.0);
         for (i, m) in mask.iter_mut().enumerate().take(self.spec.max_paths) {

@@ -64,6 +64,10 @@ pub struct EnvSpec {
     /// 1, redundant at connection start); `None` = normal.
     #[serde(default)]
     pub initial_mode: Option<u8>,
+    /// Observations hold only what the flow's sender can compute (the features "seen by"
+    /// the receiver or a model are 0): what a policy deployed as a scheduler sees.
+    #[serde(default)]
+    pub sender_only: bool,
 }
 
 /// What the env changes on the flow it controls, after the scenario is resolved.
@@ -190,6 +194,7 @@ impl EnvSpec {
 /// Sets `flow` up as `c` says (scheduler, congestion control, decision interval); a bad
 /// algorithm name is a one-line error naming the env option.
 pub(super) fn apply_control(flow: &mut FlowDef, c: &Control, source: &str) -> Result<(), ScenarioError> {
+    mpsched_policy::register();
     if let Some(s) = &c.scheduler {
         flow.scheduler = SchedSpec::parse(s).map_err(|e| ScenarioError(format!("{source}: env scheduler: {e}")))?;
     }

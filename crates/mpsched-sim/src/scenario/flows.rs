@@ -43,8 +43,9 @@ impl Resolver<'_> {
         profile: Profile,
     ) -> Result<FlowDef, ScenarioError> {
         let (paths, backup) = self.flow_paths(f, fl, path_ix)?;
+        let sched_text = algos::anchor_path::<SchedAlgo>(fl.scheduler.as_deref().unwrap_or("minrtt"), &self.base_dir);
         let scheduler = algos::resolve::<SchedAlgo>(
-            fl.scheduler.as_deref().unwrap_or("minrtt"),
+            &sched_text,
             fl.scheduler_params.as_ref(),
             &format!("{f}.scheduler"),
             &format!("{f}.scheduler_params"),

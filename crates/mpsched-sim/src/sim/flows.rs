@@ -122,6 +122,9 @@ impl Sim {
         }
         // Fold this connection's counters into the totals; a new pair starts after the gap.
         if let (Some(snd), Some(rcv)) = (self.eps[2 * f].conn.take(), self.eps[2 * f + 1].conn.take()) {
+            if let Some(d) = snd.decision_stats() {
+                rt.decisions.get_or_insert_with(Default::default).merge(d);
+            }
             rt.acc.delivered += rcv.info().bytes_delivered;
             for (_, s) in snd.subflows() {
                 rt.acc.retx += s.segments_retransmitted;

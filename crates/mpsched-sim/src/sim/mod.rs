@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use mpsched_transport::observe::DecisionStats;
 use mpsched_transport::{CcSpec, Connection, Decision, SchedSpec, Segment, SlotStats};
 
 use crate::energy::InterfaceEnergy;
@@ -71,6 +72,8 @@ struct FlowRt {
     energy_j: f64,
     /// Applied to each new connection of the flow before it sends (see [`Sim::set_initial_decision`]).
     initial_decision: Option<Decision>,
+    /// A policy scheduler's decisions on the flow's earlier connections.
+    decisions: Option<DecisionStats>,
 }
 
 /// Counters summed over the connections a flow has used.
@@ -193,6 +196,7 @@ impl Sim {
                 acc: Totals::default(),
                 energy_j: 0.0,
                 initial_decision: None,
+                decisions: None,
             })
             .collect();
         let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();

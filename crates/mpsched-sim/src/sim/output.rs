@@ -1,5 +1,6 @@
 //! Results of a run: summary.json and the flows, subflows, links and timeseries tables.
 
+use mpsched_transport::observe::DecisionStats;
 use mpsched_transport::{ConnInfo, Instant, SlotStats, SubflowInfo};
 use serde_json::{json, Value};
 
@@ -22,6 +23,9 @@ pub struct RunOutput {
     pub links: Table,
     /// Counters of the run.
     pub stats: RunStats,
+    /// Per flow scheduled by a trained policy: its name and the policy's decisions with their
+    /// wall-clock latencies (not deterministic: kept out of the summary and the tables).
+    pub decisions: Vec<(String, DecisionStats)>,
 }
 
 impl Sim {
@@ -36,7 +40,7 @@ impl Sim {
         }
         let link_rows = self.link_rows(end);
         let stats = self.stats();
-        let summary = json!({
+        let mut summary = json!({
             "scenario": self.sc.name,
             "seed": self.sc.seed,
             "profile": self.sc.profile.name(),
@@ -48,6 +52,10 @@ impl Sim {
             "interfaces": self.interface_rows(),
             "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
         });
+        let decisions = self.decision_stats();
+        if !decisions.is_empty() {
+            summary["policies"] = self.policy_rows(&decisions);
+        }
         let names: Vec<&str> = self.sc.flows.iter().map(|f| f.name.as_str()).collect();
         let timeseries = std::mem::take(&mut self.series).into_table(&names);
         RunOutput {
@@ -58,7 +66,42 @@ impl Sim {
             timeseries,
             links: Table::from_rows(&link_rows, &[]),
             stats,
+            decisions,
         }
+    }
+
+    /// Each policy-scheduled flow's decisions over all its connections.
+    fn decision_stats(&self) -> Vec<(String, DecisionStats)> {
+        let mut out = Vec::new();
+        for (f, rt) in self.flows.iter().enumerate() {
+            let cur = self.eps[2 * f].conn.as_ref().and_then(|c| c.decision_stats());
+            let mut d = match (&rt.decisions, cur) {
+                (None, None) => continue,
+                (Some(a), _) => a.clone(),
+                (None, Some(_)) => DecisionStats::default(),
+            };
+            if let Some(c) = cur {
+                d.merge(c);
+            }
+            out.push((self.sc.flows[f].name.clone(), d));
+        }
+        out
+    }
+
+    /// The summary's `policies`: per policy-scheduled flow, the policy's label, the SHA-256
+    /// of its files and its decision count (deterministic; latencies are in
+    /// [`RunOutput::decisions`]).
+    fn policy_rows(&self, decisions: &[(String, DecisionStats)]) -> Value {
+        let rows: Vec<Value> = decisions
+            .iter()
+            .map(|(name, d)| {
+                let def = self.sc.flows.iter().find(|f| &f.name == name).expect("a flow of the scenario");
+                let label = def.scheduler.label();
+                let sha = mpsched_policy::policy_digest(label).and_then(Result::ok);
+                json!({"flow": name, "scheduler": label, "sha256": sha, "decisions": d.decisions})
+            })
+            .collect();
+        Value::Array(rows)
     }
 
     /// Flow `f`'s row of the flows table at time `end`; its subflows' rows go to `subflow_rows`.

@@ -12,6 +12,7 @@ mod env_host;
 mod env_initial_mode;
 mod olms;
 mod peekaboo;
+mod policy_sched;
 mod ranges_traces_handoffs;
 mod recorder;
 mod validation;

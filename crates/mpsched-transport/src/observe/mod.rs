@@ -25,6 +25,9 @@ pub enum ActionKind {
     /// One value per subflow slot, ≥ 0.5 = use the subflow (MPTCP-RL); none usable chosen =
     /// every usable subflow.
     Select,
+    /// One value: the index of the one subflow slot to use (PDAA3C's per-epoch choice); the
+    /// same as `Select` with that slot alone.
+    Choose,
 }
 
 impl ActionKind {
@@ -34,6 +37,7 @@ impl ActionKind {
             "mode" => Some(ActionKind::Mode),
             "weights" => Some(ActionKind::Weights),
             "select" => Some(ActionKind::Select),
+            "choose" => Some(ActionKind::Choose),
             _ => None,
         }
     }
@@ -44,13 +48,14 @@ impl ActionKind {
             ActionKind::Mode => "mode",
             ActionKind::Weights => "weights",
             ActionKind::Select => "select",
+            ActionKind::Choose => "choose",
         }
     }
 
     /// Length of the action vector with `max_paths` slots.
     pub fn len(self, max_paths: usize) -> usize {
         match self {
-            ActionKind::Mode => 1,
+            ActionKind::Mode | ActionKind::Choose => 1,
             _ => max_paths,
         }
     }
@@ -68,6 +73,14 @@ impl ActionKind {
             return (Decision::Mode(m), prev);
         }
         let n = max_paths.min(8);
+        if self == ActionKind::Choose {
+            let k = action.first().copied().filter(|a| a.is_finite() && *a >= 0.0).map_or(usize::MAX, |a| a as usize);
+            let mut one = [0.0f32; 8];
+            if k < n {
+                one[k] = 1.0;
+            }
+            return ActionKind::Select.decision(&one, max_paths, usable);
+        }
         for (i, wi) in prev.iter_mut().enumerate().take(n) {
             let a = action.get(i).copied().unwrap_or(0.0);
             let a = if a.is_finite() { a.max(0.0) } else { 0.0 };

@@ -17,7 +17,7 @@ mod roundrobin;
 
 pub use blest::Blest;
 pub use ecf::Ecf;
-pub use external::{External, ExternalMode};
+pub use external::{External, ExternalFallback, ExternalMode, ExternalParams};
 pub use minrtt::MinRtt;
 pub use olms::Olms;
 pub use peekaboo::Peekaboo;
