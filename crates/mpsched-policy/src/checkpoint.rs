@@ -65,7 +65,9 @@ impl Checkpoint {
         }
         let tensors =
             safetensors::parse(weights).map_err(|m| PolicyError(format!("{}: {m}", weights_path.display())))?;
-        let sha256 = crate::sha256::hex(&[json, weights]);
+        // FIPS 180-4 SHA-256, the transport's (it hashes MPTCP keys into tokens).
+        let digest = mpsched_transport::token::sha256(&[json, weights].concat());
+        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
         Ok(Checkpoint { desc_path, weights_path, desc, tensors, sha256 })
     }
 

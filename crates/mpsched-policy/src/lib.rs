@@ -23,7 +23,6 @@ pub mod net;
 pub mod network;
 pub mod safetensors;
 pub mod sched;
-mod sha256;
 pub mod spec;
 
 use std::fmt;
