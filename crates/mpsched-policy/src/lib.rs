@@ -66,10 +66,18 @@ pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
     Ok(Policy { net, spec, sha256 })
 }
 
-/// The shipped EdAR policy.
-pub fn edar_default() -> Result<Policy, PolicyError> {
+/// The shipped EdAR policy, built once per process.
+pub fn edar_default() -> Result<Arc<Policy>, PolicyError> {
+    static DEFAULT: Mutex<Option<Arc<Policy>>> = Mutex::new(None);
+    let mut d = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = d.as_ref() {
+        return Ok(p.clone());
+    }
     let name = PathBuf::from("<built-in edar-default>");
-    policy_from(Checkpoint::from_bytes(name.clone(), name, EDAR_DEFAULT_JSON, EDAR_DEFAULT_WEIGHTS)?)
+    let p =
+        Arc::new(policy_from(Checkpoint::from_bytes(name.clone(), name, EDAR_DEFAULT_JSON, EDAR_DEFAULT_WEIGHTS)?)?);
+    *d = Some(p.clone());
+    Ok(p)
 }
 
 /// Files already loaded: (description, its length and mtime, weights' length and mtime).
@@ -115,13 +123,8 @@ pub fn register() {
             Ok(scheduler_of(format!("policy:{arg}"), p))
         });
         let edar = Arc::new(|arg: &str| {
-            static DEFAULT: Mutex<Option<Arc<Policy>>> = Mutex::new(None);
             if arg.is_empty() {
-                let mut d = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
-                if d.is_none() {
-                    *d = Some(Arc::new(edar_default().map_err(|e| e.0)?));
-                }
-                return Ok(scheduler_of("edar".into(), d.clone().expect("loaded")));
+                return Ok(scheduler_of("edar".into(), edar_default().map_err(|e| e.0)?));
             }
             let p = load(Path::new(arg)).map_err(|e| e.0)?;
             if !matches!(p.net, AnyNet::Edar(_)) {
@@ -139,7 +142,7 @@ pub fn register() {
 pub fn policy_digest(name: &str) -> Option<Result<String, PolicyError>> {
     let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
     match (prefix.to_ascii_lowercase().as_str(), arg.trim()) {
-        ("edar", "") => Some(edar_default().map(|p| p.sha256)),
+        ("edar", "") => Some(edar_default().map(|p| p.sha256.clone())),
         ("edar" | "policy", a) if !a.is_empty() => Some(load(Path::new(a)).map(|p| p.sha256.clone())),
         _ => None,
     }

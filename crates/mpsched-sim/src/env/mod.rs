@@ -77,6 +77,8 @@ pub struct Env {
     capacity_mbps: f64,
     meter: EnergyMeter,
     status: StepStatus,
+    /// Frame indices a sender cannot compute, zeroed in observations (`sender_only`; else empty).
+    not_sender: Vec<usize>,
     /// Steps taken in the current episode.
     pub steps: u64,
 }
@@ -85,7 +87,15 @@ impl Env {
     /// Builds the env and resets it with `seed` (the episode's scenario seed).
     pub fn new(mut spec: EnvSpec, seed: u64) -> Result<Env, ScenarioError> {
         let sim = Self::build(&mut spec, seed)?;
+        let layout = spec.layout();
+        let not_sender = match spec.sender_only {
+            true => (0..layout.path_mask_offset())
+                .filter(|&k| observe::sender_computes(&layout, k) == Some(false))
+                .collect(),
+            false => Vec::new(),
+        };
         let mut env = Env {
+            not_sender,
             frames: vec![0.0; spec.history * spec.frame_len()],
             terms: vec![0.0; spec.terms_len()],
             snaps: Vec::new(),
@@ -275,13 +285,8 @@ impl Env {
     pub fn observe(&self, out: &mut [f32]) {
         let n = self.frames.len();
         out[..n].copy_from_slice(&self.frames);
-        if self.spec.sender_only {
-            let layout = self.spec.layout();
-            for (k, x) in out[..n].iter_mut().enumerate() {
-                if !observe::sender_computes(&layout, k).unwrap_or(true) {
-                    *x = 0.0;
-                }
-            }
+        for &k in &self.not_sender {
+            out[k] = 0.0;
         }
         let mask = &mut out[n..n + self.spec.mask_len()];
         mask.iter_mut().for_each(|x| *x = 0.0);

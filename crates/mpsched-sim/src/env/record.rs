@@ -3,7 +3,8 @@
 //! terms ([`Term`]).
 
 use mpsched_transport::observe::sample::{
-    delta, delta_f, fill, jitter_ns, ConnSample, FlowSample, SubSnap, SubflowDelta, SubflowSample,
+    delta, delta_f, fill, jitter_ns, shift_frames, shift_rates, ConnSample, FlowSample, SubSnap, SubflowDelta,
+    SubflowSample,
 };
 use mpsched_transport::{Connection, SubflowInfo};
 
@@ -69,19 +70,6 @@ impl Interval {
     pub(super) fn mbps(&self, bytes: u64) -> f64 {
         bytes as f64 * 8.0 / self.dt / MBPS
     }
-}
-
-/// Drops the oldest frame of `frames` (frames of `frame_len`) and clears the newest.
-pub(super) fn shift_frames(frames: &mut [f32], frame_len: usize) {
-    frames.copy_within(frame_len.., 0);
-    let base = frames.len() - frame_len;
-    frames[base..].iter_mut().for_each(|x| *x = 0.0);
-}
-
-/// Moves a delivery-rate history on by one interval (the newest samples zero).
-pub(super) fn shift_rates(rates: &mut [[u64; 8]]) {
-    rates.rotate_left(1);
-    *rates.last_mut().unwrap() = [0; 8];
 }
 
 /// Where one flow's subflow slots go: its slots of the newest frame (contiguous, one

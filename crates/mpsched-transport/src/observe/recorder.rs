@@ -4,8 +4,8 @@
 //! the env's own formulas ([`super::sample`]); receiver and model features stay 0 (a policy
 //! that reads them cannot be deployed, and the policy runtime refuses it).
 
-use super::features::{ConnFeature, ObsLayout, SeenBy, SubflowFeature};
-use super::sample::{delta_f, fill, ConnSample, SubSnap, SubflowSample, MBPS};
+use super::features::{ConnFeature, FlowFeature, ObsLayout, SeenBy, SubflowFeature};
+use super::sample::{delta_f, fill, shift_frames, shift_rates, ConnSample, SubSnap, SubflowSample, MBPS};
 use crate::sched::SchedView;
 use crate::time::Instant;
 
@@ -91,11 +91,9 @@ impl Recorder {
         let dt = real_ns.max(self.interval_ns).max(1) as f64 / 1e9;
         self.last_boundary = now;
         let fl = self.layout.frame_len();
-        self.frames.copy_within(fl.., 0);
+        shift_frames(&mut self.frames, fl);
+        shift_rates(&mut self.rates);
         let base = self.frames.len() - fl;
-        self.frames[base..].iter_mut().for_each(|x| *x = 0.0);
-        self.rates.rotate_left(1);
-        *self.rates.last_mut().expect("history >= 1") = [0; 8];
         let (mut pipe, mut peer_wnd) = (0u64, 0u64);
         for (i, sv) in v.subflows.iter().enumerate().take(8) {
             let s = &sv.info;
@@ -158,45 +156,54 @@ fn sender_only(who: SeenBy, x: f32) -> f32 {
     }
 }
 
-/// Whether every feature the observation index `k` of `layout` stands for is computed by a
-/// sender (masks are); `None` past the end.
-pub fn sender_computes(layout: &ObsLayout, k: usize) -> Option<bool> {
+/// What observation index `k` of `layout` stands for.
+enum Slot {
+    Subflow { age: usize, slot: usize, f: SubflowFeature },
+    Conn { age: usize, f: ConnFeature },
+    Flow { age: usize, slot: usize, f: FlowFeature },
+    Mask(usize),
+}
+
+fn locate(layout: &ObsLayout, k: usize) -> Option<Slot> {
     if k >= layout.size() {
         return None;
     }
     if k >= layout.path_mask_offset() {
-        return Some(true);
+        return Some(Slot::Mask(k - layout.path_mask_offset()));
     }
-    let o = k % layout.frame_len();
-    let who = if o < layout.conn_offset() {
-        SubflowFeature::ALL[(o - layout.subflow_offset()) % SubflowFeature::COUNT].info().seen_by
+    let (h, o) = (k / layout.frame_len(), k % layout.frame_len());
+    let age = layout.history - 1 - h;
+    Some(if o < layout.conn_offset() {
+        let r = o - layout.subflow_offset();
+        Slot::Subflow { age, slot: r / SubflowFeature::COUNT, f: SubflowFeature::ALL[r % SubflowFeature::COUNT] }
     } else if o < layout.flow_offset() {
-        ConnFeature::ALL[o - layout.conn_offset()].info().seen_by
+        Slot::Conn { age, f: ConnFeature::ALL[o - layout.conn_offset()] }
     } else {
-        super::features::FlowFeature::ALL[(o - layout.flow_offset()) % super::features::FlowFeature::COUNT]
-            .info()
-            .seen_by
+        let r = o - layout.flow_offset();
+        Slot::Flow { age, slot: r / FlowFeature::COUNT, f: FlowFeature::ALL[r % FlowFeature::COUNT] }
+    })
+}
+
+/// Whether a sender computes what observation index `k` of `layout` stands for (masks are
+/// the sender's); `None` past the end.
+pub fn sender_computes(layout: &ObsLayout, k: usize) -> Option<bool> {
+    let who = match locate(layout, k)? {
+        Slot::Subflow { f, .. } => f.info().seen_by,
+        Slot::Conn { f, .. } => f.info().seen_by,
+        Slot::Flow { f, .. } => f.info().seen_by,
+        Slot::Mask(_) => SeenBy::Sender,
     };
     Some(who == SeenBy::Sender)
 }
 
-/// The name of observation index `k` of `layout` (`"t-1/subflow 0/srtt"`, `"mask/path 2"`),
-/// for messages.
+/// The name of observation index `k` of `layout` (`"t-1/subflow 0/srtt"`, `"mask/2"`), for
+/// messages; empty past the end.
 pub fn feature_name(layout: &ObsLayout, k: usize) -> String {
-    if k >= layout.path_mask_offset() {
-        return format!("mask/{}", k - layout.path_mask_offset());
+    match locate(layout, k) {
+        None => String::new(),
+        Some(Slot::Mask(i)) => format!("mask/{i}"),
+        Some(Slot::Subflow { age, slot, f }) => format!("t-{age}/subflow {slot}/{}", f.info().name),
+        Some(Slot::Conn { age, f }) => format!("t-{age}/connection/{}", f.info().name),
+        Some(Slot::Flow { age, slot, f }) => format!("t-{age}/flow {slot}/{}", f.info().name),
     }
-    let (h, o) = (k / layout.frame_len(), k % layout.frame_len());
-    let age = layout.history - 1 - h;
-    let what = if o < layout.conn_offset() {
-        let (i, j) = (o / SubflowFeature::COUNT, o % SubflowFeature::COUNT);
-        format!("subflow {i}/{}", SubflowFeature::ALL[j].info().name)
-    } else if o < layout.flow_offset() {
-        format!("connection/{}", ConnFeature::ALL[o - layout.conn_offset()].info().name)
-    } else {
-        let n = super::features::FlowFeature::COUNT;
-        let r = o - layout.flow_offset();
-        format!("flow {}/{}", r / n, super::features::FlowFeature::ALL[r % n].info().name)
-    };
-    format!("t-{age}/{what}")
 }

@@ -35,6 +35,19 @@ pub fn fill<F: Feature>(row: &mut [f32], value: impl Fn(F) -> f32) {
     }
 }
 
+/// Drops the oldest frame of `frames` (frames of `frame_len`) and clears the newest.
+pub fn shift_frames(frames: &mut [f32], frame_len: usize) {
+    frames.copy_within(frame_len.., 0);
+    let base = frames.len() - frame_len;
+    frames[base..].iter_mut().for_each(|x| *x = 0.0);
+}
+
+/// Moves a delivery-rate history on by one interval (the newest samples zero).
+pub fn shift_rates(rates: &mut [[u64; 8]]) {
+    rates.rotate_left(1);
+    *rates.last_mut().expect("a history of at least one frame") = [0; 8];
+}
+
 /// Cumulative counters of one subflow at the last boundary.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SubSnap {

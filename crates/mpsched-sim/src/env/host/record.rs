@@ -4,8 +4,8 @@
 
 use super::{HostEnv, HostTerm, MBPS};
 use crate::env::features::{FlowFeature, SubflowFeature};
-use crate::env::record::{host_flow_sums, record_flow_subflows, shift_frames, shift_rates, Interval, SlotOut};
-use mpsched_transport::observe::sample::{delta, fill};
+use crate::env::record::{host_flow_sums, record_flow_subflows, Interval, SlotOut};
+use mpsched_transport::observe::sample::{delta, fill, shift_frames, shift_rates};
 
 impl HostEnv {
     /// Writes the interval that just ended into the newest frame and the terms.
