@@ -72,6 +72,20 @@ class Net:
     @property
     def output_len(self) -> int: ...
 
+class Policy:
+    """Any policy file as the runtime runs it (a scheduler's or a host's): ``act`` gives its
+    network's action vectors for observations of its own layout."""
+
+    def __init__(self, path: str) -> None: ...
+    def act(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Action vectors ``[B, action_len]`` for observations ``[B, obs_len]``."""
+    @property
+    def obs_len(self) -> int: ...
+    @property
+    def action_len(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
+
 class EdarNet:
     """A loaded EdAR Q-network (checks the description and every tensor shape)."""
 

@@ -230,19 +230,20 @@ def _run_label(scheduler: Optional[str], labels: Dict[str, str]) -> Optional[str
 
 
 def _policy_digests(scenario: Mapping[str, Any], source: Path) -> Dict[str, str]:
-    """SHA-256 of the trained policies a scenario's flows use (for its hash): results of runs
-    with different weights never share a key."""
+    """SHA-256 of the trained policies a scenario's flows use as schedulers or congestion
+    controllers (for its hash): results of runs with different weights never share a key."""
     out: Dict[str, str] = {}
     for i, flow in enumerate(_flows(scenario)):
-        name = flow.get("scheduler")
-        if not isinstance(name, str):
-            continue
-        try:
-            digest = _core.policy_digest(name)
-        except _core.ScenarioError as e:
-            raise MatrixError(f"{source}: flows[{i}].scheduler: {e}") from None
-        if digest is not None:
-            out[f"policy:{name}"] = digest
+        for field in ("scheduler", "cc"):
+            name = flow.get(field)
+            if not isinstance(name, str):
+                continue
+            try:
+                digest = _core.policy_digest(name)
+            except _core.ScenarioError as e:
+                raise MatrixError(f"{source}: flows[{i}].{field}: {e}") from None
+            if digest is not None:
+                out[f"policy:{name}"] = digest
     return out
 
 
@@ -620,7 +621,9 @@ def build_matrix(
                 sched_label, cc_label = _check_variant(resolved, loaded)
                 for seed in seeds:
                     parts = [
-                        p for p in (_run_label(scheduler, labels), _safe_label(cc), id_part) if p
+                        p
+                        for p in (_run_label(scheduler, labels), _run_label(cc, labels), id_part)
+                        if p
                     ] + [f"seed{seed}"]
                     runs.append(
                         RunSpec(

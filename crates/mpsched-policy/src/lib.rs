@@ -6,8 +6,11 @@
 //! - [`network`]: the network types ([`edar`]: EdAR's Q-network; [`net`]: generic layer stacks
 //!   with actor heads), one registry line each;
 //! - [`spec`]: what a policy observes and how its action acts, checked on load;
-//! - [`sched`]: the policy as a [`mpsched_transport::sched::Scheduler`];
-//! - [`register`]: makes `policy:PATH`, `edar` and `edar:PATH` scheduler names.
+//! - [`sched`]: a scheduler policy as a [`mpsched_transport::sched::Scheduler`];
+//! - [`host`]: a host policy (DRL-CC's, [`drl_cc`]) as a
+//!   [`mpsched_transport::host::HostController`] of a host's windows;
+//! - [`register`]: makes `policy:PATH`, `edar` and `edar:PATH` scheduler names, and
+//!   `policy:PATH` a congestion-control name ([`host_policy`] gives the driver its controller).
 //!
 //! The crate depends on the transport only: the simulator, and later a real transport, run the
 //! same scheduler.
@@ -18,7 +21,9 @@
 #![warn(missing_docs)]
 
 pub mod checkpoint;
+pub mod drl_cc;
 pub mod edar;
+pub mod host;
 pub mod net;
 pub mod network;
 pub mod safetensors;
@@ -30,13 +35,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Once};
 
 use mpsched_transport::algo::Custom;
+use mpsched_transport::cc::{CongestionControl, ExternalCc};
 use mpsched_transport::sched::Scheduler;
-use mpsched_transport::SchedSpec;
+use mpsched_transport::{CcSpec, SchedSpec};
 
 pub use checkpoint::Checkpoint;
+pub use host::PolicyHost;
 pub use network::AnyNet;
 pub use sched::{Policy, PolicySched};
-pub use spec::PolicySpec;
+pub use spec::{HostPolicySpec, PolicySpec, Role};
 
 /// A bad policy file (one-line message naming the file and field).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,8 +69,8 @@ const EDAR_DEFAULT_WEIGHTS: &[u8] = include_bytes!(concat!(
 pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
     let (desc, file, sha256) = (ck.desc.clone(), ck.desc_path.clone(), ck.sha256.clone());
     let net = AnyNet::from_checkpoint(ck)?;
-    let spec = PolicySpec::read(&desc, &net, &file)?;
-    Ok(Policy { net, spec, sha256 })
+    let role = Role::read(&desc, &net, &file)?;
+    Ok(Policy { net, role, sha256 })
 }
 
 /// The shipped EdAR policy, built once per process.
@@ -104,9 +111,40 @@ pub fn load(path: &Path) -> Result<Arc<Policy>, PolicyError> {
     Ok(p)
 }
 
-/// What a scheduler name `prefix:ARG` loads.
-fn scheduler_of(label: String, policy: Arc<Policy>) -> Custom<dyn Scheduler + Send + Sync> {
-    Custom { name: label, factory: Arc::new(move || Box::new(PolicySched::new(policy.clone()))) }
+/// What a scheduler name `prefix:ARG` loads (`Err` for a host policy).
+fn scheduler_of(label: String, policy: Arc<Policy>) -> Result<Custom<dyn Scheduler + Send + Sync>, String> {
+    if policy.scheduler().is_none() {
+        let path = label.split_once(':').map_or("", |(_, p)| p);
+        return Err(format!(
+            "{path}: a host congestion-control policy (obs.env \"host\"): use it as cc = \"{label}\", not as a scheduler"
+        ));
+    }
+    let factory = move || -> Box<dyn Scheduler + Send + Sync> {
+        Box::new(PolicySched::new(policy.clone()).expect("a scheduler policy"))
+    };
+    Ok(Custom { name: label, factory: Arc::new(factory) })
+}
+
+/// What a congestion-control name `policy:PATH` loads: the `external` window on every subflow
+/// (the host controller sets it, [`host_policy`]); `Err` for a scheduler policy.
+fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl + Send + Sync>, String> {
+    if policy.host().is_none() {
+        let path = label.split_once(':').map_or("", |(_, p)| p);
+        return Err(format!(
+            "{path}: a scheduler policy: use it as scheduler = \"{label}\"; a congestion-control policy is trained in the host env (obs.env \"host\")"
+        ));
+    }
+    Ok(Custom { name: label, factory: Arc::new(|| Box::new(ExternalCc)) })
+}
+
+/// The host policy a congestion-control name stands for (`policy:PATH` naming a host policy),
+/// `None` for any other name: a driver builds one [`PolicyHost`] for the flows that name it.
+pub fn host_policy(cc_label: &str) -> Option<Arc<Policy>> {
+    let (prefix, arg) = cc_label.trim().split_once(':')?;
+    if !prefix.trim().eq_ignore_ascii_case("policy") || arg.trim().is_empty() {
+        return None;
+    }
+    load(Path::new(arg.trim())).ok().filter(|p| p.host().is_some())
 }
 
 /// Makes the policy schedulers known to the scheduler registry (idempotent): `policy:PATH`
@@ -120,20 +158,28 @@ pub fn register() {
                 return Err("expected policy:PATH, the path of a policy file (NAME.json or NAME)".to_string());
             }
             let p = load(Path::new(arg)).map_err(|e| e.0)?;
-            Ok(scheduler_of(format!("policy:{arg}"), p))
+            scheduler_of(format!("policy:{arg}"), p)
+        });
+        let policy_cc = Arc::new(|arg: &str| {
+            if arg.is_empty() {
+                return Err("expected policy:PATH, the path of a policy file (NAME.json or NAME)".to_string());
+            }
+            let p = load(Path::new(arg)).map_err(|e| e.0)?;
+            cc_of(format!("policy:{arg}"), &p)
         });
         let edar = Arc::new(|arg: &str| {
             if arg.is_empty() {
-                return Ok(scheduler_of("edar".into(), edar_default().map_err(|e| e.0)?));
+                return scheduler_of("edar".into(), edar_default().map_err(|e| e.0)?);
             }
             let p = load(Path::new(arg)).map_err(|e| e.0)?;
             if !matches!(p.net, AnyNet::Edar(_)) {
                 return Err(format!("{arg}: not an EdAR checkpoint (\"algorithm\" is not \"edar\"): use policy:{arg}"));
             }
-            Ok(scheduler_of(format!("edar:{arg}"), p))
+            scheduler_of(format!("edar:{arg}"), p)
         });
         SchedSpec::register_loader("policy", policy).expect("not a built-in name");
         SchedSpec::register_loader("edar", edar).expect("not a built-in name");
+        CcSpec::register_loader("policy", policy_cc).expect("not a built-in name");
     });
 }
 

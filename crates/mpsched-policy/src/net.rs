@@ -177,13 +177,13 @@ pub struct Net {
 }
 
 /// Reads the checkpoint's tensors by name, checking shapes (one-line errors naming the file).
-struct Tensors<'a> {
-    t: BTreeMap<String, Tensor>,
-    file: &'a Path,
+pub(crate) struct Tensors<'a> {
+    pub(crate) t: BTreeMap<String, Tensor>,
+    pub(crate) file: &'a Path,
 }
 
 impl Tensors<'_> {
-    fn take(&mut self, what: &str, name: &serde_json::Value) -> Result<Tensor, PolicyError> {
+    pub(crate) fn take(&mut self, what: &str, name: &serde_json::Value) -> Result<Tensor, PolicyError> {
         let file = self.file.display();
         let name = name.as_str().ok_or_else(|| PolicyError(format!("{file}: {what}: expected a tensor name")))?;
         let t = self.t.remove(name).ok_or_else(|| PolicyError(format!("{file}: {what}: no tensor {name:?}")))?;
@@ -193,7 +193,12 @@ impl Tensors<'_> {
         Ok(t)
     }
 
-    fn take_shaped(&mut self, what: &str, name: &serde_json::Value, shape: &[usize]) -> Result<Vec<f32>, PolicyError> {
+    pub(crate) fn take_shaped(
+        &mut self,
+        what: &str,
+        name: &serde_json::Value,
+        shape: &[usize],
+    ) -> Result<Vec<f32>, PolicyError> {
         let t = self.take(what, name)?;
         if t.shape != shape {
             return Err(PolicyError(format!(
@@ -224,7 +229,7 @@ impl Net {
         Ok(n)
     }
 
-    fn build(net: &serde_json::Value, t: &mut Tensors<'_>) -> Result<Net, PolicyError> {
+    pub(crate) fn build(net: &serde_json::Value, t: &mut Tensors<'_>) -> Result<Net, PolicyError> {
         let file = t.file.display().to_string();
         let err = |field: &str, want: &str| PolicyError(format!("{file}: net.{field}: expected {want}"));
         let input =
@@ -298,6 +303,11 @@ impl Net {
     /// (see the module docs). Allocates nothing.
     pub fn forward(&mut self, obs: &[f32]) -> &[f32] {
         assert_eq!(obs.len(), self.input, "observation length");
+        self.dispatch(obs)
+    }
+
+    /// Runs the build of the forward pass this CPU can run.
+    fn dispatch(&mut self, obs: &[f32]) -> &[f32] {
         #[cfg(target_arch = "x86_64")]
         if self.avx2_fma {
             #[allow(unsafe_code)]
@@ -309,6 +319,14 @@ impl Net {
         }
         self.run::<false>(obs);
         &self.out
+    }
+
+    /// [`Net::forward`] over the first `obs.len()` inputs only (at most [`Net::input_len`]): a
+    /// network whose first layer is recurrent reads that many steps (DRL-CC's LSTM over a
+    /// variable number of flows). Allocates nothing.
+    pub(crate) fn forward_prefix(&mut self, obs: &[f32]) -> &[f32] {
+        assert!(obs.len() <= self.input && self.norm.is_none(), "prefix of an unnormalised input");
+        self.dispatch(obs)
     }
 
     /// Forces the portable build of the forward pass (tests compare both builds).
@@ -325,13 +343,14 @@ impl Net {
 
     #[inline(always)]
     fn run<const FMA: bool>(&mut self, obs: &[f32]) {
-        self.a[..self.input].copy_from_slice(obs);
+        let n = obs.len();
+        self.a[..n].copy_from_slice(obs);
         if let Some((mean, std, clip)) = &self.norm {
-            for (i, x) in self.a[..self.input].iter_mut().enumerate() {
+            for (i, x) in self.a[..n].iter_mut().enumerate() {
                 *x = ((*x - mean[i]) / std[i]).clamp(-clip, *clip);
             }
         }
-        let mut dim = self.input;
+        let mut dim = n;
         for layer in &self.layers {
             dim = run_layer::<FMA>(layer, &self.a[..dim], &mut self.b, &mut self.h, &mut self.c, &mut self.gates);
             std::mem::swap(&mut self.a, &mut self.b);

@@ -2,11 +2,13 @@
 //! type is one file (the type and its [`Network`] impl) plus one line in the `networks!` table
 //! at the bottom (docs/extending.md, "Add a policy network type").
 
-use mpsched_transport::observe::{ActionKind, ObsLayout};
+use mpsched_transport::observe::ActionKind;
 
 use crate::checkpoint::Checkpoint;
+use crate::drl_cc::DrlCcNet;
 use crate::edar::EdarNet;
 use crate::net::Net;
+use crate::spec::Layout;
 use crate::PolicyError;
 
 /// What a network type says about its policies when their description does not: EdAR is a
@@ -32,12 +34,17 @@ pub trait Network: Sized + Clone + Send + Sync + 'static {
     }
     /// Checks that the network can read observations of `layout` (one-line message without
     /// the file name).
-    fn check_layout(&self, layout: &ObsLayout) -> Result<(), String>;
+    fn check_layout(&self, layout: &Layout) -> Result<(), String>;
     /// Whether the network reads observation index `k` (a policy deployed in a sender must
     /// not read what only the receiver or a model knows). Conservative: `true` when unsure.
-    fn reads_input(&self, k: usize, layout: &ObsLayout) -> bool;
+    fn reads_input(&self, k: usize, layout: &Layout) -> bool;
+    /// Length of the network's output for observations of `layout`, when fixed (checked
+    /// against the action's length).
+    fn output_len(&self, _layout: &Layout) -> Option<usize> {
+        None
+    }
     /// The action vector for one observation (`action.len()` = the action kind's length).
-    fn act(&mut self, obs: &[f32], layout: &ObsLayout, action: &mut [f32]);
+    fn act(&mut self, obs: &[f32], layout: &Layout, action: &mut [f32]);
 }
 
 impl Network for EdarNet {
@@ -48,7 +55,10 @@ impl Network for EdarNet {
         // edar.txt §IV-B: redundant "at the beginning of a connection", one mode per interval.
         Defaults { action: Some(ActionKind::Mode), history: Some(self.history), initial_mode: Some(1) }
     }
-    fn check_layout(&self, layout: &ObsLayout) -> Result<(), String> {
+    fn check_layout(&self, layout: &Layout) -> Result<(), String> {
+        let Layout::Sched(layout) = layout else {
+            return Err("an EdAR network schedules one connection: not a host policy (obs.env)".into());
+        };
         if layout.history != self.history {
             return Err(format!(
                 "the network reads {} intervals of history, the policy says {}",
@@ -57,11 +67,16 @@ impl Network for EdarNet {
         }
         Ok(())
     }
-    fn reads_input(&self, k: usize, layout: &ObsLayout) -> bool {
-        self.reads(k, layout)
+    fn reads_input(&self, k: usize, layout: &Layout) -> bool {
+        match layout {
+            Layout::Sched(l) => self.reads(k, l),
+            Layout::Host(_) => true,
+        }
     }
-    fn act(&mut self, obs: &[f32], layout: &ObsLayout, action: &mut [f32]) {
-        action[0] = f32::from(EdarNet::act(self, obs, layout.max_paths));
+    fn act(&mut self, obs: &[f32], layout: &Layout, action: &mut [f32]) {
+        if let Layout::Sched(l) = layout {
+            action[0] = f32::from(EdarNet::act(self, obs, l.max_paths));
+        }
     }
 }
 
@@ -73,13 +88,16 @@ impl<T: Network> Network for Box<T> {
     fn defaults(&self) -> Defaults {
         (**self).defaults()
     }
-    fn check_layout(&self, layout: &ObsLayout) -> Result<(), String> {
+    fn check_layout(&self, layout: &Layout) -> Result<(), String> {
         (**self).check_layout(layout)
     }
-    fn reads_input(&self, k: usize, layout: &ObsLayout) -> bool {
+    fn reads_input(&self, k: usize, layout: &Layout) -> bool {
         (**self).reads_input(k, layout)
     }
-    fn act(&mut self, obs: &[f32], layout: &ObsLayout, action: &mut [f32]) {
+    fn output_len(&self, layout: &Layout) -> Option<usize> {
+        (**self).output_len(layout)
+    }
+    fn act(&mut self, obs: &[f32], layout: &Layout, action: &mut [f32]) {
         (**self).act(obs, layout, action)
     }
 }
@@ -88,22 +106,29 @@ impl Network for Net {
     fn from_checkpoint(ck: Checkpoint) -> Result<Self, PolicyError> {
         Net::from_checkpoint(ck)
     }
-    fn check_layout(&self, layout: &ObsLayout) -> Result<(), String> {
+    fn check_layout(&self, layout: &Layout) -> Result<(), String> {
         if self.input_len() != layout.size() {
+            let what = match layout {
+                Layout::Sched(l) => format!("{} subflow slots and {} frames", l.max_paths, l.history),
+                Layout::Host(l) => {
+                    format!("{} flow slots of {} subflows and {} frames", l.max_flows, l.max_subflows, l.history)
+                }
+            };
             return Err(format!(
-                "the network reads {} values, an observation of {} subflow slots and {} frames has {}",
+                "the network reads {} values, an observation of {what} has {}",
                 self.input_len(),
-                layout.max_paths,
-                layout.history,
                 layout.size()
             ));
         }
         Ok(())
     }
-    fn reads_input(&self, k: usize, _layout: &ObsLayout) -> bool {
+    fn reads_input(&self, k: usize, _layout: &Layout) -> bool {
         self.reads_input(k)
     }
-    fn act(&mut self, obs: &[f32], _layout: &ObsLayout, action: &mut [f32]) {
+    fn output_len(&self, _layout: &Layout) -> Option<usize> {
+        Some(self.output_len())
+    }
+    fn act(&mut self, obs: &[f32], _layout: &Layout, action: &mut [f32]) {
         let out = self.forward(obs);
         let n = action.len().min(out.len());
         action[..n].copy_from_slice(&out[..n]);
@@ -139,16 +164,20 @@ macro_rules! networks {
                 match self { $(AnyNet::$variant(n) => n.defaults(),)+ }
             }
             /// See [`Network::check_layout`].
-            pub fn check_layout(&self, layout: &ObsLayout) -> Result<(), String> {
+            pub fn check_layout(&self, layout: &Layout) -> Result<(), String> {
                 match self { $(AnyNet::$variant(n) => n.check_layout(layout),)+ }
             }
             /// See [`Network::reads_input`].
-            pub fn reads_input(&self, k: usize, layout: &ObsLayout) -> bool {
+            pub fn reads_input(&self, k: usize, layout: &Layout) -> bool {
                 match self { $(AnyNet::$variant(n) => Network::reads_input(n, k, layout),)+ }
+            }
+            /// See [`Network::output_len`].
+            pub fn output_len(&self, layout: &Layout) -> Option<usize> {
+                match self { $(AnyNet::$variant(n) => n.output_len(layout),)+ }
             }
             /// See [`Network::act`].
             #[inline]
-            pub fn act(&mut self, obs: &[f32], layout: &ObsLayout, action: &mut [f32]) {
+            pub fn act(&mut self, obs: &[f32], layout: &Layout, action: &mut [f32]) {
                 match self { $(AnyNet::$variant(n) => Network::act(n, obs, layout, action),)+ }
             }
         }
@@ -160,4 +189,6 @@ networks! {
     Edar(Box<EdarNet>) "edar";
     /// A generic stack of layers with an actor head (`mpsched.policies.export`, `export_sb3`).
     Net(Box<Net>) "net";
+    /// DRL-CC's actor (drl-cc.txt §III-B/C): an LSTM over the host's flows, then the target flow.
+    DrlCc(Box<DrlCcNet>) "drl_cc";
 }

@@ -20,21 +20,40 @@ use mpsched_transport::sched::{
 use mpsched_transport::{Duration, Instant};
 
 use crate::network::AnyNet;
-use crate::spec::{Interval, PolicySpec};
+use crate::spec::{HostPolicySpec, Interval, Layout, PolicySpec, Role};
 
-/// A loaded policy, shared by the connections that run it.
+/// A loaded policy, shared by the connections (or hosts) that run it.
 pub struct Policy {
     /// The network, cloned for each connection (recurrent state and scratch are per connection).
     pub net: AnyNet,
-    /// What it observes and how it acts.
-    pub spec: PolicySpec,
+    /// What it observes and how it acts: a scheduler or a host controller.
+    pub role: Role,
     /// SHA-256 of its files.
     pub sha256: String,
 }
 
+impl Policy {
+    /// What a scheduler policy observes (`None` for a host policy).
+    pub fn scheduler(&self) -> Option<&PolicySpec> {
+        match &self.role {
+            Role::Scheduler(s) => Some(s),
+            Role::Host(_) => None,
+        }
+    }
+
+    /// What a host policy observes (`None` for a scheduler policy).
+    pub fn host(&self) -> Option<&HostPolicySpec> {
+        match &self.role {
+            Role::Host(s) => Some(s),
+            Role::Scheduler(_) => None,
+        }
+    }
+}
+
 /// One connection's policy scheduler.
 pub struct PolicySched {
-    policy: Arc<Policy>,
+    spec: PolicySpec,
+    layout: Layout,
     net: AnyNet,
     inner: External,
     rec: Option<Recorder>,
@@ -45,12 +64,13 @@ pub struct PolicySched {
 }
 
 impl PolicySched {
-    /// A scheduler running `policy` (one per connection).
-    pub fn new(policy: Arc<Policy>) -> PolicySched {
-        let s = &policy.spec;
+    /// A scheduler running `policy` (one per connection); `None` for a host policy.
+    pub fn new(policy: Arc<Policy>) -> Option<PolicySched> {
+        let s = policy.scheduler()?.clone();
         let fallback = if s.fallback_norp { ExternalFallback::MinrttNorp } else { ExternalFallback::Minrtt };
         let mode = if s.action == ActionKind::Mode { ExternalMode::Mode } else { ExternalMode::Weights };
-        PolicySched {
+        Some(PolicySched {
+            layout: Layout::Sched(s.layout),
             net: policy.net.clone(),
             inner: External::from_params(&ExternalParams { mode, fallback }),
             rec: None,
@@ -58,12 +78,12 @@ impl PolicySched {
             obs: vec![0.0; s.layout.size()],
             action: vec![0.0; s.action.len(s.layout.max_paths)],
             stats: DecisionStats::default(),
-            policy,
-        }
+            spec: s,
+        })
     }
 
     fn interval_ns(&self, v: &SchedView) -> u64 {
-        match self.policy.spec.interval {
+        match self.spec.interval {
             Interval::Fixed(ns) => ns,
             Interval::MinRtt => min_rtt_interval_ns(v.subflows.iter().map(|s| s.info)),
         }
@@ -93,7 +113,7 @@ impl Scheduler for PolicySched {
         self.inner.decide(d);
     }
     fn start(&mut self, st: &SchedStart) {
-        let s = &self.policy.spec;
+        let s = &self.spec;
         let cfg = RecorderConfig {
             max_paths: s.layout.max_paths,
             history: s.layout.history,
@@ -118,11 +138,11 @@ impl Scheduler for PolicySched {
     }
     fn handle_timeout(&mut self, now: Instant, v: &SchedView) {
         let Some(rec) = self.rec.as_mut() else { return };
-        let spec = &self.policy.spec;
+        let spec = &self.spec;
         rec.record(now, v);
         rec.observe(v, &mut self.obs);
         let t0 = std::time::Instant::now();
-        self.net.act(&self.obs, &spec.layout, &mut self.action);
+        self.net.act(&self.obs, &self.layout, &mut self.action);
         self.stats.add(t0.elapsed().as_nanos() as u64);
         let usable = |i: usize| v.subflows.get(i).is_some_and(|s| s.usable);
         let (d, prev) = spec.action.decision(&self.action, spec.layout.max_paths, usable);

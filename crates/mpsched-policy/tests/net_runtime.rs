@@ -14,38 +14,14 @@ use counting_alloc::{allocations, CountingAlloc};
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 
-/// Deterministic pseudo-random weights in [-0.5, 0.5).
-fn weights(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        })
-        .collect()
-}
+#[path = "support/files.rs"]
+mod files;
+use files::weights;
 
-/// Writes a checkpoint (`NAME.json` + `NAME.safetensors`) of `tensors` (name, shape, values).
+/// A `"net"` checkpoint (`NAME.json` + `NAME.safetensors`) of `tensors` (name, shape, values).
 fn write_tensors(name: &str, net: serde_json::Value, tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mpsched-net-rt-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (mut header, mut data) = (serde_json::Map::new(), Vec::new());
-    for (n, shape, values) in tensors {
-        let start = data.len();
-        data.extend(values.iter().flat_map(|x| x.to_le_bytes()));
-        let entry = serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]});
-        header.insert(n.to_string(), entry);
-    }
-    let h = serde_json::Value::Object(header).to_string();
-    let mut blob = (h.len() as u64).to_le_bytes().to_vec();
-    blob.extend(h.as_bytes());
-    blob.extend(data);
-    std::fs::write(dir.join("p.safetensors"), blob).unwrap();
     let desc = serde_json::json!({"format": "mpsched-policy/1", "algorithm": "net", "net": net});
-    std::fs::write(dir.join("p.json"), desc.to_string()).unwrap();
-    dir.join("p.json")
+    files::write_policy(&format!("net-rt-{name}"), desc, tensors)
 }
 
 /// [`write_tensors`] with random tensors of `shapes`.

@@ -333,6 +333,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mpsched_policy::register();
     m.add_class::<policy::PyEdarNet>()?;
     m.add_class::<policy::PyNet>()?;
+    m.add_class::<policy::PyPolicy>()?;
     m.add_class::<PySim>()?;
     m.add_class::<env::PyEnv>()?;
     m.add_class::<env::PyVecEnv>()?;

@@ -131,3 +131,60 @@ impl PyNet {
         self.net.output_len()
     }
 }
+
+/// Any loaded policy file, as the runtime runs it: `act` gives the action vectors its network
+/// computes for observations of its own layout (a scheduler's or a host's).
+#[pyclass(name = "Policy", module = "mpsched._core", unsendable)]
+pub struct PyPolicy {
+    net: mpsched_policy::AnyNet,
+    layout: mpsched_policy::spec::Layout,
+    action_len: usize,
+    sha256: String,
+}
+
+#[pymethods]
+impl PyPolicy {
+    #[new]
+    fn new(path: &str) -> PyResult<Self> {
+        let p = mpsched_policy::load(std::path::Path::new(path)).map_err(|e| ScenarioError::new_err(e.0))?;
+        let (layout, action_len) = match &p.role {
+            mpsched_policy::Role::Scheduler(s) => {
+                (mpsched_policy::spec::Layout::Sched(s.layout), s.action.len(s.layout.max_paths))
+            }
+            mpsched_policy::Role::Host(h) => (mpsched_policy::spec::Layout::Host(h.layout), h.action_len()),
+        };
+        Ok(PyPolicy { net: p.net.clone(), layout, action_len, sha256: p.sha256.clone() })
+    }
+
+    /// Action vectors `[B, action_len]` for observations `[B, obs_len]`.
+    fn act<'py>(&mut self, py: Python<'py>, obs: PyReadonlyArray2<'py, f32>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let a = obs.as_array();
+        let (b, d) = (a.shape()[0], a.shape()[1]);
+        if d != self.layout.size() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "obs: expected {} values per row, got {d}",
+                self.layout.size()
+            )));
+        }
+        let mut row = vec![0.0f32; d];
+        let mut out = vec![vec![0.0f32; self.action_len]; b];
+        for (i, o) in out.iter_mut().enumerate() {
+            row.iter_mut().enumerate().for_each(|(k, x)| *x = a[[i, k]]);
+            self.net.act(&row, &self.layout, o);
+        }
+        PyArray2::from_vec2(py, &out).map_err(Into::into)
+    }
+
+    #[getter]
+    fn obs_len(&self) -> usize {
+        self.layout.size()
+    }
+    #[getter]
+    fn action_len(&self) -> usize {
+        self.action_len
+    }
+    #[getter]
+    fn sha256(&self) -> String {
+        self.sha256.clone()
+    }
+}

@@ -15,6 +15,7 @@
 pub mod algo;
 pub mod cc;
 pub mod connection;
+pub mod host;
 pub mod info;
 pub mod observe;
 pub mod plugin;

@@ -133,10 +133,12 @@ def run_command(
 
 
 def print_decisions(console: Console, decisions: dict) -> None:
-    """One line per policy-scheduled flow: its decisions and their latency in Rust."""
+    """One line per policy-scheduled flow (and per host controller, ``host <label>``): its
+    decisions and their latency in Rust."""
     for flow, d in decisions.items():
+        where = f"the host ({flow[5:]})" if flow.startswith("host ") else flow
         console.print(
-            f"policy on {flow}: {d['decisions']} decisions in Rust, "
+            f"policy on {where}: {d['decisions']} decisions in Rust, "
             f"{d['mean_ns'] / 1000:.1f} µs per decision (p99 {d['p99_ns'] / 1000:.1f} µs)"
         )
 

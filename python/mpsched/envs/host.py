@@ -172,8 +172,11 @@ def prepare_host(
     cwnd_step: float = 10.0,
     duration_s: Optional[float] = None,
     fallback: str = "minrtt",
+    sender_only: bool = False,
 ) -> Tuple[str, HostLayout]:
     """Checks the options and returns the core's spec (JSON) and the layout."""
+    if not isinstance(sender_only, bool):
+        raise EnvConfigError(f"sender_only: expected True or False, got {sender_only!r}")
     if action not in HOST_ACTIONS:
         raise EnvConfigError(f"action: expected one of {', '.join(HOST_ACTIONS)}, got {action!r}")
     if target not in TARGETS:
@@ -235,8 +238,33 @@ def prepare_host(
         "history": history,
         "cwnd_step": float(cwnd_step),
         "fallback": fallback,
+        "sender_only": sender_only,
     }
     return json.dumps(spec), HostLayout(max_flows, max_subflows, history)
+
+
+def host_policy_obs(spec_json: str) -> Dict[str, Any]:
+    """The ``obs`` block of a host policy trained in an env of this spec (the core's JSON):
+    what the Rust runtime needs to control a host's windows as the env did (``cc =
+    "policy:PATH"``, docs/policies.md). Window actions only: a path policy of the host env
+    cannot run in the runtime yet."""
+    spec = json.loads(spec_json)
+    if spec["action"] != "cwnd":
+        raise EnvConfigError(
+            f'action: only "cwnd" host policies run in the Rust runtime, not {spec["action"]!r}'
+        )
+    return {
+        "env": "host",
+        "action": "cwnd",
+        "target": spec["target"],
+        "interval": spec["interval_ms"],
+        "max_flows": spec["max_flows"],
+        "max_subflows": spec["max_subflows"],
+        "history": spec["history"],
+        "cwnd_step": spec["cwnd_step"],
+        "sender_only": spec["sender_only"],
+        "features": {"flow": list(FLOW_FEATURES), "subflow": list(SUBFLOW_FEATURES)},
+    }
 
 
 def _action_len(action: str, target: str, layout: HostLayout) -> int:
@@ -282,6 +310,9 @@ class HostEnv(_CoreBase):
         interval: decision period (ms).
         max_flows: flow slots (default 8 for ``cwnd``, 32 for path actions);
             ``max_subflows``: subflow slots per flow; ``history``: frames.
+        sender_only: observations hold only what the host's sender computes (flow goodput
+            at the receiver and energy read 0): what a policy deployed as ``cc =
+            "policy:PATH"`` sees; recorded in :attr:`policy_obs`.
     """
 
     def __init__(
@@ -300,12 +331,15 @@ class HostEnv(_CoreBase):
         cwnd_step: float = 10.0,
         duration_s: Optional[float] = None,
         fallback: str = "minrtt",
+        sender_only: bool = False,
     ) -> None:
         spec_json, self.layout = prepare_host(
             scenario, action=action, target=target, flows=flows, control=control,
             interval=interval, max_flows=max_flows, max_subflows=max_subflows,
             history=history, cwnd_step=cwnd_step, duration_s=duration_s, fallback=fallback,
+            sender_only=sender_only,
         )  # fmt: skip
+        self._spec_json = spec_json
         self.action_kind, self.target = action, target
         lay = self.layout
         self.action_space = host_action_space(action, target, lay.max_flows, lay.max_subflows)
@@ -314,6 +348,12 @@ class HostEnv(_CoreBase):
             spec_json, lay.size, _action_len(action, target, lay), reward, reward_kwargs
         )
         self.observation_space = spaces.Box(-1.0, np.inf, (lay.size,), np.float32)
+
+    @property
+    def policy_obs(self) -> Dict[str, Any]:
+        """The ``obs`` block a host policy trained here is exported with (``cwnd`` only):
+        ``mpsched.policies.export(..., obs=env.policy_obs)`` makes it ``cc = "policy:PATH"``."""
+        return host_policy_obs(self._spec_json)
 
     def _write_action(self, action: Any) -> None:
         host_action_rows(self.action_kind, action, self._act[None, :], self.layout.max_subflows)
@@ -357,6 +397,7 @@ class HostVectorEnv(_CoreVectorBase):
         duration_s: Optional[float] = None,
         fallback: str = "minrtt",
         threads: Optional[int] = None,
+        sender_only: bool = False,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise EnvConfigError(f"num_envs: expected an integer >= 1, got {num_envs!r}")
@@ -364,7 +405,9 @@ class HostVectorEnv(_CoreVectorBase):
             scenario, action=action, target=target, flows=flows, control=control,
             interval=interval, max_flows=max_flows, max_subflows=max_subflows,
             history=history, cwnd_step=cwnd_step, duration_s=duration_s, fallback=fallback,
+            sender_only=sender_only,
         )  # fmt: skip
+        self._spec_json = spec_json
         lay = self.layout
         self.action_kind = action
         self._setup(
@@ -377,6 +420,11 @@ class HostVectorEnv(_CoreVectorBase):
         )
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
+
+    @property
+    def policy_obs(self) -> Dict[str, Any]:
+        """The ``obs`` block of a host policy trained here (see :attr:`HostEnv.policy_obs`)."""
+        return host_policy_obs(self._spec_json)
 
     def _write_actions(self, actions: Any) -> None:
         host_action_rows(self.action_kind, actions, self._act, self.layout.max_subflows)

@@ -2,11 +2,11 @@
 //! newest frame of the observation (features in [`super::features`] order) and the reward
 //! terms ([`Term`]).
 
+use mpsched_transport::observe::flow_sums;
 use mpsched_transport::observe::sample::{
-    delta, delta_f, fill, jitter_ns, shift_frames, shift_rates, ConnSample, FlowSample, SubSnap, SubflowDelta,
-    SubflowSample,
+    delta, delta_f, fill, jitter_ns, shift_frames, shift_rates, ConnSample, SubSnap, SubflowDelta, SubflowSample,
 };
-use mpsched_transport::{Connection, SubflowInfo};
+use mpsched_transport::SubflowInfo;
 
 use super::energy::EnergyMeter;
 use super::features::{ConnFeature, FlowFeature, SubflowFeature};
@@ -263,7 +263,7 @@ impl Env {
             if !spec.host_view() {
                 continue;
             }
-            let mut x = host_flow_sums(c, snap, target);
+            let mut x = flow_sums(c, &mut snap.subs, !target);
             if target {
                 x.sent = target_sent;
             }
@@ -273,33 +273,6 @@ impl Env {
             fill(&mut self.frames[o..o + FlowFeature::COUNT], |f| x.value(f));
         }
     }
-}
-
-/// A flow's sums over its subflows for the host view: bytes sent in the interval (advancing
-/// the snapshot, except for the controlled flow whose counters `record` advanced), window, and
-/// RTT sums over established subflows.
-pub(super) fn host_flow_sums(c: &Connection, snap: &mut FlowSnap, target: bool) -> FlowSample {
-    let mut x = FlowSample::default();
-    let mut n = 0usize;
-    for (i, s) in c.subflows() {
-        let i = i as usize;
-        if !target {
-            if snap.subs.len() <= i {
-                snap.subs.resize(i + 1, SubSnap::default());
-            }
-            x.sent += delta(s.bytes_sent, snap.subs[i].sent);
-            snap.subs[i].sent = s.bytes_sent;
-        }
-        x.cwnd += s.cwnd;
-        x.open += usize::from(s.established);
-        if s.established && s.srtt.0 > 0 {
-            x.srtt += s.srtt.0 as f64;
-            x.rttvar += s.rttvar.0 as f64;
-            n += 1;
-        }
-    }
-    x.n = n.max(1) as f64;
-    x
 }
 
 #[cfg(test)]

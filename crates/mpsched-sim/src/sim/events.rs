@@ -22,7 +22,15 @@ impl Sim {
             if self.finished() {
                 return Stop::Finished;
             }
-            match self.ev.peek_time() {
+            let next = self.ev.peek_time();
+            // A host controller runs after every event of its instant (where a host env pauses),
+            // not at the run's last instant (where the env's episode ends).
+            if self.host_due <= until && self.host_due < end && next.is_none_or(|t| t > self.host_due) {
+                self.now = self.now.max(self.host_due);
+                self.run_hosts();
+                continue;
+            }
+            match next {
                 Some(t) if t <= until => {}
                 next => {
                     if until == end || next.is_none() {

@@ -21,6 +21,7 @@ use crate::scenario::Scenario;
 
 mod events;
 mod flows;
+mod hosts;
 mod net;
 mod output;
 mod sample;
@@ -142,6 +143,9 @@ pub struct Sim {
     /// Scratch for a sample: (path, flow, bytes acknowledged on that path in the bin).
     bin_bytes: Vec<(u16, u32, u64)>,
     all_sized: bool,
+    /// Host controllers (`cc = "policy:PATH"` naming a host policy), and their earliest deadline.
+    hosts: Vec<hosts::HostRt>,
+    host_due: u64,
 }
 
 impl Sim {
@@ -200,7 +204,7 @@ impl Sim {
             })
             .collect();
         let eps = (0..2 * sc.flows.len()).map(|_| Endpoint { conn: None, queued_wake: None, gen: 0 }).collect();
-        Sim {
+        let mut sim = Sim {
             now: 0,
             ev,
             pkts: Vec::with_capacity(1024),
@@ -217,8 +221,12 @@ impl Sim {
             energy: vec![(InterfaceEnergy::default(), 0, 0); sc.paths.len()],
             bin_bytes: Vec::new(),
             all_sized: sc.flows.iter().all(|f| f.size.is_some()),
+            hosts: Vec::new(),
+            host_due: u64::MAX,
             sc,
-        }
+        };
+        sim.build_hosts();
+        sim
     }
 
     /// The resolved scenario.

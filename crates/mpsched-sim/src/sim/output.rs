@@ -23,8 +23,9 @@ pub struct RunOutput {
     pub links: Table,
     /// Counters of the run.
     pub stats: RunStats,
-    /// Per flow scheduled by a trained policy: its name and the policy's decisions with their
-    /// wall-clock latencies (not deterministic: kept out of the summary and the tables).
+    /// Per flow scheduled by a trained policy (its name), and per host controller
+    /// (`host <label>`): the policy's decisions with their wall-clock latencies (not
+    /// deterministic: kept out of the summary and the tables).
     pub decisions: Vec<(String, DecisionStats)>,
 }
 
@@ -85,6 +86,7 @@ impl Sim {
             }
             out.push((self.sc.flows[f].name.clone(), d));
         }
+        out.extend(self.host_decisions().map(|(label, d)| (format!("host {label}"), d.clone())));
         out
     }
 
@@ -95,6 +97,10 @@ impl Sim {
         let rows: Vec<Value> = decisions
             .iter()
             .map(|(name, d)| {
+                if let Some(label) = name.strip_prefix("host ") {
+                    let sha = mpsched_policy::policy_digest(label).and_then(Result::ok);
+                    return json!({"host": self.host_flows(label), "cc": label, "sha256": sha, "decisions": d.decisions});
+                }
                 let def = self.sc.flows.iter().find(|f| &f.name == name).expect("a flow of the scenario");
                 let label = def.scheduler.label();
                 let sha = mpsched_policy::policy_digest(label).and_then(Result::ok);

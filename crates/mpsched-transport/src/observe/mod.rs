@@ -4,11 +4,13 @@
 //! onto a [`Decision`] ([`ActionKind`]).
 
 pub mod features;
+pub mod host;
 mod recorder;
 pub mod sample;
 mod stats;
 
 pub use features::{ConnFeature, FeatureInfo, FeatureKind, FlowFeature, ObsLayout, SeenBy, SubflowFeature};
+pub use host::{flow_sums, host_feature, host_sender_computes, FlowIn, HostLayout, HostRecorder};
 pub use recorder::{feature_name, sender_computes, Recorder, RecorderConfig};
 pub use sample::min_rtt_interval_ns;
 pub use stats::DecisionStats;

@@ -75,6 +75,8 @@ pub struct HostEnv {
     capacity_mbps: f64,
     last_boundary: u64,
     status: StepStatus,
+    /// Frame indices a sender cannot compute, zeroed in observations (`sender_only`; else empty).
+    not_sender: Vec<usize>,
     /// Steps taken in the current episode.
     pub steps: u64,
 }
@@ -84,7 +86,14 @@ impl HostEnv {
     pub fn new(spec: HostSpec, seed: u64) -> Result<HostEnv, ScenarioError> {
         let sim = Self::build(&spec, seed)?;
         let l = spec.layout();
+        let not_sender = match spec.sender_only {
+            true => (0..l.subflow_mask_offset())
+                .filter(|&k| mpsched_transport::observe::host_sender_computes(&l, k) == Some(false))
+                .collect(),
+            false => Vec::new(),
+        };
         let mut env = HostEnv {
+            not_sender,
             host: Vec::new(),
             slot_of: Vec::new(),
             controlled: Vec::new(),
@@ -352,6 +361,9 @@ impl HostEnv {
         let l = self.spec.layout();
         let n = self.frames.len();
         out[..n].copy_from_slice(&self.frames);
+        for &k in &self.not_sender {
+            out[k] = 0.0;
+        }
         let masks = &mut out[n..n + l.mask_len()];
         masks.iter_mut().for_each(|x| *x = 0.0);
         let s = l.max_subflows;

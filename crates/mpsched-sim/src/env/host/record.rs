@@ -4,7 +4,8 @@
 
 use super::{HostEnv, HostTerm, MBPS};
 use crate::env::features::{FlowFeature, SubflowFeature};
-use crate::env::record::{host_flow_sums, record_flow_subflows, Interval, SlotOut};
+use crate::env::record::{record_flow_subflows, Interval, SlotOut};
+use mpsched_transport::observe::flow_sums;
 use mpsched_transport::observe::sample::{delta, fill, shift_frames, shift_rates};
 
 impl HostEnv {
@@ -94,7 +95,7 @@ impl HostEnv {
         let goodput = delivered as f64 * 8.0 / dt / MBPS;
         snap.delivered = now;
         // `record_subflows` advanced the subflow counters (`target`: leave them).
-        let mut x = host_flow_sums(c, snap, true);
+        let mut x = flow_sums(c, &mut snap.subs, false);
         x.sent = sent;
         (x.goodput, x.mss, x.dt) = (goodput, sc.flows[f].subflow.mss.max(1) as f64, dt);
         x.multipath = sc.flows[f].paths.len() > 1;

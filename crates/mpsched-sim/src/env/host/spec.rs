@@ -3,9 +3,9 @@
 
 use serde::Deserialize;
 
-use crate::env::features::{FlowFeature, SubflowFeature};
 use crate::scenario::ScenarioError;
 use crate::Format;
+pub use mpsched_transport::observe::HostLayout;
 use mpsched_transport::{CcSpec, SchedSpec};
 
 /// The action of a host env.
@@ -85,6 +85,10 @@ pub struct HostSpec {
     /// (`external:mode=weights,fallback=...`).
     #[serde(default = "default_fallback")]
     pub fallback: String,
+    /// Observations hold only what the flows' sender computes (receiver and model features
+    /// 0): what a host policy deployed in the sender sees (`cc = "policy:PATH"`).
+    #[serde(default)]
+    pub sender_only: bool,
 }
 
 fn default_format() -> String {
@@ -196,95 +200,6 @@ impl HostSpec {
     }
 }
 
-/// Where everything sits in a host observation: `history` frames, oldest first, then the
-/// masks. A frame holds `max_flows` flow slots; a flow slot holds the flow's [`FlowFeature`]s,
-/// then `max_subflows` slots of [`SubflowFeature`] (subflow i: the flow's i-th path). After the
-/// frames: the subflow mask (`max_flows × max_subflows`, 1 = usable: established, path up —
-/// the action mask of path choices), then the flow mask (`max_flows`, 1 = running).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HostLayout {
-    /// Flow slots.
-    pub max_flows: usize,
-    /// Subflow slots per flow slot.
-    pub max_subflows: usize,
-    /// Frames per observation.
-    pub history: usize,
-}
-
-impl HostLayout {
-    /// Length of one flow slot.
-    pub const fn flow_stride(&self) -> usize {
-        FlowFeature::COUNT + self.max_subflows * SubflowFeature::COUNT
-    }
-
-    /// Offset of flow slot `j` in a frame.
-    pub const fn flow_slot(&self, j: usize) -> usize {
-        j * self.flow_stride()
-    }
-
-    /// Offset of feature `f` of flow slot `j` in a frame.
-    pub const fn flow(&self, j: usize, f: FlowFeature) -> usize {
-        self.flow_slot(j) + f as usize
-    }
-
-    /// Offset of subflow slot `i` of flow slot `j` in a frame.
-    pub const fn subflow_slot(&self, j: usize, i: usize) -> usize {
-        self.flow_slot(j) + FlowFeature::COUNT + i * SubflowFeature::COUNT
-    }
-
-    /// Offset of feature `f` of subflow `i` of flow slot `j` in a frame.
-    pub const fn subflow(&self, j: usize, i: usize, f: SubflowFeature) -> usize {
-        self.subflow_slot(j, i) + f as usize
-    }
-
-    /// Length of one frame.
-    pub const fn frame_len(&self) -> usize {
-        self.max_flows * self.flow_stride()
-    }
-
-    /// Offset of frame `h` (0 = oldest).
-    pub const fn frame(&self, h: usize) -> usize {
-        h * self.frame_len()
-    }
-
-    /// Offset of the subflow mask.
-    pub const fn subflow_mask_offset(&self) -> usize {
-        self.history * self.frame_len()
-    }
-
-    /// Offset of the flow mask.
-    pub const fn flow_mask_offset(&self) -> usize {
-        self.subflow_mask_offset() + self.max_flows * self.max_subflows
-    }
-
-    /// Length of the masks.
-    pub const fn mask_len(&self) -> usize {
-        self.max_flows * (self.max_subflows + 1)
-    }
-
-    /// Length of an observation.
-    pub const fn size(&self) -> usize {
-        self.subflow_mask_offset() + self.mask_len()
-    }
-
-    /// Every offset and length by name (exported to Python).
-    pub fn offsets(&self) -> Vec<(&'static str, usize)> {
-        vec![
-            ("max_flows", self.max_flows),
-            ("max_subflows", self.max_subflows),
-            ("history", self.history),
-            ("flow_len", FlowFeature::COUNT),
-            ("subflow_stride", SubflowFeature::COUNT),
-            ("flow_stride", self.flow_stride()),
-            ("frame_len", self.frame_len()),
-            ("subflow_mask_offset", self.subflow_mask_offset()),
-            ("flow_mask_offset", self.flow_mask_offset()),
-            ("mask_len", self.mask_len()),
-            ("size", self.size()),
-        ]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,18 +212,6 @@ mod tests {
         });
         v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         HostSpec::from_json(&v.to_string())
-    }
-
-    #[test]
-    fn layout_offsets_follow_the_feature_groups() {
-        let l = HostLayout { max_flows: 3, max_subflows: 2, history: 2 };
-        let (nf, ns) = (FlowFeature::COUNT, SubflowFeature::COUNT);
-        assert_eq!(l.flow_stride(), nf + 2 * ns);
-        assert_eq!(l.subflow(1, 1, SubflowFeature::Srtt), l.flow_stride() + nf + ns);
-        assert_eq!(l.flow(2, FlowFeature::Target), 2 * l.flow_stride() + FlowFeature::Target as usize);
-        assert_eq!(l.subflow_mask_offset(), 2 * 3 * l.flow_stride());
-        assert_eq!(l.flow_mask_offset(), l.subflow_mask_offset() + 6);
-        assert_eq!(l.size(), l.flow_mask_offset() + 3);
     }
 
     #[test]

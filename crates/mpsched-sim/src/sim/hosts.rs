@@ -1,0 +1,96 @@
+//! Host controllers (`cc = "policy:PATH"` naming a host policy, DRL-CC's one agent for every
+//! flow of a host): the flows that name one controller form its host (the scenario's flows
+//! are one host: every flow is observed, the naming ones are controlled). A controller runs
+//! at its own deadline, after every other event of that instant — where a host env pauses —
+//! and sets its flows' windows through [`SimHost`].
+
+use mpsched_transport::host::{HostController, HostFlow, HostFlows};
+use mpsched_transport::Instant;
+
+use super::Sim;
+
+/// A host controller and the flows it controls.
+pub(super) struct HostRt {
+    pub(super) ctrl: Box<dyn HostController>,
+    /// Per scenario flow: its windows are this controller's.
+    pub(super) controlled: Vec<bool>,
+}
+
+/// The scenario's flows as a host controller sees them.
+struct SimHost<'a> {
+    sim: &'a mut Sim,
+    controlled: &'a [bool],
+}
+
+impl HostFlows for SimHost<'_> {
+    fn count(&self) -> usize {
+        self.sim.sc.flows.len()
+    }
+    fn flow(&self, i: usize) -> Option<HostFlow<'_>> {
+        let conn = self.sim.eps.get(2 * i)?.conn.as_ref()?;
+        let def = &self.sim.sc.flows[i];
+        Some(HostFlow {
+            conn,
+            done: self.sim.flows[i].done_at.is_some(),
+            controlled: self.controlled[i],
+            multipath: def.paths.len() > 1,
+            mss: def.subflow.mss,
+        })
+    }
+    fn set_cwnd(&mut self, i: usize, subflow: usize, bytes: u64) {
+        if self.controlled.get(i).copied().unwrap_or(false) {
+            self.sim.set_cwnd(i, subflow, bytes);
+        }
+    }
+}
+
+impl Sim {
+    /// One controller per host policy named by a flow's `cc`, its flows marked controlled.
+    pub(super) fn build_hosts(&mut self) {
+        let mut hosts: Vec<HostRt> = Vec::new();
+        for f in 0..self.sc.flows.len() {
+            let label = self.sc.flows[f].cc.label().to_string();
+            if let Some(h) = hosts.iter_mut().find(|h| h.ctrl.name() == label) {
+                h.controlled[f] = true;
+                continue;
+            }
+            let Some(policy) = mpsched_policy::host_policy(&label) else { continue };
+            let Some(ctrl) = mpsched_policy::PolicyHost::new(&label, &policy, Instant(0)) else { continue };
+            let mut controlled = vec![false; self.sc.flows.len()];
+            controlled[f] = true;
+            hosts.push(HostRt { ctrl: Box::new(ctrl), controlled });
+        }
+        self.hosts = hosts;
+        self.update_host_due();
+    }
+
+    /// The earliest host deadline (`u64::MAX` without one): the event loop compares one number.
+    fn update_host_due(&mut self) {
+        self.host_due = self.hosts.iter().filter_map(|h| h.ctrl.poll_timeout()).map(|t| t.0).min().unwrap_or(u64::MAX);
+    }
+
+    /// Runs every host controller due at `self.now`, in host order.
+    pub(super) fn run_hosts(&mut self) {
+        let mut hosts = std::mem::take(&mut self.hosts);
+        let now = self.now;
+        for h in hosts.iter_mut() {
+            if h.ctrl.poll_timeout().is_some_and(|t| t.0 <= now) {
+                let HostRt { ctrl, controlled } = h;
+                ctrl.handle_timeout(Instant(now), &mut SimHost { sim: self, controlled });
+            }
+        }
+        self.hosts = hosts;
+        self.update_host_due();
+    }
+
+    /// Each host controller's label and decisions.
+    pub(super) fn host_decisions(&self) -> impl Iterator<Item = (&str, &mpsched_transport::observe::DecisionStats)> {
+        self.hosts.iter().filter_map(|h| Some((h.ctrl.name(), h.ctrl.decision_stats()?)))
+    }
+
+    /// The flows host controller `label` controls, by name.
+    pub(super) fn host_flows(&self, label: &str) -> Vec<&str> {
+        let Some(h) = self.hosts.iter().find(|h| h.ctrl.name() == label) else { return Vec::new() };
+        self.sc.flows.iter().zip(&h.controlled).filter(|(_, &c)| c).map(|(f, _)| f.name.as_str()).collect()
+    }
+}
