@@ -47,7 +47,7 @@ def _load_results_or_fail(results: Path) -> Dataset:
 def _print_dataset_summary(console: Console, ds: Dataset) -> None:
     from ..report import summary_table, text_columns
 
-    headers, rows = summary_table(summarize(ds.flows, ds.variants))
+    headers, rows = summary_table(summarize(ds.flows, ds.variants, ds.fairness))
     if ds.kind == "run":
         title = f"{ds.scenario}: run {ds.path.name}, seed {ds.seeds[0]}"
     else:
@@ -287,8 +287,8 @@ def report_command(
 ) -> None:
     """Write a one-page report: a per-variant summary table and the figures.
 
-    The table gives, per scheduler (and cc), means over seeds of goodput (± 95 % CI), flow
-    completion time, retransmits, RTOs, reinjected bytes and head-of-line figures. The
+    The table gives, per scheduler (and cc), means over seeds of goodput (± 95 % CI), Jain's
+    fairness index (± 95 % CI), flow completion time, retransmits, RTOs, reinjected bytes and head-of-line figures. The
     figures are drawn as PNG into `RESULTS/plots/`; the report goes to `RESULTS/report.md`
     (or `report.html`).
     """
