@@ -127,7 +127,7 @@ def compare_command(
     run's rows and the columns `run_id`, `scheduler`, `cc`, `params` and `seed` first, and
     `compare.json` (the matrix). Fields written `{ range = [lo, hi], steps = N }` in the
     scenario are swept: one variant per value (`params`, e.g. `path2.delay_ms=40`). Each run appears complete or not at all; running the same command again
-    skips finished runs. Prints per-variant means over seeds. Sweeps: docs/scenarios.md (Parameter ranges); outputs: docs/scenarios.md (Outputs).
+    skips finished runs. Prints per-variant means over seeds (goodput, Jain's fairness index, ...). Sweeps: docs/scenarios.md (Parameter ranges); outputs: docs/scenarios.md (Outputs).
     """
     load_plugins(plugin)
     try:
