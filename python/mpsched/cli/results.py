@@ -63,7 +63,7 @@ def compare_command(
             "--scheduler",
             metavar="NAMES",
             help="Comma-separated schedulers (e.g. `minrtt,blest,ecf,redundant`), each applied to "
-            "every multipath flow (a flow with `paths`); trained policies too: `edar` (shipped "
+            "every multipath flow (a flow or workload with `paths`); trained policies too: `edar` (shipped "
             "checkpoint), `edar:CHECKPOINT`; Python schedulers of `--plugin` files. "
             "Default: as in the scenario.",
             show_default=False,
@@ -76,7 +76,7 @@ def compare_command(
             "--cc",
             metavar="NAMES",
             help="Comma-separated congestion controls (e.g. `lia,olia`), each applied to every "
-            "flow. Default: as in the scenario.",
+            "flow and workload. Default: as in the scenario.",
             show_default=False,
         ),
     ] = None,
