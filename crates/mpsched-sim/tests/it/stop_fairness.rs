@@ -44,6 +44,27 @@ fn a_stopped_flow_sends_nothing_more() {
     assert_eq!(out.stats.sim_ns, 12_000_000_000);
 }
 
+/// Stepping a simulation: a stopped flow is done for whoever drives it (a learning env frees
+/// its slot) and stopped; a running one is neither.
+#[test]
+fn a_stopped_flow_is_done() {
+    let text = format!(
+        "[sim]\nduration_s = 5\n{PATHS}\n[[flows]]\nname = \"x\"\npath = \"a\"\nstop_s = 2\n[[flows]]\nname = \"y\"\npath = \"b\"\n"
+    );
+    let mut sim =
+        mpsched_sim::Sim::new(mpsched_sim::parse_text(&text, "<test>", mpsched_sim::Format::Toml, None).unwrap());
+    assert_eq!(sim.advance(1_999_999_999), mpsched_sim::Stop::Deadline);
+    assert!(!sim.flow_done(0) && !sim.flow_stopped(0));
+    assert_eq!(sim.advance(2_000_000_000), mpsched_sim::Stop::Deadline);
+    assert!(sim.flow_done(0) && sim.flow_stopped(0));
+    assert!(!sim.flow_done(1) && !sim.flow_stopped(1));
+    let sent: u64 = sim.connection(0).unwrap().subflows().map(|(_, s)| s.bytes_sent).sum();
+    assert_eq!(sim.run().sim_ns, 5_000_000_000);
+    let after: u64 = sim.connection(0).unwrap().subflows().map(|(_, s)| s.bytes_sent).sum();
+    assert_eq!(after, sent, "nothing sent after the stop");
+    assert!(sent > 0);
+}
+
 /// A sized flow that completes before its stop time is unaffected by it; a run whose flows all
 /// end by themselves (sized or stopped) ends with the last of them.
 #[test]
