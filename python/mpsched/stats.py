@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["t_quantile_975", "mean_ci", "SummaryRow", "summarize"]
+__all__ = ["t_quantile_975", "mean_ci", "SummaryRow", "summarize", "jain_columns"]
 
 # Two-sided 95 % quantiles of Student's t distribution (the 0.975 quantile) for 1..30 degrees
 # of freedom; beyond 30 a Cornish-Fisher expansion around the normal quantile is used.
@@ -95,6 +95,23 @@ class SummaryRow:
     jain_all: Optional[float] = None
     jain_all_ci: Optional[float] = None
     all_flows: int = 0
+
+
+def jain_columns(fairness: Optional["pd.DataFrame"]) -> List[str]:
+    """The Jain columns of a per-run fairness table (:attr:`mpsched.dataset.Dataset.fairness`)
+    that say something: ``jain_mptcp`` if some run had two MPTCP flows or more (over one flow
+    the index is 1 whatever happens), ``jain_all`` if some run had two flows or more and not
+    only MPTCP ones (else it repeats ``jain_mptcp``). Each needs a defined value somewhere."""
+    if fairness is None or fairness.empty:
+        return []
+    out = []
+    mptcp = fairness["mptcp_flows"] > 1
+    if (mptcp & fairness["jain_mptcp"].notna()).any():
+        out.append("jain_mptcp")
+    mixed = (fairness["all_flows"] > 1) & (fairness["all_flows"] != fairness["mptcp_flows"])
+    if (mixed & fairness["jain_all"].notna()).any():
+        out.append("jain_all")
+    return out
 
 
 def _fairness(fairness: Optional["pd.DataFrame"], variant: str) -> Dict[str, Any]:

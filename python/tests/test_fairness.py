@@ -145,3 +145,20 @@ def test_cli_compare_prints_the_jain_columns(cli, fair_toml):
     proc = cli("compare", str(fair_toml), "--cc", "lia,olia", "--seeds", "1-2", "--out", "cmp")
     assert proc.returncode == 0, proc.stderr
     assert "Jain (MPTCP)" in proc.stdout and "Jain (all)" in proc.stdout
+
+
+def test_fairness_figure_has_a_panel_per_informative_index(fair_toml, mini_toml, tmp_path):
+    from mpsched.plot import fairness_bars, figure_specs
+    from mpsched.stats import jain_columns
+
+    run_sweep(build_matrix(fair_toml, [1, 2], None, ["lia", "olia"]), tmp_path / "a", jobs=1)
+    ds = load_results(tmp_path / "a")
+    assert jain_columns(ds.fairness) == ["jain_mptcp", "jain_all"]
+    assert "fairness_bars" in [s.name for s in figure_specs(ds)]
+    fig = fairness_bars(ds)
+    assert [ax.get_title() for ax in fig.axes] == ["over the MPTCP flows", "over all flows"]
+    # One run (no variants to compare) or no fairness data: no figure.
+    single = tmp_path / "run"
+    write_results(mpsched.run(fair_toml), single)
+    assert "fairness_bars" not in [s.name for s in figure_specs(load_results(single))]
+    assert jain_columns(None) == []

@@ -20,6 +20,7 @@ from mpsched.sweep import MANIFEST, run_sweep
 
 COMPARE_FIGURES = [
     "cwnd_rtt",
+    "fairness_bars",  # Jain's index over all flows (the MPTCP flow and the TCP flow)
     "goodput_bars",
     "goodput_flows",
     "goodput_subflows",

@@ -248,8 +248,8 @@ def plot_command(
 
     Goodput over time per flow and per subflow, congestion window and RTT per subflow,
     out-of-order bytes over time (head-of-line blocking), the CDF of flow completion times
-    (sized flows), and for `compare` results mean goodput per variant with 95 % confidence
-    intervals across seeds. Same results, byte-identical files.
+    (sized flows), and for `compare` results mean goodput and Jain's fairness index per
+    variant with 95 % confidence intervals across seeds. Same results, byte-identical files.
     """
     require_extra(["matplotlib"], "mpsched plot")
     from .. import plot
