@@ -8,15 +8,16 @@ with one variant and one seed.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 import pyarrow.parquet as pq
 
 from .matrix import run_labels
-from .sweep import FLOW_RENAMES, MANIFEST, RUN_KEYS
+from .sweep import FLOW_RENAMES, MANIFEST, RUN_KEYS, RUNS_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,10 +27,15 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ResultsError", "Dataset", "load_results"]
+__all__ = ["ResultsError", "Dataset", "load_results", "FAIRNESS_COLUMNS"]
 
 # The tables plots and reports use (links are not needed).
 _TABLES = ("flows", "subflows", "timeseries")
+
+#: Columns of :attr:`Dataset.fairness`, from each run summary's ``fairness`` (docs/scenarios.md,
+#: Outputs): Jain's index of the flows' goodputs over the MPTCP flows and over all flows, and
+#: the number of flows in each (an undefined index is NaN).
+FAIRNESS_COLUMNS = ("jain_mptcp", "mptcp_flows", "jain_all", "all_flows")
 
 
 class ResultsError(ValueError):
@@ -50,6 +56,8 @@ class Dataset:
         variants: the variant labels in matrix order: the axes that vary among scheduler, cc
             and swept parameters (``params``), joined by `` / ``; the scheduler if none does.
         seeds: the seeds, in matrix order.
+        fairness: one row per run (the same keys first, then :data:`FAIRNESS_COLUMNS`) from
+            the run summaries' ``fairness``; None when not loaded (a dataset built by hand).
     """
 
     path: Path
@@ -60,6 +68,7 @@ class Dataset:
     timeseries: "pd.DataFrame"
     variants: Tuple[str, ...]
     seeds: Tuple[int, ...]
+    fairness: Optional["pd.DataFrame"] = None
 
     @property
     def runs(self) -> int:
@@ -90,6 +99,28 @@ def _read_table(path: Path) -> "pd.DataFrame":
         raise ResultsError(f"{path}: cannot read ({e})") from None
     except Exception as e:  # noqa: BLE001 - pyarrow.ArrowInvalid and friends
         raise ResultsError(f"{path}: not a Parquet file ({type(e).__name__})") from None
+
+
+def _fairness_values(summary: Any) -> Dict[str, float]:
+    """:data:`FAIRNESS_COLUMNS` of a run summary (NaN where missing, null, or in results written
+    before the summary had ``fairness``)."""
+    fair = summary.get("fairness") if isinstance(summary, dict) else None
+    fair = fair if isinstance(fair, dict) else {}
+    out = {}
+    for column in FAIRNESS_COLUMNS:
+        value = fair.get(column)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        out[column] = float(value) if ok else math.nan
+    return out
+
+
+def _fairness_frame(keys: List[Mapping[str, Any]], summaries: List[Any]) -> "pd.DataFrame":
+    """One row per run: its keys (run keys and variant), then :data:`FAIRNESS_COLUMNS`."""
+    import pandas as pd
+
+    rows = [dict(k, **_fairness_values(s)) for k, s in zip(keys, summaries)]
+    columns = list(RUN_KEYS) + ["variant"] + list(FAIRNESS_COLUMNS)
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _variant_labels(schedulers: List[str], ccs: List[str], params: List[str]) -> List[str]:
@@ -125,12 +156,22 @@ def _load_compare(path: Path) -> Dataset:
         name: _add_variant(_read_table(path / f"{name}.parquet"), variant_of_run)
         for name in _TABLES
     }
+    keys = [
+        {
+            **{k: r.get(k, "") for k in RUN_KEYS},
+            "seed": int(r["seed"]),
+            "variant": label,
+        }
+        for r, label in zip(runs, labels)
+    ]
+    summaries = [_read_json(path / RUNS_DIR / str(r["run_id"]) / "summary.json") for r in runs]
     return Dataset(
         path=path,
         kind="compare",
         scenario=str(manifest.get("scenario_name", path.name)),
         variants=tuple(dict.fromkeys(labels)),
         seeds=tuple(dict.fromkeys(int(r["seed"]) for r in runs)),
+        fairness=_fairness_frame(keys, summaries),
         **tables,
     )
 
@@ -176,6 +217,7 @@ def _load_run(path: Path) -> Dataset:
         scenario=str(summary.get("scenario", path.name)),
         variants=(scheduler,),
         seeds=(seed,),
+        fairness=_fairness_frame([keys], [summary]),
         **tables,
     )
 

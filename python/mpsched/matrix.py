@@ -458,10 +458,22 @@ def expand_sweeps(scenario: Mapping[str, Any], source: Path) -> List[Tuple[str, 
     return out
 
 
+def _tables(scenario: Mapping[str, Any], section: str) -> List[Dict[str, Any]]:
+    """The scenario's tables of ``section`` (malformed entries are left for the core to report)."""
+    entries = scenario.get(section)
+    return [f for f in entries if isinstance(f, dict)] if isinstance(entries, list) else []
+
+
 def _flows(scenario: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    """The scenario's flow tables (malformed entries are left for the core to report)."""
-    flows = scenario.get("flows")
-    return [f for f in flows if isinstance(f, dict)] if isinstance(flows, list) else []
+    """The scenario's flow tables and its workloads' (a ``[[workloads]]`` entry gives the
+    scheduler and cc of every flow it generates)."""
+    return _tables(scenario, "flows") + _tables(scenario, "workloads")
+
+
+def _generated_by(name: Any, workload: Mapping[str, Any]) -> bool:
+    """Whether flow ``name`` is one a workload generated (``<workload>-<i>``)."""
+    prefix = f"{workload.get('name')}-"
+    return isinstance(name, str) and name.startswith(prefix) and name[len(prefix) :].isdigit()
 
 
 def _is_multipath(flow: Mapping[str, Any]) -> bool:
@@ -471,7 +483,8 @@ def _is_multipath(flow: Mapping[str, Any]) -> bool:
 def apply_overrides(
     scenario: Mapping[str, Any], scheduler: Optional[str], cc: Optional[str]
 ) -> Dict[str, Any]:
-    """A copy of ``scenario`` with ``scheduler`` on every multipath flow and ``cc`` on every flow."""
+    """A copy of ``scenario`` with ``scheduler`` on every multipath flow and ``cc`` on every flow
+    (workloads included: they set their flows' algorithms)."""
     out = copy.deepcopy(dict(scenario))
     for flow in _flows(out):
         if scheduler is not None and _is_multipath(flow):
@@ -535,11 +548,17 @@ def run_labels(
 ) -> Tuple[str, str]:
     """(scheduler label, cc label) of a run from its scenario and its flows table's columns.
 
-    The scheduler label joins the schedulers of the multipath flows (``none`` if there are
-    none); the cc label joins every flow's congestion control. Repeats are dropped.
+    The scheduler label joins the schedulers of the multipath flows (those of multipath
+    workloads included; ``none`` if there are none); the cc label joins every flow's
+    congestion control. Repeats are dropped.
     """
-    multipath = {f.get("name") for f in _flows(scenario) if _is_multipath(f)}
-    scheduler = _join_unique(s for n, s in zip(names, schedulers) if n in multipath) or "none"
+    multipath = {f.get("name") for f in _tables(scenario, "flows") if _is_multipath(f)}
+    generators = [w for w in _tables(scenario, "workloads") if _is_multipath(w)]
+
+    def is_multipath(name: str) -> bool:
+        return name in multipath or any(_generated_by(name, w) for w in generators)
+
+    scheduler = _join_unique(s for n, s in zip(names, schedulers) if is_multipath(n)) or "none"
     return scheduler, _join_unique(ccs) or "none"
 
 
@@ -552,6 +571,9 @@ def _check_variant(scenario: Dict[str, Any], loaded: LoadedScenario) -> Tuple[st
     probe = copy.deepcopy(scenario)
     sim = probe.get("sim")
     if isinstance(sim, dict) and isinstance(sim.get("duration_s"), (int, float)):
+        # Workloads generate their flows until the end of the real run, not of the probe.
+        for workload in _tables(probe, "workloads"):
+            workload.setdefault("stop_s", sim["duration_s"])
         sim["duration_s"] = min(sim["duration_s"], _CHECK_DURATION_S)
     try:
         flows = run_scenario(probe).flows
@@ -596,7 +618,7 @@ def build_matrix(
     points = _sweep_points(find_sweeps(scenario, scenario_path))
     if schedulers is not None and not any(_is_multipath(f) for f in _flows(scenario)):
         raise MatrixError(
-            f"--scheduler: {scenario_path} has no multipath flow (a flow with 'paths') "
+            f"--scheduler: {scenario_path} has no multipath flow (a flow or workload with 'paths') "
             "for a scheduler to apply to"
         )
     sim = scenario.get("sim") if isinstance(scenario.get("sim"), dict) else {}

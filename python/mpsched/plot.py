@@ -31,7 +31,7 @@ from PIL import Image  # a dependency of matplotlib
 
 from ._atomic import write_file_atomic
 from .dataset import Dataset
-from .stats import mean_ci
+from .stats import jain_columns, mean_ci
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -319,6 +319,25 @@ def goodput_bars(ds: Dataset) -> Figure:
     return fig
 
 
+_JAIN_TITLES = {"jain_mptcp": "over the MPTCP flows", "jain_all": "over all flows"}
+
+
+def fairness_bars(ds: Dataset) -> Figure:
+    """Mean Jain's fairness index of the flows' goodputs per variant, with 95 % confidence
+    intervals across seeds (DRL-CC's Fig. 3b): over the MPTCP flows and over all flows."""
+    columns = jain_columns(ds.fairness)
+    fig, axes = _figure(len(columns), height=2.8)
+    for ax, column in zip(axes[:, 0], columns):
+        _variant_bars(ax, ds, ds.fairness, column, "Jain's index", fmt="{:.3f}")
+        ax.set_ylim(0, 1.15)
+        ax.set_title(_JAIN_TITLES[column])
+    fig.suptitle(
+        f"{ds.scenario}: Jain's fairness index of the flows' goodputs, "
+        f"95 % CI over {len(ds.seeds)} seeds"
+    )
+    return fig
+
+
 def has_energy(ds: Dataset) -> bool:
     """Whether the scenario accounts device energy (paths with an `interface` or `energy`)."""
     return "energy_j" in ds.flows and bool((ds.flows["energy_j"].fillna(0) > 0).any())
@@ -357,6 +376,14 @@ def figure_specs(ds: Dataset) -> List[PlotSpec]:
                 "goodput_bars", "Mean goodput per variant (95 % CI across seeds)", goodput_bars
             )
         )
+        if jain_columns(ds.fairness):
+            specs.append(
+                PlotSpec(
+                    "fairness_bars",
+                    "Jain's fairness index per variant (95 % CI across seeds)",
+                    fairness_bars,
+                )
+            )
     specs += [
         PlotSpec("goodput_subflows", "Goodput per subflow over time", goodput_subflows),
         PlotSpec("cwnd_rtt", "Congestion window and smoothed RTT per subflow", cwnd_rtt),

@@ -34,12 +34,20 @@ NOTES = (
     "interval (Student's t). FCT: mean over the runs in which the flow completed. "
     "Retransmits and RTOs: per run. Reinjected: data resent on another subflow after an RTO "
     "or a path failure. OOO: time-average of out-of-order bytes in the receive buffer "
-    "(head-of-line blocking). rwnd full: time the receive window was closed."
+    "(head-of-line blocking). rwnd full: time the receive window was closed. "
+    "Jain: Jain's fairness index of the flows' goodputs in each run, over the MPTCP flows "
+    "(more than one subflow) and over all flows, then its mean over the runs; a figure of the "
+    "variant, the same on each of its flow rows."
 )
 
 
 def _num(value: Optional[float], fmt: str, scale: float = 1.0) -> str:
     return MISSING if value is None else format(value * scale, fmt)
+
+
+def _with_ci(value: Optional[float], ci: Optional[float], fmt: str) -> str:
+    text = _num(value, fmt)
+    return text if value is None or ci is None else f"{text} ± {format(ci, fmt)}"
 
 
 _TEXT_HEADERS = ("scheduler", "cc", "parameters", "flow")
@@ -59,6 +67,12 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
         ["scheduler", "cc"] + (["parameters"] if swept else []) + (["flow"] if many_flows else [])
     )
     headers += ["runs", "goodput (Mbit/s)"]
+    # A Jain index over fewer than two flows is 1 whatever happens: such a column says nothing.
+    jain_mptcp = any(r.jain_mptcp is not None and r.mptcp_flows > 1 for r in rows)
+    jain_all = any(
+        r.jain_all is not None and r.all_flows > 1 and r.all_flows != r.mptcp_flows for r in rows
+    )
+    headers += (["Jain (MPTCP)"] if jain_mptcp else []) + (["Jain (all)"] if jain_all else [])
     if sized:
         headers += ["FCT (s)", "completed"]
     headers += ["retransmits", "RTOs", "reinjected (kB)", "OOO (kB)", "rwnd full (s)"]
@@ -69,6 +83,10 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
             goodput += f" ± {r.goodput_ci_mbps:.2f}"
         row = [r.scheduler, r.cc] + ([r.params] if swept else []) + ([r.flow] if many_flows else [])
         row += [str(r.runs), goodput]
+        if jain_mptcp:
+            row.append(_with_ci(r.jain_mptcp, r.jain_mptcp_ci, ".3f"))
+        if jain_all:
+            row.append(_with_ci(r.jain_all, r.jain_all_ci, ".3f"))
         if sized:
             row += [_num(r.fct_s, ".3f"), f"{r.completed}/{r.runs}" if r.sized else MISSING]
         row += [
@@ -104,7 +122,7 @@ def _md_escape(text: str) -> str:
 
 def markdown_report(ds: Dataset, figures: Sequence[Tuple[str, str]]) -> str:
     """The report as Markdown; ``figures`` are (caption, path relative to the report)."""
-    headers, cells = summary_table(summarize(ds.flows, ds.variants))
+    headers, cells = summary_table(summarize(ds.flows, ds.variants, ds.fairness))
     lines = [f"# {_title(ds)}", "", _description(ds), "", "## Summary", ""]
     lines.append("| " + " | ".join(headers) + " |")
     text_cols = text_columns(headers)  # then numbers, right-aligned
@@ -139,7 +157,7 @@ def _inline_code(text: str) -> str:
 
 def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
     """The report as one self-contained HTML page; ``figures`` are (caption, PNG bytes)."""
-    headers, cells = summary_table(summarize(ds.flows, ds.variants))
+    headers, cells = summary_table(summarize(ds.flows, ds.variants, ds.fairness))
     text_cols = text_columns(headers)
     e = html.escape
 

@@ -130,8 +130,10 @@ class Results:
 
     Attributes:
         summary: the run summary: ``scenario``, ``seed``, ``profile``, ``duration_s``,
-            ``end_s``, ``flows`` (list of per-flow dicts), ``links`` (list of per-link dicts)
-            and ``stats`` (``events``, ``packets``, ``sim_seconds``).
+            ``end_s``, ``flows`` (list of per-flow dicts), ``links`` (list of per-link dicts),
+            ``fairness`` (Jain's index of the flows' goodputs: ``jain_mptcp`` over the
+            multipath flows, ``jain_all`` over every flow, None when undefined) and ``stats``
+            (``events``, ``packets``, ``sim_seconds``).
         resolved_toml: the scenario as TOML text, every default filled in.
         flows: one row per flow (goodput, bytes delivered, flow completion time, HoL figures...).
         subflows: one row per subflow of every flow (path, bytes sent, losses, RTT...).

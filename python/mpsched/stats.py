@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["t_quantile_975", "mean_ci", "SummaryRow", "summarize"]
+__all__ = ["t_quantile_975", "mean_ci", "SummaryRow", "summarize", "jain_columns"]
 
 # Two-sided 95 % quantiles of Student's t distribution (the 0.975 quantile) for 1..30 degrees
 # of freedom; beyond 30 a Cornish-Fisher expansion around the normal quantile is used.
@@ -86,18 +86,63 @@ class SummaryRow:
     mean_ooo_bytes: Optional[float]
     rwnd_full_s: Optional[float]
     params: str = ""  # the swept parameters' values of the variant (empty without sweeps)
+    # Jain's fairness index of the run's flows' goodputs (a per-run figure: the same for every
+    # flow row of the variant), mean and 95 % CI half-width over the runs where it is defined,
+    # over the MPTCP flows and over all flows; the most flows it covered in one run.
+    jain_mptcp: Optional[float] = None
+    jain_mptcp_ci: Optional[float] = None
+    mptcp_flows: int = 0
+    jain_all: Optional[float] = None
+    jain_all_ci: Optional[float] = None
+    all_flows: int = 0
 
 
-def summarize(flows: "pd.DataFrame", variants: Sequence[str]) -> List[SummaryRow]:
+def jain_columns(fairness: Optional["pd.DataFrame"]) -> List[str]:
+    """The Jain columns of a per-run fairness table (:attr:`mpsched.dataset.Dataset.fairness`)
+    that say something: ``jain_mptcp`` if some run had two MPTCP flows or more (over one flow
+    the index is 1 whatever happens), ``jain_all`` if some run had two flows or more and not
+    only MPTCP ones (else it repeats ``jain_mptcp``). Each needs a defined value somewhere."""
+    if fairness is None or fairness.empty:
+        return []
+    out = []
+    mptcp = fairness["mptcp_flows"] > 1
+    if (mptcp & fairness["jain_mptcp"].notna()).any():
+        out.append("jain_mptcp")
+    mixed = (fairness["all_flows"] > 1) & (fairness["all_flows"] != fairness["mptcp_flows"])
+    if (mixed & fairness["jain_all"].notna()).any():
+        out.append("jain_all")
+    return out
+
+
+def _fairness(fairness: Optional["pd.DataFrame"], variant: str) -> Dict[str, Any]:
+    """The Jain fields of :class:`SummaryRow` for one variant (defaults without fairness data)."""
+    if fairness is None or fairness.empty:
+        return {}
+    sel = fairness[fairness["variant"] == variant]
+    if sel.empty:
+        return {}
+    out: Dict[str, Any] = {}
+    for which, count in (("jain_mptcp", "mptcp_flows"), ("jain_all", "all_flows")):
+        out[which], out[f"{which}_ci"] = mean_ci(sel[which])
+        most = sel[count].max()
+        out[count] = 0 if math.isnan(most) else int(most)
+    return out
+
+
+def summarize(
+    flows: "pd.DataFrame", variants: Sequence[str], fairness: Optional["pd.DataFrame"] = None
+) -> List[SummaryRow]:
     """Per-variant, per-flow means over runs of a flows table with ``variant`` and run columns.
 
     ``flows`` is the flows table of a :class:`~mpsched.dataset.Dataset` (one row per run and
-    flow); rows come out in ``variants`` order, then in flow order.
+    flow); rows come out in ``variants`` order, then in flow order. ``fairness``, the dataset's
+    per-run fairness table, adds each variant's mean Jain indices with their 95 % CIs.
     """
     rows: List[SummaryRow] = []
     flow_names = list(dict.fromkeys(flows["name"]))
     for variant in variants:
         of_variant = flows[flows["variant"] == variant]
+        fair = _fairness(fairness, variant)
         for flow in flow_names:
             sel = of_variant[of_variant["name"] == flow]
             if sel.empty:
@@ -124,6 +169,7 @@ def summarize(flows: "pd.DataFrame", variants: Sequence[str]) -> List[SummaryRow
                     mean_ooo_bytes=_mean(sel["mean_ooo_bytes"]),
                     rwnd_full_s=_mean(sel["rwnd_full_s"]),
                     params=str(first["params"]) if "params" in sel.columns else "",
+                    **fair,
                 )
             )
     return rows

@@ -126,6 +126,62 @@ def test_matrix_without_overrides_labels_from_the_scenario(mini_toml):
     assert (run.run_id, run.scheduler, run.cc, run.seed) == ("seed1", "minrtt", "lia+cubic", 1)
 
 
+WORKLOAD_TOML = """\
+[sim]
+duration_s = 1.0
+
+[[paths]]
+name = "a"
+rate_mbps = 10.0
+delay_ms = 10.0
+
+[[paths]]
+name = "b"
+rate_mbps = 5.0
+delay_ms = 20.0
+
+[[workloads]]
+name = "w"
+paths = ["a", "b"]
+scheduler = "roundrobin"
+cc = "lia"
+arrival = "periodic"
+start_s = 0.1
+period_s = 0.2
+max_flows = 3
+size = { dist = "fixed", bytes = 20000 }
+
+[[workloads]]
+name = "t"
+path = "a"
+cc = "cubic"
+arrival = "periodic"
+start_s = 0.2
+period_s = 0.5
+max_flows = 1
+size = { dist = "fixed", bytes = 20000 }
+"""
+
+
+def test_overrides_reach_the_flows_of_workloads(tmp_path):
+    """Workloads set the algorithms of the flows they generate: --scheduler (multipath ones)
+    and --cc apply to them, and the labels come from their flows (starting after the check
+    run's 1 ms does not hide them)."""
+    path = tmp_path / "w.toml"
+    path.write_text(WORKLOAD_TOML)
+    (run,) = build_matrix(path, [1]).runs
+    assert (run.scheduler, run.cc) == ("roundrobin", "lia+cubic")
+    m = build_matrix(path, [1], ["blest"], ["olia"])
+    (run,) = m.runs
+    w, t = run.scenario["workloads"]
+    assert (w["scheduler"], w["cc"], t["cc"]) == ("blest", "olia", "olia")
+    assert "scheduler" not in t
+    flows = mpsched.run(run.scenario).flows
+    assert flows.column("name").to_pylist() == ["w-0", "w-1", "w-2", "t-0"]
+    assert flows.column("scheduler").to_pylist()[:3] == ["blest"] * 3
+    assert set(flows.column("cc").to_pylist()) == {"olia"}
+
+
 def test_scheduler_needs_a_multipath_flow(fast_toml):
     with pytest.raises(MatrixError, match="no multipath flow"):
         build_matrix(fast_toml, [1], ["blest"])

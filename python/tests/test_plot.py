@@ -20,6 +20,7 @@ from mpsched.sweep import MANIFEST, run_sweep
 
 COMPARE_FIGURES = [
     "cwnd_rtt",
+    "fairness_bars",  # Jain's index over all flows (the MPTCP flow and the TCP flow)
     "goodput_bars",
     "goodput_flows",
     "goodput_subflows",
@@ -89,8 +90,10 @@ def test_report_has_the_summary_table_and_the_figures(cli, compare_dir):
     proc = cli("report", str(compare_dir))
     assert proc.returncode == 0, proc.stderr
     text = (compare_dir / "report.md").read_text()
+    # One MPTCP flow and a TCP flow: Jain's index over all flows only (over one flow it is 1).
     header = (
-        "| scheduler | cc | flow | runs | goodput (Mbit/s) | FCT (s) | completed | retransmits |"
+        "| scheduler | cc | flow | runs | goodput (Mbit/s) | Jain (all) | FCT (s) | completed "
+        "| retransmits |"
     )
     assert header in text
     rows = [

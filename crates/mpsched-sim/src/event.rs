@@ -20,6 +20,8 @@ pub enum Kind {
     Wake,
     /// A flow starts (`a` = flow).
     FlowStart,
+    /// A flow's application stops (`a` = flow).
+    FlowStop,
     /// A path (interface) event (`a` = index in the scenario's events).
     PathEvent,
     /// Periodic metrics sample.

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod energy;
 pub mod env;
 pub mod event;
+pub mod fairness;
 pub mod handoff;
 pub mod link;
 #[cfg(feature = "olms")]

@@ -47,7 +47,7 @@ def _load_results_or_fail(results: Path) -> Dataset:
 def _print_dataset_summary(console: Console, ds: Dataset) -> None:
     from ..report import summary_table, text_columns
 
-    headers, rows = summary_table(summarize(ds.flows, ds.variants))
+    headers, rows = summary_table(summarize(ds.flows, ds.variants, ds.fairness))
     if ds.kind == "run":
         title = f"{ds.scenario}: run {ds.path.name}, seed {ds.seeds[0]}"
     else:
@@ -63,7 +63,7 @@ def compare_command(
             "--scheduler",
             metavar="NAMES",
             help="Comma-separated schedulers (e.g. `minrtt,blest,ecf,redundant`), each applied to "
-            "every multipath flow (a flow with `paths`); trained policies too: `edar` (shipped "
+            "every multipath flow (a flow or workload with `paths`); trained policies too: `edar` (shipped "
             "checkpoint), `edar:CHECKPOINT`; Python schedulers of `--plugin` files. "
             "Default: as in the scenario.",
             show_default=False,
@@ -76,7 +76,7 @@ def compare_command(
             "--cc",
             metavar="NAMES",
             help="Comma-separated congestion controls (e.g. `lia,olia`), each applied to every "
-            "flow. Default: as in the scenario.",
+            "flow and workload. Default: as in the scenario.",
             show_default=False,
         ),
     ] = None,
@@ -127,7 +127,7 @@ def compare_command(
     run's rows and the columns `run_id`, `scheduler`, `cc`, `params` and `seed` first, and
     `compare.json` (the matrix). Fields written `{ range = [lo, hi], steps = N }` in the
     scenario are swept: one variant per value (`params`, e.g. `path2.delay_ms=40`). Each run appears complete or not at all; running the same command again
-    skips finished runs. Prints per-variant means over seeds. Sweeps: docs/scenarios.md (Parameter ranges); outputs: docs/scenarios.md (Outputs).
+    skips finished runs. Prints per-variant means over seeds (goodput, Jain's fairness index, ...). Sweeps: docs/scenarios.md (Parameter ranges); outputs: docs/scenarios.md (Outputs).
     """
     load_plugins(plugin)
     try:
@@ -248,8 +248,8 @@ def plot_command(
 
     Goodput over time per flow and per subflow, congestion window and RTT per subflow,
     out-of-order bytes over time (head-of-line blocking), the CDF of flow completion times
-    (sized flows), and for `compare` results mean goodput per variant with 95 % confidence
-    intervals across seeds. Same results, byte-identical files.
+    (sized flows), and for `compare` results mean goodput and Jain's fairness index per
+    variant with 95 % confidence intervals across seeds. Same results, byte-identical files.
     """
     require_extra(["matplotlib"], "mpsched plot")
     from .. import plot
@@ -287,8 +287,8 @@ def report_command(
 ) -> None:
     """Write a one-page report: a per-variant summary table and the figures.
 
-    The table gives, per scheduler (and cc), means over seeds of goodput (± 95 % CI), flow
-    completion time, retransmits, RTOs, reinjected bytes and head-of-line figures. The
+    The table gives, per scheduler (and cc), means over seeds of goodput (± 95 % CI), Jain's
+    fairness index (± 95 % CI), flow completion time, retransmits, RTOs, reinjected bytes and head-of-line figures. The
     figures are drawn as PNG into `RESULTS/plots/`; the report goes to `RESULTS/report.md`
     (or `report.html`).
     """

@@ -93,17 +93,15 @@ impl Resolver<'_> {
     ) -> Result<(), ScenarioError> {
         for (i, w) in std::mem::take(&mut file.workloads).into_iter().enumerate() {
             let f = format!("workloads[{i}]");
-            w.size.validate().map_err(|e| self.err(&format!("{f}.size"), e))?;
+            if let Some(size) = &w.size {
+                size.validate().map_err(|e| self.err(&format!("{f}.size"), e))?;
+            }
+            let flow_duration = match w.flow_duration_s {
+                Some(d) => Some(self.duration(&format!("{f}.flow_duration_s"), d, 1.0)? as f64 / 1e9),
+                None => None,
+            };
             let (rate, period) = match w.arrival.as_str() {
-                "poisson" => (
-                    Some(self.positive(
-                        &format!("{f}.rate_per_s"),
-                        w.rate_per_s.ok_or_else(|| {
-                            self.err(&format!("{f}.rate_per_s"), "missing: expected arrivals per second")
-                        })?,
-                    )?),
-                    None,
-                ),
+                "poisson" => (Some(self.poisson_rate(&f, w.rate_per_s, w.rate_per_min)?), None),
                 "periodic" => {
                     let p = w
                         .period_s
@@ -120,7 +118,8 @@ impl Resolver<'_> {
             let mut rng = Rng::stream(seed, &format!("workload/{}", w.name));
             let times = arrivals(&mut rng, rate, period, start, stop, w.max_flows.unwrap_or(100_000));
             for (k, t) in times.into_iter().enumerate() {
-                let size = w.size.sample(&mut rng);
+                let size = w.size.as_ref().map(|s| s.sample(&mut rng));
+                let start_s = (t * 1e9).round() / 1e9;
                 file.flows.push(FlowSpec {
                     name: format!("{}-{k}", w.name),
                     path: w.path.clone(),
@@ -130,8 +129,9 @@ impl Resolver<'_> {
                     scheduler_params: w.scheduler_params.clone(),
                     decision_interval_ms: None,
                     decision_every_min_rtt: None,
-                    start_s: Some((t * 1e9).round() / 1e9),
-                    size_bytes: Some(size),
+                    start_s: Some(start_s),
+                    stop_s: flow_duration.map(|d| ((start_s + d) * 1e9).round() / 1e9),
+                    size_bytes: size,
                     cc: w.cc.clone(),
                     cc_params: w.cc_params.clone(),
                     mss: None,
@@ -154,6 +154,19 @@ impl Resolver<'_> {
 }
 
 impl Resolver<'_> {
+    /// A Poisson workload's arrival rate per second, from exactly one of `rate_per_s` and
+    /// `rate_per_min`.
+    fn poisson_rate(&self, f: &str, per_s: Option<f64>, per_min: Option<f64>) -> Result<f64, ScenarioError> {
+        match (per_s, per_min) {
+            (Some(r), None) => self.positive(&format!("{f}.rate_per_s"), r),
+            (None, Some(r)) => Ok(self.positive(&format!("{f}.rate_per_min"), r)? / 60.0),
+            (Some(_), Some(_)) => Err(self.err(f, "give either rate_per_s or rate_per_min, not both")),
+            (None, None) => {
+                Err(self.err(&format!("{f}.rate_per_s"), "missing: expected arrivals per second (or rate_per_min)"))
+            }
+        }
+    }
+
     /// A process's `start_s` (default 0) and `stop_s` (default: the end of the simulation, or
     /// the start if that is later), checked: times, and the stop not before the start.
     fn start_stop(

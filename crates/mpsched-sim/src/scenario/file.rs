@@ -98,10 +98,12 @@ pub struct WorkloadSpec {
     pub cc_params: Option<ParamTables>,
     /// Receive buffer, bytes.
     pub rcv_buf_bytes: Option<u64>,
-    /// "poisson" (needs rate_per_s) or "periodic" (needs period_s).
+    /// "poisson" (needs rate_per_s or rate_per_min) or "periodic" (needs period_s).
     pub arrival: String,
-    /// Poisson arrivals per second.
+    /// Poisson arrivals per second ...
     pub rate_per_s: Option<f64>,
+    /// ... or per minute.
+    pub rate_per_min: Option<f64>,
     /// Periodic arrivals: seconds between flows.
     pub period_s: Option<f64>,
     /// Start time, s.
@@ -110,8 +112,11 @@ pub struct WorkloadSpec {
     pub stop_s: Option<f64>,
     /// At most this many flows.
     pub max_flows: Option<usize>,
-    /// Bytes per transfer (none: unlimited).
-    pub size: SizeDist,
+    /// Bytes per transfer (none: unlimited, a bulk flow).
+    pub size: Option<SizeDist>,
+    /// Each flow stops this long after it started (its `stop_s`); none: it runs until it
+    /// completes or the simulation ends.
+    pub flow_duration_s: Option<f64>,
 }
 
 /// `[[events]]`: a path (interface) going down, up, to backup or back to active.
@@ -236,6 +241,9 @@ pub struct FlowSpec {
     pub decision_every_min_rtt: Option<bool>,
     /// Start time, s.
     pub start_s: Option<f64>,
+    /// Stop time, s: the application stops and the connection is closed at once (data not yet
+    /// delivered is abandoned), like an iPerf3 client at the end of its `-t` time.
+    pub stop_s: Option<f64>,
     /// Bytes to transfer (none: unlimited).
     pub size_bytes: Option<u64>,
     /// Congestion control, `name` or `name:key=value,...`.

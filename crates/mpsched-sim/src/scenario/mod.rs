@@ -194,6 +194,8 @@ pub struct FlowDef {
     pub repeat_gap_ns: u64,
     /// Start, ns.
     pub start_ns: u64,
+    /// Stop, ns: the application stops and both connections are dropped (none: never).
+    pub stop_ns: Option<u64>,
     /// Bytes per transfer (none: unlimited).
     pub size: Option<u64>,
     /// The congestion controller with its parameters.

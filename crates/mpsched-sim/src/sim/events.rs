@@ -59,6 +59,7 @@ impl Sim {
             Kind::Arrive => self.arrive(l),
             Kind::Wake => self.wake(e.a as usize, e.b),
             Kind::FlowStart => self.start_flow(e.a as usize),
+            Kind::FlowStop => self.stop_flow(e.a as usize),
             Kind::AppTick => {
                 self.app_tick(e.a as usize);
                 self.drive(2 * e.a as usize);
@@ -114,7 +115,7 @@ impl Sim {
     fn decision_timer(&mut self, flow: u32) -> Stop {
         // One last boundary after the flow completed closes its final interval.
         let f = flow as usize;
-        if self.flows[f].done_at.is_none() {
+        if !self.flow_done(f) {
             let next = self.now + self.decision_interval(f);
             self.ev.push(next, Kind::DecisionTimer, flow, 0);
         }

@@ -23,6 +23,10 @@ impl Sim {
     }
 
     pub(super) fn start_flow(&mut self, f: usize) {
+        // The next download of a repeated transfer, due after the flow stopped.
+        if self.flows[f].stopped_at.is_some() {
+            return;
+        }
         let def = &self.sc.flows[f];
         let mut cfg = ConnConfig {
             subflow: def.subflow.clone(),
@@ -80,10 +84,30 @@ impl Sim {
         }
     }
 
+    /// The application of flow `f` stops at its `stop_s` (an iPerf3 client at the end of its
+    /// time): unless the flow has already completed, both connections are closed at once. They
+    /// stay in place, frozen, for the outputs; their timers are cancelled, they send nothing
+    /// more, and packets still in the network are discarded when they arrive.
+    pub(super) fn stop_flow(&mut self, f: usize) {
+        let rt = &mut self.flows[f];
+        if rt.done_at.is_some() || rt.stopped_at.is_some() {
+            return;
+        }
+        rt.stopped_at = Some(self.now);
+        self.finished_flows += 1;
+        for ep in [2 * f, 2 * f + 1] {
+            self.eps[ep].queued_wake = None;
+            self.eps[ep].gen = self.eps[ep].gen.wrapping_add(1);
+        }
+    }
+
     /// A rate-limited application writes what it has produced by now and schedules its next tick.
     pub(super) fn app_tick(&mut self, f: usize) {
         let def = &self.sc.flows[f];
         let rt = &mut self.flows[f];
+        if rt.stopped_at.is_some() {
+            return;
+        }
         let cap = def.size.unwrap_or(u64::MAX / 4);
         let elapsed = self.now - rt.transfer_start;
         let (due, next) = match def.app {

@@ -54,6 +54,8 @@ struct Endpoint {
 struct FlowRt {
     started: bool,
     done_at: Option<u64>,
+    /// When its application stopped (`stop_s`) before it completed.
+    stopped_at: Option<u64>,
     data_drops: u64,
     /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
     prev: Vec<(u64, u64, u64, u64)>,
@@ -142,6 +144,7 @@ pub struct Sim {
     energy: Vec<(InterfaceEnergy, u64, u64)>,
     /// Scratch for a sample: (path, flow, bytes acknowledged on that path in the bin).
     bin_bytes: Vec<(u16, u32, u64)>,
+    /// Every flow ends by itself: sized, or with a stop time.
     all_sized: bool,
     /// Host controllers (`cc = "policy:PATH"` naming a host policy), and their earliest deadline.
     hosts: Vec<hosts::HostRt>,
@@ -179,6 +182,11 @@ impl Sim {
         for (i, f) in sc.flows.iter().enumerate() {
             ev.push(f.start_ns, Kind::FlowStart, i as u32, 0);
         }
+        for (i, f) in sc.flows.iter().enumerate() {
+            if let Some(stop) = f.stop_ns.filter(|&t| t <= sc.duration_ns) {
+                ev.push(stop, Kind::FlowStop, i as u32, 0);
+            }
+        }
         for (i, e) in sc.events.iter().enumerate() {
             ev.push(e.at_ns, Kind::PathEvent, i as u32, 0);
         }
@@ -189,6 +197,7 @@ impl Sim {
             .map(|_| FlowRt {
                 started: false,
                 done_at: None,
+                stopped_at: None,
                 data_drops: 0,
                 prev: vec![(0, 0, 0, 0)],
                 prev_slots: vec![SlotStats::default()],
@@ -220,7 +229,7 @@ impl Sim {
             pending_decisions: VecDeque::new(),
             energy: vec![(InterfaceEnergy::default(), 0, 0); sc.paths.len()],
             bin_bytes: Vec::new(),
-            all_sized: sc.flows.iter().all(|f| f.size.is_some()),
+            all_sized: sc.flows.iter().all(|f| f.size.is_some() || f.stop_ns.is_some()),
             hosts: Vec::new(),
             host_due: u64::MAX,
             sc,
@@ -252,8 +261,8 @@ impl Sim {
         self.stats()
     }
 
-    /// Whether the run is over early: every flow sized and complete (unless the scenario asks to
-    /// run to its duration, e.g. to account an interface's tail energy).
+    /// Whether the run is over early: every flow sized and complete, or stopped (unless the
+    /// scenario asks to run to its duration, e.g. to account an interface's tail energy).
     fn finished(&self) -> bool {
         self.all_sized && self.sc.stop_when_done && self.finished_flows == self.flows.len()
     }
@@ -292,9 +301,14 @@ impl Sim {
         self.eps[2 * f + 1].conn.as_ref()
     }
 
-    /// Whether flow `f` has completed its transfer(s).
+    /// Whether flow `f` has ended: completed its transfer(s), or stopped at its `stop_s`.
     pub fn flow_done(&self, f: usize) -> bool {
-        self.flows[f].done_at.is_some()
+        self.flows[f].done_at.is_some() || self.flows[f].stopped_at.is_some()
+    }
+
+    /// Whether flow `f`'s application stopped at its `stop_s` (its connections are closed).
+    pub fn flow_stopped(&self, f: usize) -> bool {
+        self.flows[f].stopped_at.is_some()
     }
 
     /// Whether flow `f` has started (its first connection was created).

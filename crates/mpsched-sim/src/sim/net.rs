@@ -34,6 +34,9 @@ impl Sim {
         self.free.push(p);
         let ep = 2 * flow as usize + to_server as usize;
         let now = Instant(self.now);
+        if self.flows[flow as usize].stopped_at.is_some() {
+            return;
+        }
         let Some(conn) = self.eps[ep].conn.as_mut() else { return };
         conn.handle_segment(now, path, &self.pkts[p as usize].seg);
         if to_server {
@@ -77,6 +80,9 @@ impl Sim {
     /// Drains an endpoint's transmissions onto the network and re-arms its wake-up.
     pub(super) fn drive(&mut self, ep: usize) {
         let flow = (ep / 2) as u32;
+        if self.flows[ep / 2].stopped_at.is_some() {
+            return;
+        }
         let to_server = ep.is_multiple_of(2);
         let now = Instant(self.now);
         loop {

@@ -5,6 +5,7 @@ use mpsched_transport::{ConnInfo, Instant, SlotStats, SubflowInfo};
 use serde_json::{json, Value};
 
 use super::{RunStats, Sim, Totals};
+use crate::fairness::jain_index;
 use crate::table::Table;
 
 /// Everything a run produces, in memory.
@@ -51,6 +52,7 @@ impl Sim {
             "subflows": subflow_rows,
             "links": link_rows,
             "interfaces": self.interface_rows(),
+            "fairness": self.fairness(&flow_rows, end),
             "stats": {"events": stats.events, "packets": stats.packets, "sim_seconds": stats.sim_ns as f64 / 1e9},
         });
         let decisions = self.decision_stats();
@@ -69,6 +71,31 @@ impl Sim {
             stats,
             decisions,
         }
+    }
+
+    /// The summary's `fairness`: Jain's fairness index ([`jain_index`]) of the flows'
+    /// `goodput_mbps` (bytes delivered over each flow's active time: the goodput of each flow
+    /// over the run, not a mean over its transfers), over the multipath flows (more than one
+    /// subflow: DRL-CC's Fig. 3b "calculated over all MPTCP flows") and over every flow. Flows
+    /// that had not started by `end` are left out; an index with no flow, or with every goodput
+    /// 0, is null.
+    fn fairness(&self, flow_rows: &[Value], end: u64) -> Value {
+        let (mut mptcp, mut all) = (Vec::new(), Vec::new());
+        for (def, row) in self.sc.flows.iter().zip(flow_rows) {
+            if def.start_ns >= end {
+                continue;
+            }
+            let goodput = row["goodput_mbps"].as_f64().expect("goodput_mbps is a number");
+            all.push(goodput);
+            if def.paths.len() > 1 {
+                mptcp.push(goodput);
+            }
+        }
+        json!({
+            "metric": "goodput_mbps",
+            "jain_mptcp": jain_index(&mptcp), "mptcp_flows": mptcp.len(),
+            "jain_all": jain_index(&all), "all_flows": all.len(),
+        })
     }
 
     /// Each policy-scheduled flow's decisions over all its connections.
@@ -118,7 +145,7 @@ impl Sim {
         let (tot, srtt_ms) = self.connection_totals(f, subflow_rows);
         let (def, rt) = (&self.sc.flows[f], &self.flows[f]);
         let delivered = rt.acc.delivered + rcv.bytes_delivered;
-        let stop = rt.done_at.unwrap_or(end);
+        let stop = rt.done_at.or(rt.stopped_at).unwrap_or(end);
         let active = stop.saturating_sub(def.start_ns) as f64 / 1e9;
         let goodput = if active > 0.0 { delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
         let path = def.paths.iter().map(|&p| self.sc.paths[p as usize].name.as_str()).collect::<Vec<_>>().join("+");

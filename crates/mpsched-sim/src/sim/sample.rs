@@ -71,6 +71,11 @@ impl Sim {
             if !rt.started || self.eps[2 * f].conn.is_none() {
                 continue;
             }
+            // Stopped before the interval that ends now: no row (the sample right after the
+            // stop still counts what was delivered before it).
+            if rt.stopped_at.is_some_and(|s| s + self.sc.sample_ns <= self.now) {
+                continue;
+            }
             let now = Instant(self.now);
             let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
             let app = rcv.bytes_delivered;

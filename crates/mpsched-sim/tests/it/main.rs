@@ -15,6 +15,7 @@ mod peekaboo;
 mod policy_sched;
 mod ranges_traces_handoffs;
 mod recorder;
+mod stop_fairness;
 mod validation;
 mod validation_multipath;
 mod workloads;
