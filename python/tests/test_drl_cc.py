@@ -265,3 +265,24 @@ def test_cli_bad_argument_is_one_line_exit_2(cli, tmp_path: Path, argv, message)
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
     assert not (tmp_path / "t").exists()
+
+
+def test_shipped_default_policy_is_a_default_training() -> None:
+    import mpsched
+
+    shipped = Path(mpsched.__file__).parent / "agents" / "checkpoints" / "drl-cc-default.json"
+    desc, tensors = load_policy(shipped)
+    tr = desc["train"]
+    assert (tr["transitions"], tr["seed"], tr["algorithm"]) == (50_000, 1, "ddpg")
+    defaults = {
+        k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(Args()).items()
+    }
+    assert {k: v for k, v in tr["args"].items() if k != "out"} == {
+        k: v for k, v in defaults.items() if k != "out"
+    }  # trained with today's defaults ...
+    assert tr["scenario_sha256"] == hashlib.sha256(SCENARIO.read_bytes()).hexdigest()  # ... here
+    policy = DrlCcPolicy.load(shipped)
+    obs = _real_obs(30, seed=9)
+    for o, a in zip(obs, policy.act(obs)):
+        ref = reference_act(desc, tensors, o, policy.layout)
+        assert ref is not None and np.max(np.abs(ref - a)) < 1e-5
