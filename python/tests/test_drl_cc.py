@@ -286,3 +286,19 @@ def test_shipped_default_policy_is_a_default_training() -> None:
     for o, a in zip(obs, policy.act(obs)):
         ref = reference_act(desc, tensors, o, policy.layout)
         assert ref is not None and np.max(np.abs(ref - a)) < 1e-5
+
+
+def test_loader_refuses_zero_std_and_bad_clip(trained, tmp_path: Path) -> None:
+    from mpsched.agents.checkpoint import save_checkpoint
+
+    result, _ = trained
+    desc, tensors = load_policy(result.policy)
+    meta = {k: v for k, v in desc.items() if k not in ("format", "weights", "sha256", "tensors")}
+    bad = dict(tensors, obs_std=np.where(np.arange(10) == 3, 0.0, tensors["obs_std"]))
+    save_checkpoint(tmp_path / "std", bad, meta)
+    with pytest.raises(CheckpointError, match="expected every std > 0"):
+        load_policy(tmp_path / "std.json")
+    meta["net"] = dict(meta["net"], normalize=dict(meta["net"]["normalize"], clip=0.0))
+    save_checkpoint(tmp_path / "clip", tensors, meta)
+    with pytest.raises(CheckpointError, match="normalize.clip"):
+        load_policy(tmp_path / "clip.json")

@@ -146,6 +146,7 @@ class DrlCcNet(nn.Module):
         self.critic = mlp(lstm_hidden + n_in + n_actions, hidden, 1)
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        """``clip((x − mean) / std, −clip, clip)`` (the contract's ``net.normalize``)."""
         return torch.clamp((x - self.obs_mean) / self.obs_std, -self.clip, self.clip)
 
     def state(self, seq: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -174,6 +175,7 @@ class DrlCcNet(nn.Module):
 
 
 def make_net(args: Args, n_in: int) -> DrlCcNet:
+    """R, π and Q with the sizes of ``args`` for ``n_in`` inputs per flow."""
     return DrlCcNet(n_in, args.max_subflows, args.lstm_hidden, args.hidden_units, args.obs_clip)
 
 
@@ -214,6 +216,7 @@ class ReplayBuffer:
             self.size = min(self.size + 1, self.capacity)
 
     def sample(self, rng: np.random.Generator, n: int) -> Dict[str, torch.Tensor]:
+        """A mini-batch of ``n`` transitions drawn uniformly with replacement (line 12)."""
         idx = rng.integers(0, self.size, n)
         t = torch.from_numpy
         return {
@@ -250,11 +253,13 @@ class OUNoise:
         self.x = np.zeros(shape, np.float32)
 
     def sample(self) -> np.ndarray:
+        """The next noise value of every env, ``[num_envs, n_actions]``."""
         dx = -self.theta * self.x + self.sigma * self.rng.standard_normal(self.x.shape)
         self.x = (self.x + dx).astype(np.float32)
         return self.x
 
     def reset(self, rows: np.ndarray) -> None:
+        """Restarts the process of the envs in ``rows`` (a new episode)."""
         self.x[rows] = 0.0
 
 
@@ -383,7 +388,11 @@ def expected_shapes(desc: Dict[str, Any], where: Path) -> Dict[str, List[int]]:
     n, hid = len(select), get_field(desc, "net.lstm.hidden", int, where)
     if n == 0 or hid <= 0:
         raise CheckpointError(f"{where}: field 'net.select'/'net.lstm.hidden': empty network")
-    shapes = {"obs_mean": [n], "obs_std": [n]}
+    norm = get_field(desc, "net.normalize", dict, where)
+    clip = norm.get("clip")
+    if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0:
+        raise CheckpointError(f"{where}: field 'net.normalize.clip': expected a number > 0")
+    shapes = {str(norm.get("mean")): [n], str(norm.get("std")): [n]}
     lstm = get_field(desc, "net.lstm", dict, where)
     for key, shape in (("weight_ih", [4 * hid, n]), ("weight_hh", [4 * hid, hid])):
         shapes[str(lstm.get(key))] = shape
@@ -392,6 +401,8 @@ def expected_shapes(desc: Dict[str, Any], where: Path) -> Dict[str, List[int]]:
     declared = get_field(desc, "tensors", dict, where)
     n_in = hid + n
     layers = get_field(desc, "net.actor", list, where)
+    if not layers:
+        raise CheckpointError(f"{where}: field 'net.actor': expected at least one layer")
     for i, name in enumerate(layers):
         w = declared.get(f"{name}.weight")
         n_out = ms if i == len(layers) - 1 else (w[0] if isinstance(w, list) and w else 0)
@@ -412,7 +423,10 @@ def _flow_slot_names(layout: HostLayout) -> List[Tuple[str, str]]:
 
 def load_policy(path: Any) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
     """Reads and checks a DRL-CC policy file; returns (description, tensors)."""
-    desc, tensors, _, _ = load_checkpoint(path, ALGORITHM, expected_shapes)
+    desc, tensors, _, st = load_checkpoint(path, ALGORITHM, expected_shapes)
+    std = desc["net"]["normalize"]["std"]
+    if not np.all(tensors[std] > 0):
+        raise CheckpointError(f"{st}: tensor {std!r}: expected every std > 0")
     return desc, tensors
 
 
@@ -552,6 +566,8 @@ def command_line(args: Args) -> str:
 
 
 def make_envs(args: Args, scenario: Path) -> HostVectorEnv:
+    """``args.num_envs`` hosts of DRL-CC's env: windows of one target flow per epoch (§III-A),
+    reward Σ log goodput (``drl-cc``); one worker thread (results do not depend on it)."""
     return HostVectorEnv(
         scenario, num_envs=args.num_envs, action="cwnd", target="rotate", reward="drl-cc",
         interval=args.interval_ms, max_flows=args.max_flows, max_subflows=args.max_subflows,
