@@ -1,10 +1,12 @@
 """``mpsched train``: train learning agents (sub-commands per algorithm).
 
 ``mpsched train edar`` runs EdAR's offline learning (EdAR-p) and, with ``--steps N``, online
-learning (EdAR-o); see :mod:`mpsched.agents.edar`. Its options are generated from the agent's
-:class:`~mpsched.agents.edar_args.Args` (types, defaults, and help from the field docs), so the
-command and the Python API cannot drift apart. Bad input (a scenario, offline data, an option)
-is one ``error:`` line and exit code 2; a failed run leaves no output directory.
+learning (EdAR-o); see :mod:`mpsched.agents.edar`. ``mpsched train drl-cc`` runs DRL-CC's
+Algorithm 1 (DDPG with an LSTM over the host's flows); see :mod:`mpsched.agents.drl_cc`. Their
+options are generated from the agents' ``Args`` (types, defaults, and help from the field
+docs), so the commands and the Python API cannot drift apart. Bad input (a scenario, offline
+data, an option) is one ``error:`` line and exit code 2; a failed run leaves no output
+directory.
 """
 
 import ast
@@ -17,13 +19,14 @@ from typing import Annotated, Any, Callable, Dict, List, Tuple
 
 import typer
 
+from ..agents.drl_cc_args import Args as DrlCcArgs
 from ..agents.edar_args import Args
 from .errors import OneLineErrorGroup, fail, require_extra
 
 train_app = typer.Typer(
     name="train",
     cls=OneLineErrorGroup,
-    help="Train learning agents (EdAR). Checkpoints: safetensors + JSON; logs: TensorBoard.",
+    help="Train learning agents (EdAR, DRL-CC). Checkpoints: safetensors + JSON; logs: TensorBoard.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="markdown",
@@ -158,3 +161,63 @@ def edar_command(**options: Any) -> None:
 
 
 train_app.command("edar")(_with_signature(edar_command, options_from_args(Args, EDAR_OPTIONS)))
+
+
+#: The Args fields `mpsched train drl-cc` exposes, in --help order.
+DRLCC_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
+    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "total_transitions": (("--transitions",), {"min": 1}),
+    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "num_envs": (("--num-envs",), {"min": 1, "max": 256}),
+    "duration_s": (("--duration",), {"min": 0.1}),
+    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+}
+
+
+def drl_cc_command(**options: Any) -> None:
+    """Train DRL-CC (drl-cc.txt): one DDPG agent with an LSTM representation of the host's
+    flows sets the windows of one target MPTCP flow per epoch (Algorithm 1), offline in the
+    randomised host scenario.
+
+    Writes the policy file `drl-cc.{json,safetensors}` (docs/drl-cc.md) and TensorBoard logs
+    under `runs/` to the output directory.
+    """
+    from rich.console import Console
+
+    from .. import _core
+    from ..agents.drl_cc_args import resolve_scenario
+    from ..scenario import load as load_scenario
+
+    args = DrlCcArgs(**options)
+    try:  # the scenario loader's message, as `mpsched run` gives it
+        args.scenario = str(resolve_scenario(args.scenario))
+        load_scenario(args.scenario)
+    except _core.ScenarioError as e:
+        fail(str(e))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        fail(f"--out: {out}: exists and is not a directory")
+    require_extra(["gymnasium", "torch"], "mpsched train")
+    from ..agents.checkpoint import CheckpointError
+    from ..agents.drl_cc import train as train_drl_cc
+    from ..envs import EnvConfigError
+
+    console = Console(stderr=True)
+    try:
+        result = train_drl_cc(args, log=lambda m: console.print(m))
+    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
+        fail(str(e))
+    except ImportError as e:
+        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
+    console.print(
+        f"trained in {result.wall_s:.1f} s: {result.transitions_per_s:.0f} transitions/s, "
+        f"{result.updates_per_s:.0f} updates/s"
+    )
+    for name, path in result.written.items():
+        typer.echo(f"{name}: {path}")
+
+
+train_app.command("drl-cc")(
+    _with_signature(drl_cc_command, options_from_args(DrlCcArgs, DRLCC_OPTIONS))
+)
