@@ -57,13 +57,21 @@ impl fmt::Display for PolicyError {
 
 impl std::error::Error for PolicyError {}
 
-/// The EdAR checkpoint shipped with mpsched (`edar` without a path), built into the library.
-const EDAR_DEFAULT_JSON: &[u8] =
-    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/mpsched/agents/checkpoints/edar-default.json"));
-const EDAR_DEFAULT_WEIGHTS: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../python/mpsched/agents/checkpoints/edar-default.safetensors"
-));
+/// A policy file shipped with mpsched, built into the library: (name, description, weights).
+macro_rules! shipped {
+    ($($name:literal => $stem:literal,)+) => {
+        const SHIPPED: &[(&str, &[u8], &[u8])] = &[$((
+            $name,
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/mpsched/agents/checkpoints/", $stem, ".json")),
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/mpsched/agents/checkpoints/", $stem, ".safetensors")),
+        ),)+];
+    };
+}
+
+shipped! {
+    "edar" => "edar-default",
+    "drl-cc" => "drl-cc-default",
+}
 
 /// A policy from a read checkpoint.
 pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
@@ -73,18 +81,26 @@ pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
     Ok(Policy { net, role, sha256 })
 }
 
-/// The shipped EdAR policy, built once per process.
-pub fn edar_default() -> Result<Arc<Policy>, PolicyError> {
-    static DEFAULT: Mutex<Option<Arc<Policy>>> = Mutex::new(None);
-    let mut d = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = d.as_ref() {
+/// The shipped policy `name` (`edar`, `drl-cc`), built once per process.
+pub fn shipped(name: &str) -> Result<Arc<Policy>, PolicyError> {
+    static BUILT: Mutex<Vec<(&'static str, Arc<Policy>)>> = Mutex::new(Vec::new());
+    let &(name, json, weights) = SHIPPED
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .ok_or_else(|| PolicyError(format!("no shipped policy {name:?}")))?;
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = built.iter().find(|(n, _)| *n == name) {
         return Ok(p.clone());
     }
-    let name = PathBuf::from("<built-in edar-default>");
-    let p =
-        Arc::new(policy_from(Checkpoint::from_bytes(name.clone(), name, EDAR_DEFAULT_JSON, EDAR_DEFAULT_WEIGHTS)?)?);
-    *d = Some(p.clone());
+    let file = PathBuf::from(format!("<built-in {name}-default>"));
+    let p = Arc::new(policy_from(Checkpoint::from_bytes(file.clone(), file, json, weights)?)?);
+    built.push((name, p.clone()));
     Ok(p)
+}
+
+/// The shipped EdAR policy, built once per process.
+pub fn edar_default() -> Result<Arc<Policy>, PolicyError> {
+    shipped("edar")
 }
 
 /// Files already loaded: (description, its length and mtime, weights' length and mtime).
@@ -137,19 +153,29 @@ fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl 
     Ok(Custom { name: label, factory: Arc::new(|| Box::new(ExternalCc)) })
 }
 
-/// The host policy a congestion-control name stands for (`policy:PATH` naming a host policy),
-/// `None` for any other name: a driver builds one [`PolicyHost`] for the flows that name it.
-pub fn host_policy(cc_label: &str) -> Option<Arc<Policy>> {
-    let (prefix, arg) = cc_label.trim().split_once(':')?;
-    if !prefix.trim().eq_ignore_ascii_case("policy") || arg.trim().is_empty() {
-        return None;
+/// The policy an algorithm name loads: `edar` and `drl-cc` (the shipped ones), and
+/// `edar:PATH`, `drl-cc:PATH`, `policy:PATH` (files); `None` for a name that is no policy.
+fn policy_of(name: &str) -> Option<Result<Arc<Policy>, PolicyError>> {
+    let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
+    match (prefix.trim().to_ascii_lowercase().as_str(), arg.trim()) {
+        (p @ ("edar" | "drl-cc"), "") => Some(shipped(p)),
+        ("edar" | "drl-cc" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
+        _ => None,
     }
-    load(Path::new(arg.trim())).ok().filter(|p| p.host().is_some())
 }
 
-/// Makes the policy schedulers known to the scheduler registry (idempotent): `policy:PATH`
-/// (any policy file), `edar` (the shipped EdAR checkpoint) and `edar:PATH` (an EdAR
-/// checkpoint). Drivers call it once before resolving scenarios (the simulator does).
+/// The host policy a congestion-control name stands for (`drl-cc`, `drl-cc:PATH`, or
+/// `policy:PATH` naming a host policy), `None` for any other name: a driver builds one
+/// [`PolicyHost`] for the flows that name it.
+pub fn host_policy(cc_label: &str) -> Option<Arc<Policy>> {
+    policy_of(cc_label)?.ok().filter(|p| p.host().is_some())
+}
+
+/// Makes the policies known to the registries (idempotent): schedulers `policy:PATH` (any
+/// scheduler policy file), `edar` (the shipped EdAR checkpoint) and `edar:PATH` (an EdAR
+/// checkpoint); congestion controllers `policy:PATH` (any host policy file), `drl-cc` (the
+/// shipped DRL-CC policy) and `drl-cc:PATH`. Drivers call it once before resolving scenarios
+/// (the simulator does).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -179,17 +205,23 @@ pub fn register() {
         });
         SchedSpec::register_loader("policy", policy).expect("not a built-in name");
         SchedSpec::register_loader("edar", edar).expect("not a built-in name");
+        let drl_cc = Arc::new(|arg: &str| {
+            let (label, p) = match arg {
+                "" => ("drl-cc".to_string(), shipped("drl-cc").map_err(|e| e.0)?),
+                a => (format!("drl-cc:{a}"), load(Path::new(a)).map_err(|e| e.0)?),
+            };
+            if !matches!(p.net, AnyNet::DrlCc(_)) {
+                return Err(format!("{arg}: not a DRL-CC policy (\"algorithm\" is not \"drl_cc\"): use policy:{arg}"));
+            }
+            cc_of(label, &p)
+        });
         CcSpec::register_loader("policy", policy_cc).expect("not a built-in name");
+        CcSpec::register_loader("drl-cc", drl_cc).expect("not a built-in name");
     });
 }
 
-/// The SHA-256 and label of the policy a scheduler name loads (`None` for a name that is not
-/// a policy): what a run key and a run's outputs record.
+/// The SHA-256 of the policy a scheduler or congestion-control name loads (`None` for a name
+/// that is not a policy): what a run key and a run's outputs record.
 pub fn policy_digest(name: &str) -> Option<Result<String, PolicyError>> {
-    let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
-    match (prefix.to_ascii_lowercase().as_str(), arg.trim()) {
-        ("edar", "") => Some(edar_default().map(|p| p.sha256.clone())),
-        ("edar" | "policy", a) if !a.is_empty() => Some(load(Path::new(a)).map(|p| p.sha256.clone())),
-        _ => None,
-    }
+    policy_of(name).map(|p| p.map(|p| p.sha256.clone()))
 }
