@@ -47,6 +47,45 @@ def _networks(torch: Any) -> Dict[str, Any]:
     }  # fmt: skip
 
 
+def _drl_cc_row(tmp: Path, rng: Any, decisions: int, repeats: int) -> Dict[str, Any]:
+    """The shipped DRL-CC policy (``cc = "drl-cc"``: LSTM(64) over the running flows, 2×128
+    actor) deciding with 10 running flows of 2 subflows: its file with 16 flow slots (the
+    weights do not depend on the slot count), observations with random states, flows 0-9
+    running, the target rotating over them. PyTorch: the agent's own batched actor
+    (``DrlCcPolicy.act``), one observation per call."""
+    import json
+    import shutil
+
+    from .agents.drl_cc import DrlCcPolicy
+    from .envs.host import HostLayout
+    from .scenario import SCENARIO_DIR
+
+    src = SCENARIO_DIR.parent / "agents" / "checkpoints" / "drl-cc-default"
+    desc = json.loads(src.with_suffix(".json").read_text())
+    desc["obs"]["max_flows"] = 16
+    (tmp / "drl-cc-16.json").write_text(json.dumps(desc))
+    shutil.copy(src.with_suffix(".safetensors"), tmp / "drl-cc-16.safetensors")
+    lay = HostLayout(16, desc["obs"]["max_subflows"], 1)
+    obs = rng.uniform(0.0, 1.0, (decisions, lay.size)).astype(np.float32)
+    o = lay.offsets
+    obs[:, o["flow_mask_offset"] : o["flow_mask_offset"] + 16] = np.arange(16) < 10
+    target = lay.flows(obs)[:, 0, :, list(_flow_features()).index("target")]
+    target[:] = np.arange(16)[None, :] == (np.arange(decisions) % 10)[:, None]
+    pol = _core.Policy(str(tmp / "drl-cc-16.json"))
+    rust = _time(lambda: pol.act(obs), repeats) / decisions
+    torch_pol = DrlCcPolicy.load(tmp / "drl-cc-16.json")
+    one = [obs[i : i + 1] for i in range(min(decisions, 500))]
+    py = _time(lambda: [torch_pol.act(x) for x in one], repeats) / len(one)
+    name = "drl-cc (shipped: LSTM(64) + 2x128, 10 flows)"
+    return {"name": name, "rust_us": rust * 1e6, "torch_us": py * 1e6}
+
+
+def _flow_features() -> Any:
+    from .envs.scheduler import FLOW_FEATURES
+
+    return FLOW_FEATURES
+
+
 def bench_policies(decisions: int = 2000, repeats: int = 5) -> List[Dict[str, Any]]:
     import torch
 
@@ -80,6 +119,7 @@ def bench_policies(decisions: int = 2000, repeats: int = 5) -> List[Dict[str, An
         rows.append(
             {"name": "edar-p (history 6, 4 paths)", "rust_us": rust * 1e6, "torch_us": py * 1e6}
         )
+        rows.append(_drl_cc_row(Path(tmp), rng, decisions, repeats))
     for r in rows:
         r["speedup"] = r["torch_us"] / r["rust_us"]
     return rows

@@ -297,3 +297,16 @@ def test_shipped_drl_cc_beats_lia_in_scenario_1_on_held_out_seeds():
     (row,) = runs["drl-cc"][0].summary["policies"]
     assert row["cc"] == "drl-cc" and row["sha256"] == _core.policy_digest("drl-cc"), row
     assert "policies" not in runs["lia"][0].summary
+
+
+def test_run_cli_takes_cc_and_prints_the_host_policy_latency(tmp_path, cli):
+    sc = {**SCENARIO, "sim": {"duration_s": 1.0, "seed": 1}}
+    (tmp_path / "sc.json").write_text(json.dumps(sc))
+    res = cli("run", "sc.json", "--cc", "drl-cc", "--out", "o")
+    assert res.returncode == 0, res.stderr
+    assert "policy on the host (drl-cc): 9 decisions in Rust" in res.stdout, res.stdout
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert [r["host"] for r in summary["policies"]] == [["m1", "m2", "m3", "tcp"]]
+    res = cli("run", "sc.json", "--cc", "policy:nope.json", "--out", "o2")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "nope.json" in res.stderr and not (tmp_path / "o2").exists()

@@ -93,6 +93,17 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    cc: Annotated[
+        Optional[str],
+        typer.Option(
+            "--cc",
+            metavar="NAME",
+            help="Congestion control for every flow (as `compare --cc`), e.g. `lia`, or a "
+            "trained host policy: `drl-cc` (shipped), `drl-cc:PATH` or `policy:PATH` "
+            "(docs/policies.md).",
+            show_default=False,
+        ),
+    ] = None,
     plugin: PluginOption = None,
 ) -> None:
     """Simulate a scenario and write its results.
@@ -106,7 +117,7 @@ def run_command(
     load_plugins(plugin)
     started = time.perf_counter()
     try:
-        results = run_scenario(_with_scheduler(scenario, scheduler), seed=seed)
+        results = run_scenario(_with_overrides(scenario, scheduler, cc), seed=seed)
     except _core.SchedulerError as e:
         fail(str(e), code=EXIT_FAILURE)
     except _core.ScenarioError as e:
@@ -143,24 +154,29 @@ def print_decisions(console: Console, decisions: dict) -> None:
         )
 
 
-def _with_scheduler(scenario: Path, scheduler: Optional[str]) -> Any:
-    """The scenario path, or (with `--scheduler`) the scenario with that scheduler on every
-    multipath flow, as a dict."""
-    if scheduler is None:
+def _with_overrides(scenario: Path, scheduler: Optional[str], cc: Optional[str]) -> Any:
+    """The scenario path, or (with `--scheduler` / `--cc`) the scenario as a dict with that
+    scheduler on every multipath flow and that congestion control on every flow."""
+    if scheduler is None and cc is None:
         return scenario
     from ..matrix import apply_overrides, load_scenario, resolve_trace_paths
 
-    if not scheduler.strip():
-        fail("--scheduler: expected a scheduler name")
+    for option, value in (("--scheduler", scheduler), ("--cc", cc)):
+        if value is not None and not value.strip():
+            fail(
+                f"{option}: expected a {'scheduler' if option == '--scheduler' else 'congestion control'} name"
+            )
     try:
         sc = load_scenario(scenario)
     except _core.ScenarioError as e:
         fail(str(e))
-    if not any(isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []):
+    if scheduler is not None and not any(
+        isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []
+    ):
         fail(
             f"--scheduler: {scenario} has no multipath flow (a flow with 'paths') for a scheduler to apply to"
         )
-    return resolve_trace_paths(apply_overrides(sc, scheduler, None), scenario.parent)
+    return resolve_trace_paths(apply_overrides(sc, scheduler, cc), scenario.parent)
 
 
 def version_command() -> None:
