@@ -139,10 +139,7 @@ def edar_command(**options: Any) -> None:
             load_scenario(s)
         except _core.ScenarioError as e:
             fail(str(e))
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        fail(f"--out: {out}: exists and is not a directory")
-    require_extra(["gymnasium", "torch"], "mpsched train")
+    _ready_to_train(Path(args.out))
     from ..agents.checkpoint import CheckpointError
     from ..agents.edar import DataError, train
     from ..envs import EnvConfigError
@@ -161,6 +158,13 @@ def edar_command(**options: Any) -> None:
 
 
 train_app.command("edar")(_with_signature(edar_command, options_from_args(Args, EDAR_OPTIONS)))
+
+
+def _ready_to_train(out: Path) -> None:
+    """``--out`` is a directory or does not exist yet, and the ``rl`` extra is installed."""
+    if out.exists() and not out.is_dir():
+        fail(f"--out: {out}: exists and is not a directory")
+    require_extra(["gymnasium", "torch"], "mpsched train")
 
 
 #: The Args fields `mpsched train drl-cc` exposes, in --help order.
@@ -195,10 +199,7 @@ def drl_cc_command(**options: Any) -> None:
         load_scenario(args.scenario)
     except _core.ScenarioError as e:
         fail(str(e))
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        fail(f"--out: {out}: exists and is not a directory")
-    require_extra(["gymnasium", "torch"], "mpsched train")
+    _ready_to_train(Path(args.out))
     from ..agents.checkpoint import CheckpointError
     from ..agents.drl_cc import train as train_drl_cc
     from ..envs import EnvConfigError
