@@ -310,3 +310,29 @@ def test_run_cli_takes_cc_and_prints_the_host_policy_latency(tmp_path, cli):
     res = cli("run", "sc.json", "--cc", "policy:nope.json", "--out", "o2")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "nope.json" in res.stderr and not (tmp_path / "o2").exists()
+
+
+def test_a_host_env_takes_its_flows_from_a_host_policy():
+    """Flows the host env controls run its windows, not a host policy their scenario names:
+    the env over flows named ``cc = "drl-cc"`` is the env over the same flows named LIA."""
+
+    def drive(cc: str):
+        flows = [dict(f, cc=cc) if "paths" in f else f for f in SCENARIO["flows"]]
+        env = HostEnv(
+            {**SCENARIO, "sim": {"duration_s": 1.5, "seed": 1}, "flows": flows},
+            action="cwnd",
+            interval=100.0,
+            max_flows=MAX_FLOWS,
+            max_subflows=MAX_SUBFLOWS,
+        )
+        env.reset(seed=1)
+        done, k = False, 0
+        while not done:
+            k += 1
+            _, _, te, tr, _ = env.step(np.array([0.4, -0.2] if k % 2 else [-0.3, 0.5]))
+            done = te or tr
+        return env.results()
+
+    a, b = drive("drl-cc"), drive("lia")
+    assert a.timeseries.to_pandas().equals(b.timeseries.to_pandas())
+    assert a.summary.get("policies") in (None, [])

@@ -64,6 +64,13 @@ impl Sim {
         self.update_host_due();
     }
 
+    /// Flow `f` is no host controller's any more; controllers without flows are dropped.
+    pub(super) fn release_from_hosts(&mut self, f: usize) {
+        self.hosts.iter_mut().for_each(|h| h.controlled[f] = false);
+        self.hosts.retain(|h| h.controlled.iter().any(|&c| c));
+        self.update_host_due();
+    }
+
     /// The earliest host deadline (`u64::MAX` without one): the event loop compares one number.
     fn update_host_due(&mut self) {
         self.host_due = self.hosts.iter().filter_map(|h| h.ctrl.poll_timeout()).map(|t| t.0).min().unwrap_or(u64::MAX);

@@ -329,6 +329,11 @@ impl Sim {
         if self.flows[f].started {
             return false;
         }
+        if cc.is_some() {
+            // The caller's now: no host controller (`cc = "drl-cc"`) sets its windows, and a
+            // controller left with no flow of its own is gone.
+            self.release_from_hosts(f);
+        }
         let def = &mut self.sc.flows[f];
         if let Some(cc) = cc {
             def.cc = cc;
