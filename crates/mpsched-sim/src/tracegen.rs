@@ -154,6 +154,21 @@ impl SynthParams {
                 ),
             ));
         }
+        // Outages scale the rate outside them up by 1 / (1 − f) = 1 + λ·d: bound the opportunities of a
+        // trace without any outage at that rate (what the generator may have to write).
+        let scale = 1.0 + self.outage_per_min / 60.0 * self.outage_s;
+        if opportunities * scale > MAX_OPPORTUNITIES {
+            return Err((
+                "outage_s",
+                format!(
+                    "outages would take {:.0}% of the time: between them the rate would be {} × mean_mbps, \
+                     {} delivery opportunities, expected at most {MAX_OPPORTUNITIES:.0}",
+                    self.outage_fraction() * 100.0,
+                    approx(scale),
+                    approx(opportunities * scale)
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -171,6 +186,15 @@ impl SynthParams {
     pub fn outage_fraction(&self) -> f64 {
         let ld = self.outage_per_min / 60.0 * self.outage_s;
         ld / (1.0 + ld)
+    }
+}
+
+/// `x` with about three significant digits: `1.33`, `1.67e298`.
+fn approx(x: f64) -> String {
+    if x.abs() < 1e6 {
+        format!("{}", (x * 100.0).round() / 100.0)
+    } else {
+        format!("{x:.2e}")
     }
 }
 
@@ -347,5 +371,25 @@ mod tests {
         s.outage_s = None;
         s.outage_per_min = Some(1e12);
         assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "outage_per_min");
+        // Long outages scale the rate between them up (the long-run mean stays mean_mbps): a
+        // huge outage_s would make a trace of ~1e300 opportunities (the generator never ends).
+        s.outage_per_min = Some(1.0);
+        s.outage_s = Some(1e300);
+        assert_eq!(
+            SynthParams::resolve(&s).unwrap_err(),
+            (
+                "outage_s",
+                "outages would take 100% of the time: between them the rate would be 1.67e298 × mean_mbps, \
+                 8.33e302 delivery opportunities, expected at most 20000000"
+                    .into()
+            )
+        );
+        // ... while ordinary ones are fine (600 s of 1 Mbit/s, 2 outages per minute of 10 s
+        // each: the rate outside them is 1.33 × 1 Mbit/s).
+        s.outage_s = Some(10.0);
+        s.duration_s = Some(600.0);
+        s.mean_mbps = 1.0;
+        s.outage_per_min = Some(2.0);
+        assert!(SynthParams::resolve(&s).is_ok());
     }
 }

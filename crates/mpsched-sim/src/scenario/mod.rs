@@ -123,6 +123,13 @@ pub const MAX_TIME_S: f64 = 1e9;
 /// Highest link or application rate, Mbit/s (10 Tbit/s).
 pub const MAX_RATE_MBPS: f64 = 1e7;
 
+/// Most flows a scenario may hold, workloads' included (and the default cap of a workload):
+/// each holds a connection, and 100,000 of them take about 3 GB.
+pub const MAX_FLOWS: usize = 100_000;
+/// Highest `max_handoffs` of a handoff process (default 10,000); each handoff adds up to four
+/// schedule changes to every link of its path.
+pub const MAX_HANDOFFS: usize = 100_000;
+
 /// Default receive buffer: Linux's tcp_rmem maximum (6 MB).
 pub const DEFAULT_RCV_BUF: u64 = 6 * 1024 * 1024;
 /// Default drop-tail queue of trace-driven links (mahimahi's is unbounded; 150 packets is common).

@@ -156,3 +156,25 @@ fn shortcut_path_errors_name_the_paths_fields() {
     assert_eq!(e, "s.toml: paths[0].rate_mbps: missing: expected a positive rate in Mbit/s (or `trace_reverse`)");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Workload and handoff caps have an upper bound: each flow holds a connection (100,000 of them
+/// take about 3 GB), and a cap of 2^63 with frequent arrivals never finished expanding.
+#[test]
+fn flow_and_handoff_counts_are_bounded() {
+    let e = err_of(&format!("{BASE}{WORKLOAD}max_flows = 9223372036854775807\n"));
+    assert_eq!(e, "s.toml: workloads[0].max_flows: expected at most 100000 flows, got 9223372036854775807");
+    let e = err_of(&format!("{BASE}{HANDOFF}max_handoffs = 100001\n"));
+    assert_eq!(e, "s.toml: handoffs[0].max_handoffs: expected at most 100000, got 100001");
+    // Two workloads of 60,000 flows each (one every microsecond): too many together.
+    let many = |name: &str| {
+        format!(
+            "\n[[workloads]]\nname = \"{name}\"\npath = \"a\"\narrival = \"periodic\"\nperiod_s = 1e-6\n\
+             max_flows = 60000\nsize = {{ dist = \"fixed\", bytes = 1000 }}\n"
+        )
+    };
+    let e = err_of(&format!("{BASE}{}{}", many("w"), many("v")));
+    assert_eq!(e, "s.toml: workloads[1]: the scenario would hold more than 100000 flows, expected at most 100000");
+    // One of them is fine.
+    let one = parse_text(&format!("{BASE}{}", many("w")), "s.toml", Format::Toml, None).unwrap();
+    assert_eq!(one.flows.len(), 60_001);
+}
