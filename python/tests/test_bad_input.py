@@ -119,6 +119,17 @@ def test_deep_nesting_is_a_one_line_error():
         loader.loads('{"sim": ' + "[" * 100000 + "]" * 100000 + "}", "json")
 
 
+def test_deeply_dotted_keys_are_a_quick_one_line_error(cli, tmp_path):
+    # Python's tomllib is quadratic in a dotted key's depth: 100,000 levels took minutes and
+    # gigabytes before the core's parser (with its nesting limit) saw the text first.
+    text = "# edar\n" + "a." * 100_000 + "b = 1\n"
+    with pytest.raises(mpsched.ScenarioError, match=r"^<text>: recursion limit$"):
+        loader.loads(text)
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    assert assert_one_error_line(cli("run", str(path))) == f"error: {path}: recursion limit"
+
+
 def test_a_core_panic_is_a_one_line_scenario_error():
     with pytest.raises(mpsched.ScenarioError) as info:
         _core._panic_for_test("s.toml", "attempt to divide\nby zero")

@@ -259,6 +259,12 @@ impl Scenario {
         Self::from_file(file, source)
     }
 
+    /// Checks only the syntax of TOML or JSON `text` (one-line error with the line), within the
+    /// parsers' nesting limits: what a caller asks before handing the text to another parser.
+    pub fn check_syntax(text: &str, source: &str, fmt: Format) -> Result<(), ScenarioError> {
+        parse::check_syntax(text, source, fmt)
+    }
+
     /// Validates a deserialized file; `source` names it in errors and anchors relative paths.
     pub fn from_file(file: ScenarioFile, source: &str) -> Result<Scenario, ScenarioError> {
         Resolver { source, base_dir: base_dir(source), traces: BTreeMap::new(), seed: 1, shortcuts: BTreeMap::new() }
