@@ -122,6 +122,9 @@ pub const MIN_DURATION_S: f64 = 1e-6;
 pub const MAX_TIME_S: f64 = 1e9;
 /// Highest link or application rate, Mbit/s (10 Tbit/s).
 pub const MAX_RATE_MBPS: f64 = 1e7;
+/// Lowest link or application rate, Mbit/s (1 bit/s): rates are integer bit/s, and a smaller
+/// one would round to 0.
+pub const MIN_RATE_MBPS: f64 = 1e-6;
 
 /// Most flows a scenario may hold, workloads' included (and the default cap of a workload):
 /// each holds a connection, and 100,000 of them take about 3 GB.

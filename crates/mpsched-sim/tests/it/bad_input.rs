@@ -105,6 +105,19 @@ fn times_whose_nanoseconds_overflow_are_refused() {
     assert!(e.starts_with("s.toml: paths[0].rate_mbps: expected at most 1e7 Mbit/s"), "{e}");
 }
 
+/// Rates are integer bit/s: one below 1 bit/s rounded to 0, and the link silently ran at 1 bit/s.
+#[test]
+fn rates_below_one_bit_per_second_are_refused() {
+    let e = err("rate_mbps = 10.0", "rate_mbps = 1e-12");
+    assert_eq!(e, "s.toml: paths[0].rate_mbps: expected at least 1e-6 Mbit/s (1 bit/s), got 1e-12");
+    let e = err("size_bytes = 100000", "app_rate_mbps = 1e-7");
+    assert_eq!(e, "s.toml: flows[0].app_rate_mbps: expected at least 1e-6 Mbit/s (1 bit/s), got 1e-7");
+    let e = err("delay_ms = 20.0", "delay_ms = 20.0\nschedule = [{ at_s = 1, rate_mbps = 5e-7 }]");
+    assert_eq!(e, "s.toml: paths[0].schedule[0].rate_mbps: expected at least 1e-6 Mbit/s (1 bit/s), got 5e-7");
+    let ok = BASE.replace("rate_mbps = 10.0", "rate_mbps = 1e-6");
+    assert_eq!(parse_text(&ok, "s.toml", Format::Toml, None).unwrap().links[0].rate_bps, 1);
+}
+
 #[test]
 fn nan_never_becomes_a_default() {
     let e = err_of(&BASE.replace("delay_ms = 20.0", "delay_ms = nan"));
