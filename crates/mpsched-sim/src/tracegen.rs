@@ -97,7 +97,7 @@ impl SynthParams {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err((f, format!("expected a positive number, got {v}")))
+                Err((f, format!("expected a positive number, got {}", show(v))))
             }
         };
         positive("mean_mbps", self.mean_mbps)?;
@@ -110,15 +110,15 @@ impl SynthParams {
             }
         }
         if !(self.variability.is_finite() && (0.0..=3.0).contains(&self.variability)) {
-            return Err(("variability", format!("expected a number in [0, 3], got {}", self.variability)));
+            return Err(("variability", format!("expected a number in [0, 3], got {}", show(self.variability))));
         }
         if !(self.outage_per_min.is_finite() && self.outage_per_min >= 0.0) {
-            return Err(("outage_per_min", format!("expected a number >= 0, got {}", self.outage_per_min)));
+            return Err(("outage_per_min", format!("expected a number >= 0, got {}", show(self.outage_per_min))));
         }
         if self.duration_s < 0.001 {
             return Err((
                 "duration_s",
-                format!("expected at least 0.001 s (one millisecond), got {}", self.duration_s),
+                format!("expected at least 0.001 s (one millisecond), got {}", show(self.duration_s)),
             ));
         }
         let opportunities = self.mean_mbps * 1e6 * self.duration_s / (8.0 * TRACE_OPPORTUNITY_BYTES as f64);
@@ -356,6 +356,11 @@ mod tests {
         s.variability = None;
         s.duration_s = Some(1e9);
         assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "duration_s");
+        s.duration_s = Some(1e-9);
+        assert_eq!(
+            SynthParams::resolve(&s).unwrap_err(),
+            ("duration_s", "expected at least 0.001 s (one millisecond), got 1e-9".into())
+        );
         // Tiny dwell times and outages (the generator would loop for ever) are refused.
         s.duration_s = None;
         s.dwell_s = Some(1e-9);
