@@ -233,6 +233,12 @@ impl Resolver<'_> {
         self.duration("sim.duration_s", duration, 1.0)?;
         let sample_ms = file.sim.sample_interval_ms.unwrap_or(100.0);
         self.duration("sim.sample_interval_ms", sample_ms, 1e-3)?;
+        if sample_ms < MIN_SAMPLE_MS {
+            return Err(self.err(
+                "sim.sample_interval_ms",
+                format!("expected at least {MIN_SAMPLE_MS} ms (samples are kept in memory), got {}", show(sample_ms)),
+            ));
+        }
         let profile = match file.sim.profile.as_deref().unwrap_or("linux") {
             "linux" => Profile::Linux,
             "ns3" => Profile::Ns3,

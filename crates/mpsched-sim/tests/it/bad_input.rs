@@ -77,6 +77,11 @@ fn tiny_durations_have_a_physical_lower_bound() {
     assert!(e.starts_with("s.toml: flows[0].chunk_period_ms: expected a duration of at least 0.001 ms"), "{e}");
     let e = err("seed = 1", "seed = 1\nsample_interval_ms = 1e-9");
     assert!(e.starts_with("s.toml: sim.sample_interval_ms: expected a duration of at least 0.001 ms"), "{e}");
+    // Sampling has its own bound: every sample is a row per flow and subflow, kept in memory.
+    let e = err("seed = 1", "seed = 1\nsample_interval_ms = 0.001");
+    assert_eq!(e, "s.toml: sim.sample_interval_ms: expected at least 1 ms (samples are kept in memory), got 0.001");
+    let ok = BASE.replace("seed = 1", "seed = 1\nsample_interval_ms = 1");
+    assert_eq!(parse_text(&ok, "s.toml", Format::Toml, None).unwrap().sample_ns, 1_000_000);
     let e = err(chunk, "size_bytes = 1\ndecision_interval_ms = 1e-9");
     assert!(e.starts_with("s.toml: flows[0].decision_interval_ms: expected a duration"), "{e}");
     let e = err(chunk, "size_bytes = 1\nmin_rto_ms = 1e-9");
