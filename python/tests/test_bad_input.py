@@ -83,6 +83,9 @@ def test_dict_errors_name_the_field_not_a_json_column():
     assert _error(d) == '<dict>: paths[0].rate_mbps: invalid type: string "10", expected f64'
     del d["paths"][1]["delay_ms"]  # no range: the text is deserialized directly
     assert _error(d) == '<dict>: paths[0].rate_mbps: invalid type: string "10", expected f64'
+    for d in (_ranged(), {"paths": [], "flows": []}):  # with a range, and without
+        d.pop("sim", None)
+        assert _error(d) == "<dict>: scenario: missing field `sim`"
 
 
 def test_nan_is_an_error_never_a_default_nor_null():

@@ -90,9 +90,11 @@ fn from_json_text<T: DeserializeOwned>(text: &str, source: &str) -> Result<T, Sc
         Err(e) => {
             let field = field_path(e.path());
             let inner = e.into_inner();
-            if !inner.is_data() || field.is_empty() {
+            if !inner.is_data() {
                 return Err(json_error(inner, source));
             }
+            // A missing top-level table (`sim`) is the whole scenario's error.
+            let field = if field.is_empty() { "scenario".to_string() } else { field };
             let line = if text.contains('\n') { format!("line {}: ", inner.line()) } else { String::new() };
             Err(ScenarioError(format!("{source}: {line}{field}: {}", json_message(&inner))))
         }
@@ -251,6 +253,9 @@ mod tests {
         let j = r#"{"sim": {"duration_s": 1}, "paths": [{"name": "p", "rate_mbps": "10"}], "flows": []}"#;
         let e = parse_file(j, "<dict>", Format::Json, None).unwrap_err().0;
         assert_eq!(e, "<dict>: paths[0].rate_mbps: invalid type: string \"10\", expected f64");
+        // A missing top-level table: no column of the internal JSON text.
+        let e = parse_file(r#"{"paths": []}"#, "<dict>", Format::Json, None).unwrap_err().0;
+        assert_eq!(e, "<dict>: scenario: missing field `sim`");
         // Syntax errors keep serde_json's position.
         let e = parse_file("{\"sim\": ", "x.json", Format::Json, None).unwrap_err().0;
         assert!(e.starts_with("x.json: EOF while parsing"), "{e}");
