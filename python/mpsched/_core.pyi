@@ -23,6 +23,10 @@ def run_scenario(
     """Runs a scenario given as TOML (or JSON) text; returns summary, resolved scenario and
     tables. ``source`` names the scenario in errors and anchors relative trace paths."""
 
+def check_syntax(text: str, source: str, fmt: str = "toml") -> None:
+    """Checks the TOML (or JSON) syntax of ``text`` only; raises ScenarioError (one line, with
+    the line number) if it is malformed or nested too deeply."""
+
 def policy_digest(name: str) -> Optional[str]:
     """The SHA-256 of the policy a scheduler name loads (``edar``, ``edar:PATH``,
     ``policy:PATH``), or None for a name that is not a policy; raises ScenarioError for a bad

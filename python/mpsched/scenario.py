@@ -119,6 +119,9 @@ def loads(
     """Parses scenario ``text`` (``fmt``: ``"toml"`` or ``"json"``)."""
     if fmt not in ("toml", "json"):
         raise ScenarioError(f'{source}: fmt: expected "toml" or "json", got {fmt!r}')
+    # The core's parsers first: they bound the nesting (tomllib takes minutes and gigabytes on
+    # dotted keys 100,000 deep) and give the message `mpsched run` prints.
+    _core.check_syntax(text, source, fmt)
     try:
         data = json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:

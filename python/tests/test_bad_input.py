@@ -83,6 +83,9 @@ def test_dict_errors_name_the_field_not_a_json_column():
     assert _error(d) == '<dict>: paths[0].rate_mbps: invalid type: string "10", expected f64'
     del d["paths"][1]["delay_ms"]  # no range: the text is deserialized directly
     assert _error(d) == '<dict>: paths[0].rate_mbps: invalid type: string "10", expected f64'
+    for d in (_ranged(), {"paths": [], "flows": []}):  # with a range, and without
+        d.pop("sim", None)
+        assert _error(d) == "<dict>: scenario: missing field `sim`"
 
 
 def test_nan_is_an_error_never_a_default_nor_null():
@@ -117,6 +120,17 @@ def test_deep_nesting_is_a_one_line_error():
         loader.loads(text)
     with pytest.raises(mpsched.ScenarioError, match=r"^<text>: recursion limit exceeded"):
         loader.loads('{"sim": ' + "[" * 100000 + "]" * 100000 + "}", "json")
+
+
+def test_deeply_dotted_keys_are_a_quick_one_line_error(cli, tmp_path):
+    # Python's tomllib is quadratic in a dotted key's depth: 100,000 levels took minutes and
+    # gigabytes before the core's parser (with its nesting limit) saw the text first.
+    text = "# edar\n" + "a." * 100_000 + "b = 1\n"
+    with pytest.raises(mpsched.ScenarioError, match=r"^<text>: recursion limit$"):
+        loader.loads(text)
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    assert assert_one_error_line(cli("run", str(path))) == f"error: {path}: recursion limit"
 
 
 def test_a_core_panic_is_a_one_line_scenario_error():

@@ -59,6 +59,15 @@ fn run_scenario<'py>(
     output_to_dict(py, &out)
 }
 
+/// Checks the TOML or JSON syntax of `text` only; raises ScenarioError (one line, with the line
+/// number) if it is malformed or nested too deeply.
+#[pyfunction]
+#[pyo3(signature = (text, source, fmt = "toml"))]
+fn check_syntax(text: &str, source: &str, fmt: &str) -> PyResult<()> {
+    let format = parse_format(fmt, source)?;
+    mpsched_sim::Scenario::check_syntax(text, source, format).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
 fn parse_format(fmt: &str, source: &str) -> PyResult<Format> {
     match fmt {
         "toml" => Ok(Format::Toml),
@@ -328,6 +337,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pysched::unregister_scheduler, m)?)?;
     m.add_function(wrap_pyfunction!(pysched::scheduler_plugins, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(check_syntax, m)?)?;
     m.add_function(wrap_pyfunction!(policy::policy_digest, m)?)?;
     m.add_function(wrap_pyfunction!(policy::policy_prefixes, m)?)?;
     mpsched_policy::register();

@@ -97,7 +97,7 @@ impl SynthParams {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err((f, format!("expected a positive number, got {v}")))
+                Err((f, format!("expected a positive number, got {}", show(v))))
             }
         };
         positive("mean_mbps", self.mean_mbps)?;
@@ -110,15 +110,15 @@ impl SynthParams {
             }
         }
         if !(self.variability.is_finite() && (0.0..=3.0).contains(&self.variability)) {
-            return Err(("variability", format!("expected a number in [0, 3], got {}", self.variability)));
+            return Err(("variability", format!("expected a number in [0, 3], got {}", show(self.variability))));
         }
         if !(self.outage_per_min.is_finite() && self.outage_per_min >= 0.0) {
-            return Err(("outage_per_min", format!("expected a number >= 0, got {}", self.outage_per_min)));
+            return Err(("outage_per_min", format!("expected a number >= 0, got {}", show(self.outage_per_min))));
         }
         if self.duration_s < 0.001 {
             return Err((
                 "duration_s",
-                format!("expected at least 0.001 s (one millisecond), got {}", self.duration_s),
+                format!("expected at least 0.001 s (one millisecond), got {}", show(self.duration_s)),
             ));
         }
         let opportunities = self.mean_mbps * 1e6 * self.duration_s / (8.0 * TRACE_OPPORTUNITY_BYTES as f64);
@@ -154,6 +154,21 @@ impl SynthParams {
                 ),
             ));
         }
+        // Outages scale the rate outside them up by 1 / (1 − f) = 1 + λ·d: bound the opportunities of a
+        // trace without any outage at that rate (what the generator may have to write).
+        let scale = 1.0 + self.outage_per_min / 60.0 * self.outage_s;
+        if opportunities * scale > MAX_OPPORTUNITIES {
+            return Err((
+                "outage_s",
+                format!(
+                    "outages would take {:.0}% of the time: between them the rate would be {} × mean_mbps, \
+                     {} delivery opportunities, expected at most {MAX_OPPORTUNITIES:.0}",
+                    self.outage_fraction() * 100.0,
+                    approx(scale),
+                    approx(opportunities * scale)
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -171,6 +186,15 @@ impl SynthParams {
     pub fn outage_fraction(&self) -> f64 {
         let ld = self.outage_per_min / 60.0 * self.outage_s;
         ld / (1.0 + ld)
+    }
+}
+
+/// `x` with about three significant digits: `1.33`, `1.67e298`.
+fn approx(x: f64) -> String {
+    if x.abs() < 1e6 {
+        format!("{}", (x * 100.0).round() / 100.0)
+    } else {
+        format!("{x:.2e}")
     }
 }
 
@@ -332,6 +356,11 @@ mod tests {
         s.variability = None;
         s.duration_s = Some(1e9);
         assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "duration_s");
+        s.duration_s = Some(1e-9);
+        assert_eq!(
+            SynthParams::resolve(&s).unwrap_err(),
+            ("duration_s", "expected at least 0.001 s (one millisecond), got 1e-9".into())
+        );
         // Tiny dwell times and outages (the generator would loop for ever) are refused.
         s.duration_s = None;
         s.dwell_s = Some(1e-9);
@@ -347,5 +376,25 @@ mod tests {
         s.outage_s = None;
         s.outage_per_min = Some(1e12);
         assert_eq!(SynthParams::resolve(&s).unwrap_err().0, "outage_per_min");
+        // Long outages scale the rate between them up (the long-run mean stays mean_mbps): a
+        // huge outage_s would make a trace of ~1e300 opportunities (the generator never ends).
+        s.outage_per_min = Some(1.0);
+        s.outage_s = Some(1e300);
+        assert_eq!(
+            SynthParams::resolve(&s).unwrap_err(),
+            (
+                "outage_s",
+                "outages would take 100% of the time: between them the rate would be 1.67e298 × mean_mbps, \
+                 8.33e302 delivery opportunities, expected at most 20000000"
+                    .into()
+            )
+        );
+        // ... while ordinary ones are fine (600 s of 1 Mbit/s, 2 outages per minute of 10 s
+        // each: the rate outside them is 1.33 × 1 Mbit/s).
+        s.outage_s = Some(10.0);
+        s.duration_s = Some(600.0);
+        s.mean_mbps = 1.0;
+        s.outage_per_min = Some(2.0);
+        assert!(SynthParams::resolve(&s).is_ok());
     }
 }

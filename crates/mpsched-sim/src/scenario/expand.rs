@@ -31,7 +31,7 @@ impl Resolver<'_> {
             let k = per_path.entry(h.path.clone()).or_insert(0);
             let mut rng = Rng::stream(seed, &format!("handoff/{}/{k}", h.path));
             *k += 1;
-            let times = handoff_times(&mut rng, p.rate, p.bounds, p.start, p.stop, h.max_handoffs.unwrap_or(10_000));
+            let times = handoff_times(&mut rng, p.rate, p.bounds, p.start, p.stop, p.max);
             for (name, forward) in fwd.iter().map(|n| (n, true)).chain(rev.iter().map(|n| (n, false))) {
                 let Some(link) = file.links.iter_mut().find(|l| &l.name == name) else {
                     continue; // an unknown link name: reported when the path is resolved
@@ -81,7 +81,11 @@ impl Resolver<'_> {
                 self.err(f, "expected at least one of rate_mbps, delay_ms, loss or outage_s (what a handoff changes)")
             );
         }
-        Ok(HandoffNumbers { rate, bounds: (lo, hi), start, stop, outage })
+        let max = h.max_handoffs.unwrap_or(10_000);
+        if max > MAX_HANDOFFS {
+            return Err(self.err(&format!("{f}.max_handoffs"), format!("expected at most {MAX_HANDOFFS}, got {max}")));
+        }
+        Ok(HandoffNumbers { rate, bounds: (lo, hi), start, stop, outage, max })
     }
 
     /// Expands `[[workloads]]` into flows (see `workload.rs`).
@@ -115,8 +119,22 @@ impl Resolver<'_> {
                 }
             };
             let (start, stop) = self.start_stop(&f, w.start_s, w.stop_s, duration)?;
+            let max = w.max_flows.unwrap_or(MAX_FLOWS);
+            if max > MAX_FLOWS {
+                return Err(
+                    self.err(&format!("{f}.max_flows"), format!("expected at most {MAX_FLOWS} flows, got {max}"))
+                );
+            }
             let mut rng = Rng::stream(seed, &format!("workload/{}", w.name));
-            let times = arrivals(&mut rng, rate, period, start, stop, w.max_flows.unwrap_or(100_000));
+            // One arrival beyond the scenario's room is enough to know it is too many.
+            let room = MAX_FLOWS.saturating_sub(file.flows.len());
+            let times = arrivals(&mut rng, rate, period, start, stop, max.min(room + 1));
+            if times.len() > room {
+                return Err(self.err(
+                    &f,
+                    format!("the scenario would hold more than {MAX_FLOWS} flows, expected at most {MAX_FLOWS}"),
+                ));
+            }
             for (k, t) in times.into_iter().enumerate() {
                 let size = w.size.as_ref().map(|s| s.sample(&mut rng));
                 let start_s = (t * 1e9).round() / 1e9;
@@ -194,6 +212,7 @@ struct HandoffNumbers {
     start: f64,
     stop: f64,
     outage: f64,
+    max: usize,
 }
 
 /// The schedule entries of one link for handoffs at `times` (start, duration): the handoff's

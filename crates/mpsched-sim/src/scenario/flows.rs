@@ -20,6 +20,9 @@ impl Resolver<'_> {
         path_ix: &BTreeMap<String, u16>,
         profile: Profile,
     ) -> Result<Vec<FlowDef>, ScenarioError> {
+        if file.flows.len() > MAX_FLOWS {
+            return Err(self.err("flows", format!("expected at most {MAX_FLOWS} flows, got {}", file.flows.len())));
+        }
         let mut flows = Vec::with_capacity(file.flows.len());
         let mut flow_names = BTreeMap::new();
         for (i, fl) in file.flows.iter_mut().enumerate() {

@@ -117,11 +117,24 @@ impl Profile {
 /// chunk periods, timers, trace dwell times, arrival periods), s: 1 µs. Shorter ones give
 /// billions of events per simulated second (a run that never finishes).
 pub const MIN_DURATION_S: f64 = 1e-6;
+/// Shortest timeseries sample interval, ms: samples are kept in memory (one row per flow and
+/// subflow), and sampling every 1 µs took 834 MB per simulated second of a single flow.
+pub const MIN_SAMPLE_MS: f64 = 1.0;
 /// Latest time and longest duration or delay, s (about 31.7 years): times are integer
 /// nanoseconds, and a few of them added stay far below u64's 584 years.
 pub const MAX_TIME_S: f64 = 1e9;
 /// Highest link or application rate, Mbit/s (10 Tbit/s).
 pub const MAX_RATE_MBPS: f64 = 1e7;
+/// Lowest link or application rate, Mbit/s (1 bit/s): rates are integer bit/s, and a smaller
+/// one would round to 0.
+pub const MIN_RATE_MBPS: f64 = 1e-6;
+
+/// Most flows a scenario may hold, workloads' included (and the default cap of a workload):
+/// each holds a connection, and 100,000 of them take about 3 GB.
+pub const MAX_FLOWS: usize = 100_000;
+/// Highest `max_handoffs` of a handoff process (default 10,000); each handoff adds up to four
+/// schedule changes to every link of its path.
+pub const MAX_HANDOFFS: usize = 100_000;
 
 /// Default receive buffer: Linux's tcp_rmem maximum (6 MB).
 pub const DEFAULT_RCV_BUF: u64 = 6 * 1024 * 1024;
@@ -252,6 +265,12 @@ impl Scenario {
             file.sim.seed = Some(s);
         }
         Self::from_file(file, source)
+    }
+
+    /// Checks only the syntax of TOML or JSON `text` (one-line error with the line), within the
+    /// parsers' nesting limits: what a caller asks before handing the text to another parser.
+    pub fn check_syntax(text: &str, source: &str, fmt: Format) -> Result<(), ScenarioError> {
+        parse::check_syntax(text, source, fmt)
     }
 
     /// Validates a deserialized file; `source` names it in errors and anchors relative paths.

@@ -57,6 +57,15 @@ pub(super) fn parse_file(
         .map_err(|(field, what)| ScenarioError(format!("{source}: {}{field}: {what}", line_prefix(text, &field, fmt))))
 }
 
+/// The syntax error of `text`, if it has one: TOML or JSON read into a plain value tree (with
+/// the parsers' nesting limits), nothing about the scenario's fields checked.
+pub(super) fn check_syntax(text: &str, source: &str, fmt: Format) -> Result<(), ScenarioError> {
+    match fmt {
+        Format::Toml => toml::from_str::<toml::Table>(text).map(drop).map_err(|e| toml_error(e, text, source)),
+        Format::Json => serde_json::from_str::<Value>(text).map(drop).map_err(|e| json_error(e, source)),
+    }
+}
+
 /// `line N: ` of a TOML error with a span, the message on one line.
 fn toml_error(e: toml::de::Error, text: &str, source: &str) -> ScenarioError {
     let msg = e.message().replace('\n', " ");
@@ -81,9 +90,11 @@ fn from_json_text<T: DeserializeOwned>(text: &str, source: &str) -> Result<T, Sc
         Err(e) => {
             let field = field_path(e.path());
             let inner = e.into_inner();
-            if !inner.is_data() || field.is_empty() {
+            if !inner.is_data() {
                 return Err(json_error(inner, source));
             }
+            // A missing top-level table (`sim`) is the whole scenario's error.
+            let field = if field.is_empty() { "scenario".to_string() } else { field };
             let line = if text.contains('\n') { format!("line {}: ", inner.line()) } else { String::new() };
             Err(ScenarioError(format!("{source}: {line}{field}: {}", json_message(&inner))))
         }
@@ -242,9 +253,28 @@ mod tests {
         let j = r#"{"sim": {"duration_s": 1}, "paths": [{"name": "p", "rate_mbps": "10"}], "flows": []}"#;
         let e = parse_file(j, "<dict>", Format::Json, None).unwrap_err().0;
         assert_eq!(e, "<dict>: paths[0].rate_mbps: invalid type: string \"10\", expected f64");
+        // A missing top-level table: no column of the internal JSON text.
+        let e = parse_file(r#"{"paths": []}"#, "<dict>", Format::Json, None).unwrap_err().0;
+        assert_eq!(e, "<dict>: scenario: missing field `sim`");
         // Syntax errors keep serde_json's position.
         let e = parse_file("{\"sim\": ", "x.json", Format::Json, None).unwrap_err().0;
         assert!(e.starts_with("x.json: EOF while parsing"), "{e}");
+    }
+
+    #[test]
+    fn syntax_is_checked_alone() {
+        assert_eq!(check_syntax("[sim]\nbogus = 1\n", "s.toml", Format::Toml), Ok(()));
+        assert_eq!(check_syntax("{\"x\": [1]}", "s.json", Format::Json), Ok(()));
+        let e = check_syntax("[sim]\nx = \n", "s.toml", Format::Toml).unwrap_err().0;
+        assert!(e.starts_with("s.toml: line 2: "), "{e}");
+        // Dotted keys 100,000 deep (Python's tomllib takes minutes and gigabytes on them).
+        let deep = format!("# edar\n{}b = 1\n", "a.".repeat(100_000));
+        assert_eq!(check_syntax(&deep, "s.toml", Format::Toml).unwrap_err().0, "s.toml: recursion limit");
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(check_syntax(&deep, "s.json", Format::Json)
+            .unwrap_err()
+            .0
+            .starts_with("s.json: recursion limit exceeded"));
     }
 
     #[test]

@@ -43,9 +43,15 @@ impl Resolver<'_> {
         }
     }
 
-    /// A rate in Mbit/s (positive, at most [`MAX_RATE_MBPS`]) in bit/s.
+    /// A rate in Mbit/s (between [`MIN_RATE_MBPS`] and [`MAX_RATE_MBPS`]) in bit/s.
     pub(super) fn rate_bps(&self, field: &str, v: f64) -> Result<u64, ScenarioError> {
         let v = self.positive(field, v)?;
+        // (A relative tolerance, as for durations: 1e-6 Mbit/s is 1 bit/s.)
+        if v < MIN_RATE_MBPS * (1.0 - 1e-9) {
+            return Err(
+                self.err(field, format!("expected at least {MIN_RATE_MBPS:e} Mbit/s (1 bit/s), got {}", show(v)))
+            );
+        }
         if v > MAX_RATE_MBPS {
             return Err(self.err(field, format!("expected at most {MAX_RATE_MBPS:e} Mbit/s, got {}", show(v))));
         }
@@ -227,6 +233,12 @@ impl Resolver<'_> {
         self.duration("sim.duration_s", duration, 1.0)?;
         let sample_ms = file.sim.sample_interval_ms.unwrap_or(100.0);
         self.duration("sim.sample_interval_ms", sample_ms, 1e-3)?;
+        if sample_ms < MIN_SAMPLE_MS {
+            return Err(self.err(
+                "sim.sample_interval_ms",
+                format!("expected at least {MIN_SAMPLE_MS} ms (samples are kept in memory), got {}", show(sample_ms)),
+            ));
+        }
         let profile = match file.sim.profile.as_deref().unwrap_or("linux") {
             "linux" => Profile::Linux,
             "ns3" => Profile::Ns3,

@@ -77,6 +77,11 @@ fn tiny_durations_have_a_physical_lower_bound() {
     assert!(e.starts_with("s.toml: flows[0].chunk_period_ms: expected a duration of at least 0.001 ms"), "{e}");
     let e = err("seed = 1", "seed = 1\nsample_interval_ms = 1e-9");
     assert!(e.starts_with("s.toml: sim.sample_interval_ms: expected a duration of at least 0.001 ms"), "{e}");
+    // Sampling has its own bound: every sample is a row per flow and subflow, kept in memory.
+    let e = err("seed = 1", "seed = 1\nsample_interval_ms = 0.001");
+    assert_eq!(e, "s.toml: sim.sample_interval_ms: expected at least 1 ms (samples are kept in memory), got 0.001");
+    let ok = BASE.replace("seed = 1", "seed = 1\nsample_interval_ms = 1");
+    assert_eq!(parse_text(&ok, "s.toml", Format::Toml, None).unwrap().sample_ns, 1_000_000);
     let e = err(chunk, "size_bytes = 1\ndecision_interval_ms = 1e-9");
     assert!(e.starts_with("s.toml: flows[0].decision_interval_ms: expected a duration"), "{e}");
     let e = err(chunk, "size_bytes = 1\nmin_rto_ms = 1e-9");
@@ -103,6 +108,19 @@ fn times_whose_nanoseconds_overflow_are_refused() {
     assert!(e.starts_with("s.toml: sim.duration_s: expected at most 1e9 s"), "{e}");
     let e = err("rate_mbps = 10.0", "rate_mbps = 1e300");
     assert!(e.starts_with("s.toml: paths[0].rate_mbps: expected at most 1e7 Mbit/s"), "{e}");
+}
+
+/// Rates are integer bit/s: one below 1 bit/s rounded to 0, and the link silently ran at 1 bit/s.
+#[test]
+fn rates_below_one_bit_per_second_are_refused() {
+    let e = err("rate_mbps = 10.0", "rate_mbps = 1e-12");
+    assert_eq!(e, "s.toml: paths[0].rate_mbps: expected at least 1e-6 Mbit/s (1 bit/s), got 1e-12");
+    let e = err("size_bytes = 100000", "app_rate_mbps = 1e-7");
+    assert_eq!(e, "s.toml: flows[0].app_rate_mbps: expected at least 1e-6 Mbit/s (1 bit/s), got 1e-7");
+    let e = err("delay_ms = 20.0", "delay_ms = 20.0\nschedule = [{ at_s = 1, rate_mbps = 5e-7 }]");
+    assert_eq!(e, "s.toml: paths[0].schedule[0].rate_mbps: expected at least 1e-6 Mbit/s (1 bit/s), got 5e-7");
+    let ok = BASE.replace("rate_mbps = 10.0", "rate_mbps = 1e-6");
+    assert_eq!(parse_text(&ok, "s.toml", Format::Toml, None).unwrap().links[0].rate_bps, 1);
 }
 
 #[test]
@@ -155,4 +173,26 @@ fn shortcut_path_errors_name_the_paths_fields() {
     let e = err("rate_mbps = 10.0", &format!("trace = {:?}", trace.display().to_string()));
     assert_eq!(e, "s.toml: paths[0].rate_mbps: missing: expected a positive rate in Mbit/s (or `trace_reverse`)");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Workload and handoff caps have an upper bound: each flow holds a connection (100,000 of them
+/// take about 3 GB), and a cap of 2^63 with frequent arrivals never finished expanding.
+#[test]
+fn flow_and_handoff_counts_are_bounded() {
+    let e = err_of(&format!("{BASE}{WORKLOAD}max_flows = 9223372036854775807\n"));
+    assert_eq!(e, "s.toml: workloads[0].max_flows: expected at most 100000 flows, got 9223372036854775807");
+    let e = err_of(&format!("{BASE}{HANDOFF}max_handoffs = 100001\n"));
+    assert_eq!(e, "s.toml: handoffs[0].max_handoffs: expected at most 100000, got 100001");
+    // Two workloads of 60,000 flows each (one every microsecond): too many together.
+    let many = |name: &str| {
+        format!(
+            "\n[[workloads]]\nname = \"{name}\"\npath = \"a\"\narrival = \"periodic\"\nperiod_s = 1e-6\n\
+             max_flows = 60000\nsize = {{ dist = \"fixed\", bytes = 1000 }}\n"
+        )
+    };
+    let e = err_of(&format!("{BASE}{}{}", many("w"), many("v")));
+    assert_eq!(e, "s.toml: workloads[1]: the scenario would hold more than 100000 flows, expected at most 100000");
+    // One of them is fine.
+    let one = parse_text(&format!("{BASE}{}", many("w")), "s.toml", Format::Toml, None).unwrap();
+    assert_eq!(one.flows.len(), 60_001);
 }

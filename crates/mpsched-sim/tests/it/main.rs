@@ -10,6 +10,7 @@ mod energy;
 mod env_bounds;
 mod env_host;
 mod env_initial_mode;
+mod fuzz_scenarios;
 mod olms;
 mod peekaboo;
 mod policy_sched;
