@@ -24,8 +24,10 @@ from mpsched.agents.checkpoint import save_checkpoint  # noqa: E402
 from mpsched.envs import HostEnv  # noqa: E402
 from mpsched.envs.scheduler import SUBFLOW_FEATURES  # noqa: E402
 
-#: Two bottlenecks, two MPTCP flows from the start, one sized MPTCP flow that starts between two
-#: boundaries and completes (its slot is freed), and a TCP flow the policy observes only.
+#: Two bottlenecks, two MPTCP flows from the start (one stopped by its application at 2.5 s), one
+#: sized MPTCP flow that starts between two boundaries and completes (their slots are freed),
+#: a late MPTCP flow that takes a freed slot (3 flow slots for 5 flows), and a TCP flow the
+#: policy observes only.
 SCENARIO = {
     "sim": {"duration_s": 4.0, "seed": 1},
     "paths": [
@@ -39,7 +41,7 @@ SCENARIO = {
     ],
     "flows": [
         {"name": "m1", "paths": ["l1", "l2"], "cc": "lia"},
-        {"name": "m2", "paths": ["l1", "l2"], "cc": "lia"},
+        {"name": "m2", "paths": ["l1", "l2"], "cc": "lia", "stop_s": 2.5},
         {
             "name": "m3",
             "paths": ["l1", "l2"],
@@ -48,6 +50,7 @@ SCENARIO = {
             "size_bytes": 300_000,
         },
         {"name": "tcp", "path": "l1", "cc": "cubic"},
+        {"name": "m4", "paths": ["l1", "l2"], "cc": "lia", "start_s": 2.75},
     ],
 }
 MAX_FLOWS, MAX_SUBFLOWS, HIDDEN = 4, 2, 8
@@ -193,7 +196,9 @@ def test_a_host_policy_runs_as_the_congestion_controller_of_its_flows(tmp_path):
     cc = dict(zip(run.flows.column("name").to_pylist(), run.flows.column("cc").to_pylist()))
     assert cc["tcp"] == "cubic" and cc["m1"].startswith("policy:"), cc
     (row,) = run.summary["policies"]
-    assert row["host"] == ["m1", "m2", "m3"] and row["cc"] == f"policy:{stem}.json", row
+    assert row["host"] == ["m1", "m2", "m3", "m4"] and row["cc"] == f"policy:{stem}.json", row
+    # The late flow took a slot a stopped or completed flow freed, and was controlled.
+    assert "m4" in env.slot_flows() and "m2" not in env.slot_flows(), env.slot_flows()
     assert row["sha256"] == pol.sha256 == _core.policy_digest(policy)
     # Every env step's decision (none at the run's last instant, where the env stops too).
     assert row["decisions"] == len(trace), (row, len(trace))
@@ -271,7 +276,7 @@ def test_compare_runs_a_host_policy_next_to_lia(tmp_path, cli):
     digest = _core.policy_digest("policy:" + str(tmp_path / "drl.json"))
     assert len(rows) == 2 and {r["sha256"] for r in rows} == {digest}
     # --cc applies to every flow: the TCP flow is controlled too (a one-subflow flow).
-    assert all(r["host"] == ["m1", "m2", "m3", "tcp"] for r in rows), rows
+    assert all(r["host"] == ["m1", "m2", "m3", "tcp", "m4"] for r in rows), rows
 
 
 def test_shipped_drl_cc_beats_lia_in_scenario_1_on_held_out_seeds():
@@ -306,7 +311,7 @@ def test_run_cli_takes_cc_and_prints_the_host_policy_latency(tmp_path, cli):
     assert res.returncode == 0, res.stderr
     assert "policy on the host (drl-cc): 9 decisions in Rust" in res.stdout, res.stdout
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert [r["host"] for r in summary["policies"]] == [["m1", "m2", "m3", "tcp"]]
+    assert [r["host"] for r in summary["policies"]] == [["m1", "m2", "m3", "tcp", "m4"]]
     res = cli("run", "sc.json", "--cc", "policy:nope.json", "--out", "o2")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "nope.json" in res.stderr and not (tmp_path / "o2").exists()
@@ -318,6 +323,7 @@ def test_a_host_env_takes_its_flows_from_a_host_policy():
 
     def drive(cc: str):
         flows = [dict(f, cc=cc) if "paths" in f else f for f in SCENARIO["flows"]]
+        flows = [f for f in flows if f.get("start_s", 0.0) < 1.5]  # every one the env takes
         env = HostEnv(
             {**SCENARIO, "sim": {"duration_s": 1.5, "seed": 1}, "flows": flows},
             action="cwnd",
@@ -336,3 +342,17 @@ def test_a_host_env_takes_its_flows_from_a_host_policy():
     a, b = drive("drl-cc"), drive("lia")
     assert a.timeseries.to_pandas().equals(b.timeseries.to_pandas())
     assert a.summary.get("policies") in (None, [])
+
+
+def test_a_policy_path_that_is_no_regular_file_is_refused(tmp_path):
+    """A FIFO or /dev/zero as a policy file would block or never end: a one-line error."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    for name in ("fifo.json", "zero.json"):
+        flow = dict(SCENARIO["flows"][0], cc=f"policy:{tmp_path / name}")
+        with pytest.raises(mpsched.ScenarioError) as e:
+            mpsched.run({**SCENARIO, "flows": [flow]}, seed=1)
+        msg = str(e.value)
+        assert "\n" not in msg and "not a regular file" in msg and name in msg, msg

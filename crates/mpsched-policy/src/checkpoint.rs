@@ -40,14 +40,14 @@ impl Checkpoint {
     /// Reads the policy at `path` (either file, or the stem).
     pub fn read(path: &Path) -> Result<Checkpoint, PolicyError> {
         let (js, st) = checkpoint_paths(path);
-        let json = std::fs::read(&js)
+        let json = read_regular(&js, MAX_DESC_BYTES)
             .map_err(|e| PolicyError(format!("{}: cannot read the policy description: {e}", js.display())))?;
         // The description first: a wrong file is named by what it lacks, not by a missing twin.
         let desc: serde_json::Value = serde_json::from_slice(&json)
             .map_err(|e| PolicyError(format!("{}: not valid JSON ({e})", js.display())))?;
         check_format(&desc, &js)?;
-        let weights =
-            std::fs::read(&st).map_err(|e| PolicyError(format!("{}: cannot read the weights: {e}", st.display())))?;
+        let weights = read_regular(&st, MAX_WEIGHTS_BYTES)
+            .map_err(|e| PolicyError(format!("{}: cannot read the weights: {e}", st.display())))?;
         Self::from_bytes(js, st, &json, &weights)
     }
 
@@ -82,6 +82,30 @@ impl Checkpoint {
     pub fn check_format(&self) -> Result<(), PolicyError> {
         check_format(&self.desc, &self.desc_path)
     }
+}
+
+/// Largest policy description read (bytes).
+const MAX_DESC_BYTES: u64 = 16 << 20;
+/// Largest weights file read (bytes).
+const MAX_WEIGHTS_BYTES: u64 = 1 << 30;
+
+/// The bytes of `path` if it is a regular file (a FIFO or `/dev/zero` would block or never
+/// end) of at most `limit` bytes.
+fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > limit {
+        return Err(format!("{} bytes, more than the {limit} a policy file may have", meta.len()));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut out)).map_err(|e| e.to_string())?;
+    if out.len() as u64 > limit {
+        return Err(format!("more than the {limit} bytes a policy file may have"));
+    }
+    Ok(out)
 }
 
 fn check_format(desc: &serde_json::Value, file: &Path) -> Result<(), PolicyError> {

@@ -31,7 +31,7 @@ impl HostFlows for SimHost<'_> {
         let def = &self.sim.sc.flows[i];
         Some(HostFlow {
             conn,
-            done: self.sim.flows[i].done_at.is_some(),
+            done: self.sim.flow_done(i),
             controlled: self.controlled[i],
             multipath: def.paths.len() > 1,
             mss: def.subflow.mss,
