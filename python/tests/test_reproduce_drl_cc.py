@@ -141,3 +141,17 @@ def test_quick_reproduction_end_to_end(tmp_path):
         (out / "scenarios" / "drl-cc-scenario-7-drl-cc.json").read_text(encoding="utf-8")
     )
     assert {f["cc"] for f in sc["flows"] if "paths" not in f} == {"reno"}
+
+
+def test_unknown_scenario_is_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from mpsched.cli import app
+    from mpsched.cli.errors import EXIT_BAD_INPUT
+
+    res = CliRunner().invoke(
+        app, ["reproduce", "drl-cc", "--scenarios", "9", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == EXIT_BAD_INPUT
+    assert "--scenarios" in res.output
+    assert not (tmp_path / "claims.md").exists()

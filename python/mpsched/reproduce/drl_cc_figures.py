@@ -134,8 +134,9 @@ def figures(
         plt.close(fig)
     if timeline:
         fig, ax = plt.subplots(figsize=(7.5, 3.4))
-        end = max(t for s in timeline.values() for t, _, _ in s) if timeline else outage_s
-        ax.axvspan(outage_s, max(end, outage_s), color="0.9", lw=0, label="link2 down")
+        end = max(t for s in timeline.values() for t, _, _ in s)
+        if end > outage_s:  # the outage lies within the run
+            ax.axvspan(outage_s, end, color="0.9", lw=0, label="link2 down")
         for v in variants:
             if v not in timeline:
                 continue
@@ -149,6 +150,7 @@ def figures(
                 alpha=0.15,
                 lw=0,
             )
+        ax.set_ylim(bottom=0)
         ax.set(
             xlabel="time (s)",
             ylabel="total goodput (Mbit/s)",

@@ -49,11 +49,14 @@ class Dataset:
         scenario: the scenario stem (``drl-cc-scenario-N``).
         path: the dataset directory (``out/runs/<scenario>`` or ``.../<scenario>/<cc>``).
         variant: the controller of the dataset when it holds one variant (scenario 7), else None.
+        ran, reused: runs this call ran, and finished runs of an earlier call it kept.
     """
 
     scenario: str
     path: Path
     variant: str | None = None
+    ran: int = 0
+    reused: int = 0
 
 
 def scenario_copy(name: str, scenario_dir: Path, quick: bool) -> Dict[str, Any]:
@@ -93,14 +96,14 @@ def run_all(
                 path = _common.write_scenario(
                     tcp_friendliness_copy(scenario, cc), out, f"{name}-{cc}"
                 )
-                ds = Dataset(name, out / "runs" / name / cc, cc)
+                dest = out / "runs" / name / cc
                 log(f"{name} ({cc} on the MPTCP flows, {TCP_CC} on the TCP flows)")
-                run_sweep(build_matrix(path, seeds=list(seeds)), ds.path, jobs=jobs)
-                datasets.append(ds)
+                res = run_sweep(build_matrix(path, seeds=list(seeds)), dest, jobs=jobs)
+                datasets.append(Dataset(name, dest, cc, res.ran, res.reused))
             continue
         path = _common.write_scenario(scenario, out, name)
-        ds = Dataset(name, out / "runs" / name)
+        dest = out / "runs" / name
         log(name)
-        run_sweep(build_matrix(path, seeds=list(seeds), ccs=list(ccs)), ds.path, jobs=jobs)
-        datasets.append(ds)
+        res = run_sweep(build_matrix(path, seeds=list(seeds), ccs=list(ccs)), dest, jobs=jobs)
+        datasets.append(Dataset(name, dest, None, res.ran, res.reused))
     return datasets
