@@ -92,6 +92,9 @@ def test_claims_md_and_json_agree(tmp_path):
     for c in back:
         assert rows[c.id] == P.claim_row(c)
     assert doc["verdicts"] == {P.REPRODUCED: 2}
+    short = (tmp_path / "claims-short.md").read_text(encoding="utf-8").splitlines()
+    assert [r.split(" | ")[0] for r in short[2:]] == ["| x", "| y"]
+    assert short[2].endswith("| **reproduced** |")
 
 
 def test_scenario_7_copies_keep_tcp_flows_on_reno():

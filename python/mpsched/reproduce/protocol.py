@@ -33,7 +33,8 @@ A claim we could not measure (the runs are missing) gets the verdict *not measur
 claim carries a ``reason``: the rule's arithmetic, and, where the verdict is not
 *reproduced*, what we believe explains the difference (given by the paper's module).
 
-:func:`write_claims` writes ``claims.md`` and ``claims.json`` from the same records.
+:func:`write_claims` writes ``claims.md`` and ``claims.json`` from the same records (and
+``claims-short.md``, the table without quotes, for the docs).
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ def _rule_gain(mean: float, lo: float, hi: float, paper: Optional[float]):
     if paper is None or paper <= 0:
         raise ValueError("a gain claim needs the paper's positive gain")
     if lo <= 0:
-        return NOT_REPRODUCED, f"gain {mean:+.1f} %, 95 % CI [{lo:+.1f}, {hi:+.1f}] includes ≤ 0."
+        return NOT_REPRODUCED, _not_above_zero(mean, lo, hi)
     need = GAIN_FACTOR * paper
     if mean >= need:
         return REPRODUCED, f"gain {mean:+.1f} % > 0 (CI) and ≥ {need:.0f} % (½ of the paper's)."
@@ -192,10 +193,16 @@ def _rule_gain(mean: float, lo: float, hi: float, paper: Optional[float]):
     )
 
 
+def _not_above_zero(mean: float, lo: float, hi: float) -> str:
+    if hi < 0:
+        return f"reversed: gain {mean:+.1f} %, 95 % CI [{lo:+.1f}, {hi:+.1f}] < 0."
+    return f"gain {mean:+.1f} %, 95 % CI [{lo:+.1f}, {hi:+.1f}] includes 0."
+
+
 def _rule_higher(mean: float, lo: float, hi: float, paper: Optional[float]):
     if lo > 0:
         return REPRODUCED, f"gain {mean:+.1f} %, CI [{lo:+.1f}, {hi:+.1f}] > 0."
-    return NOT_REPRODUCED, f"gain {mean:+.1f} %, CI [{lo:+.1f}, {hi:+.1f}] includes ≤ 0."
+    return NOT_REPRODUCED, _not_above_zero(mean, lo, hi)
 
 
 def _rule_similar(mean: float, lo: float, hi: float, paper: Optional[float]):
@@ -315,6 +322,7 @@ def write_claims(
     lines += ["| " + " | ".join(claim_row(c)) + " |" for c in claims]
     md = out / "claims.md"
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "claims-short.md").write_text(compact_table(claims), encoding="utf-8")
     doc = {
         "title": title,
         "rule": RULE_TEXT,
@@ -325,6 +333,19 @@ def write_claims(
     js = out / "claims.json"
     js.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
     return md, js
+
+
+def compact_table(claims: Sequence[Claim]) -> str:
+    """A short markdown table of the claims (id, where, paper, ours, gain, verdict) for the docs;
+    the same cells as ``claims.md`` without the quotes, metrics and reasons."""
+    lines = [
+        "| claim | where | compared | paper | ours A | ours B | our gain | verdict |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for c in claims:
+        cells = claim_row(c)
+        lines.append("| " + " | ".join([cells[0], cells[1], *cells[4:10]]) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def read_md_rows(path: Path) -> Dict[str, List[str]]:
