@@ -158,3 +158,18 @@ def test_unknown_scenario_is_bad_input(tmp_path):
     assert res.exit_code == EXIT_BAD_INPUT
     assert "--scenarios" in res.output
     assert not (tmp_path / "claims.md").exists()
+
+
+def test_docs_claims_table_covers_every_claim():
+    """docs/drl-cc.md quotes the generated claims-short.md of the full run: one row per claim,
+    in the order of drl_cc_claims.specs(), each with a verdict."""
+    from pathlib import Path
+
+    from mpsched.reproduce import drl_cc_claims
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "drl-cc.md"
+    text = docs.read_text(encoding="utf-8").split("### Claims", 1)[1].split("### What", 1)[0]
+    rows = [r.split(" | ") for r in text.splitlines() if r.startswith("| s")]
+    assert [r[0][2:] for r in rows] == [s.id for s in drl_cc_claims.specs()]
+    verdicts = {f"**{v}** |" for v in (P.REPRODUCED, P.PARTLY, P.NOT_REPRODUCED)}
+    assert all(r[-1] in verdicts for r in rows)
