@@ -11,5 +11,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+from . import drl_cc as _drl_cc  # noqa: E402,F401  (registers `reproduce drl-cc`)
 from . import edar as _edar  # noqa: E402,F401  (registers `reproduce edar`)
 from . import olms as _olms  # noqa: E402,F401  (registers `reproduce olms`)

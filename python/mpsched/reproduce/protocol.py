@@ -1,0 +1,369 @@
+"""The reproduction protocol shared by every ``mpsched reproduce`` command (issue 20).
+
+**Seeds.** Every reported number is over :data:`HELD_OUT`, the seeds 1001-1020, fixed before
+any result was looked at and never a subset chosen afterwards. Training seeds are listed per
+paper in :data:`TRAINING_SEEDS` and are disjoint from :data:`HELD_OUT` (a test checks it).
+
+**Statistics.** A metric is computed once per seed (one run per seed and variant); we report
+the mean over the seeds and the half-width of its 95 % confidence interval (Student's t with
+n - 1 degrees of freedom: :func:`mean_ci`). A relative gain of variant A over variant B is
+*paired by seed* (both run the same seeds): per seed ``A_s / B_s - 1``, then the mean and CI
+of those per-seed gains (:func:`paired_gain`), in percent.
+
+**Claims.** A :class:`Claim` is one quantitative or qualitative statement of a paper (quoted),
+what it compares, and our numbers. Its verdict follows :func:`judge`, mechanically:
+
+* ``gain`` — the paper: A beats B by g % (g > 0). *not reproduced* when the lower end of the
+  CI of our paired gain is ≤ 0 (direction not shown); *reproduced* when it is > 0 and our mean
+  gain is at least :data:`GAIN_FACTOR` (½) of the paper's g; *partly* when it is > 0 but
+  smaller than that.
+* ``higher`` — the paper: A beats B, no number. *reproduced* when the lower end of the CI of
+  our paired gain is > 0, else *not reproduced*.
+* ``similar`` — the paper: A and B are about the same. *reproduced* when the whole CI of our
+  paired gain lies within ± :data:`SIMILAR_TOL` (15 %); *partly* when only its mean does;
+  *not reproduced* otherwise.
+* ``at_least`` — the paper: A's metric is close to / at least a level v (e.g. Jain's index
+  "close to 1": v = :data:`JAIN_CLOSE`). *reproduced* when the lower end of our CI is ≥ v;
+  *partly* when only our mean is; *not reproduced* otherwise.
+* ``level`` — the paper gives A's value v. *reproduced* when our mean is within
+  ± :data:`LEVEL_TOL` (20 %) of v; *partly* when it is within a factor of 2 of v; *not
+  reproduced* otherwise.
+
+A claim we could not measure (the runs are missing) gets the verdict *not measured*. Every
+claim carries a ``reason``: the rule's arithmetic, and, where the verdict is not
+*reproduced*, what we believe explains the difference (given by the paper's module).
+
+:func:`write_claims` writes ``claims.md`` and ``claims.json`` from the same records (and
+``claims-short.md``, the table without quotes, for the docs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..stats import mean_ci as _stats_mean_ci
+
+#: The held-out seeds of every reproduction: 1001-1020 (20 seeds), chosen before looking.
+HELD_OUT: Tuple[int, ...] = tuple(range(1001, 1021))
+
+#: Seeds used in training, per paper (must not meet :data:`HELD_OUT`).
+TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
+    # agents/checkpoints/drl-cc-default.json: `train drl-cc --seed 1 --num-envs 4`; the vector
+    # env is reset with seeds 1-4 (seed + env index) and its later episodes continue those
+    # environments' generators.
+    "drl-cc": (1, 2, 3, 4),
+}
+
+#: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.
+GAIN_FACTOR = 0.5
+#: ``similar`` claims: the largest relative difference (either way) still called similar.
+SIMILAR_TOL = 0.15
+#: ``level`` claims: the relative distance from the paper's value still called reproduced.
+LEVEL_TOL = 0.20
+#: ``at_least`` level for Jain's index "close to 1".
+JAIN_CLOSE = 0.95
+
+REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = (
+    "reproduced",
+    "partly",
+    "not reproduced",
+    "not measured",
+)
+KINDS = ("gain", "higher", "similar", "at_least", "level")
+
+
+def mean_ci(values: Sequence[float]) -> Tuple[Optional[float], Optional[float]]:
+    """Mean of the per-seed values and the half-width of its 95 % CI (Student's t).
+
+    NaN and None are dropped; ``(None, None)`` without values, ``(mean, None)`` with one."""
+    return _stats_mean_ci(values)
+
+
+def paired_gain(
+    a: Mapping[int, float], b: Mapping[int, float]
+) -> Tuple[Optional[float], Optional[float], int]:
+    """Relative gain of A over B in percent, paired by seed: mean and 95 % CI half-width of
+    ``100 · (a[s] / b[s] - 1)`` over the seeds both have (with b[s] > 0), and their count."""
+    gains = [
+        100.0 * (a[s] / b[s] - 1.0)
+        for s in sorted(set(a) & set(b))
+        if _finite(a[s]) and _finite(b[s]) and b[s] > 0
+    ]
+    mean, ci = mean_ci(gains)
+    return mean, ci, len(gains)
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+@dataclass
+class Side:
+    """One variant's value of the claim's metric: mean ± 95 % CI over ``n`` seeds."""
+
+    variant: str
+    mean: Optional[float]
+    ci: Optional[float]
+    n: int
+
+
+@dataclass
+class Claim:
+    """One claim of a paper and our numbers for it.
+
+    Attributes:
+        id: a short stable name (``s1-8mb-gain-lia``).
+        paper: the paper's key (``drl-cc``).
+        where: figure / section (``Fig. 3a, §IV-B Scenario 1``).
+        quote: the paper's words.
+        metric: what is measured, with its unit and how.
+        kind: one of :data:`KINDS` (see the module docstring for each rule).
+        paper_value: the paper's number (a gain in percent for ``gain``; the level for
+            ``at_least`` / ``level``), None for qualitative claims.
+        a, b: the variants compared (b is None for ``at_least`` / ``level``).
+        ours_a, ours_b: our values of the metric for a and b.
+        gain: our paired gain of a over b in percent (mean, CI half-width), where b is given.
+        verdict: set by :func:`judge`.
+        reason: the rule's arithmetic, then the explanation (``note``) when not reproduced.
+        note: what we believe explains a difference from the paper (set by the paper's module).
+    """
+
+    id: str
+    paper: str
+    where: str
+    quote: str
+    metric: str
+    kind: str
+    paper_value: Optional[float]
+    a: str
+    b: Optional[str] = None
+    ours_a: Optional[Side] = None
+    ours_b: Optional[Side] = None
+    gain: Optional[Tuple[Optional[float], Optional[float]]] = None
+    verdict: str = NOT_MEASURED
+    reason: str = ""
+    note: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+def _fmt(x: Optional[float], spec: str = ".3g") -> str:
+    return "—" if x is None or not math.isfinite(x) else format(x, spec)
+
+
+def _interval(mean: Optional[float], ci: Optional[float]) -> Tuple[float, float]:
+    """(low, high) of the CI; a missing CI (one seed) is a point."""
+    half = ci if ci is not None and math.isfinite(ci) else 0.0
+    return mean - half, mean + half
+
+
+def judge(claim: Claim) -> Claim:
+    """Sets ``claim.verdict`` and ``claim.reason`` by the rule of its kind (module docstring)."""
+    if claim.kind not in KINDS:
+        raise ValueError(f"unknown claim kind {claim.kind!r}")
+    if claim.kind in ("gain", "higher", "similar"):
+        mean, ci = claim.gain if claim.gain is not None else (None, None)
+    else:
+        mean = claim.ours_a.mean if claim.ours_a is not None else None
+        ci = claim.ours_a.ci if claim.ours_a is not None else None
+    if mean is None or not math.isfinite(mean):
+        claim.verdict, claim.reason = NOT_MEASURED, "no runs for this claim"
+        return claim
+    lo, hi = _interval(mean, ci)
+    verdict, why = _RULES[claim.kind](mean, lo, hi, claim.paper_value)
+    claim.verdict = verdict
+    claim.reason = why + (f" {claim.note}" if claim.note and verdict != REPRODUCED else "")
+    return claim
+
+
+def _rule_gain(mean: float, lo: float, hi: float, paper: Optional[float]):
+    if paper is None or paper <= 0:
+        raise ValueError("a gain claim needs the paper's positive gain")
+    if lo <= 0:
+        return NOT_REPRODUCED, _not_above_zero(mean, lo, hi)
+    need = GAIN_FACTOR * paper
+    if mean >= need:
+        return REPRODUCED, f"gain {mean:+.1f} % > 0 (CI) and ≥ {need:.0f} % (½ of the paper's)."
+    return (
+        PARTLY,
+        f"gain {mean:+.1f} % > 0 (CI) but < {need:.0f} % (½ of the paper's {paper:.0f} %).",
+    )
+
+
+def _not_above_zero(mean: float, lo: float, hi: float) -> str:
+    if hi < 0:
+        return f"reversed: gain {mean:+.1f} %, 95 % CI [{lo:+.1f}, {hi:+.1f}] < 0."
+    return f"gain {mean:+.1f} %, 95 % CI [{lo:+.1f}, {hi:+.1f}] includes 0."
+
+
+def _rule_higher(mean: float, lo: float, hi: float, paper: Optional[float]):
+    if lo > 0:
+        return REPRODUCED, f"gain {mean:+.1f} %, CI [{lo:+.1f}, {hi:+.1f}] > 0."
+    return NOT_REPRODUCED, _not_above_zero(mean, lo, hi)
+
+
+def _rule_similar(mean: float, lo: float, hi: float, paper: Optional[float]):
+    tol = 100 * SIMILAR_TOL
+    span = f"difference {mean:+.1f} %, CI [{lo:+.1f}, {hi:+.1f}]"
+    if -tol <= lo and hi <= tol:
+        return REPRODUCED, f"{span} within ±{tol:.0f} %."
+    if -tol <= mean <= tol:
+        return PARTLY, f"{span}: mean within ±{tol:.0f} %, CI not."
+    return NOT_REPRODUCED, f"{span} outside ±{tol:.0f} %."
+
+
+def _rule_at_least(mean: float, lo: float, hi: float, paper: Optional[float]):
+    if paper is None:
+        raise ValueError("an at_least claim needs a level")
+    if lo >= paper:
+        return REPRODUCED, f"{mean:.3g}, CI low end {lo:.3g} ≥ {paper:.3g}."
+    if mean >= paper:
+        return PARTLY, f"{mean:.3g} ≥ {paper:.3g} but CI low end {lo:.3g} below."
+    return NOT_REPRODUCED, f"{mean:.3g} < {paper:.3g}."
+
+
+def _rule_level(mean: float, lo: float, hi: float, paper: Optional[float]):
+    if paper is None or paper <= 0:
+        raise ValueError("a level claim needs the paper's positive value")
+    ratio = mean / paper
+    if abs(ratio - 1) <= LEVEL_TOL:
+        return (
+            REPRODUCED,
+            f"{mean:.3g} is {ratio:.2f}× the paper's {paper:.3g} (within ±{LEVEL_TOL:.0%}).",
+        )
+    if 0.5 <= ratio <= 2.0:
+        return (
+            PARTLY,
+            f"{mean:.3g} is {ratio:.2f}× the paper's {paper:.3g} (within 2×, not ±{LEVEL_TOL:.0%}).",
+        )
+    return NOT_REPRODUCED, f"{mean:.3g} is {ratio:.2f}× the paper's {paper:.3g}."
+
+
+_RULES = {
+    "gain": _rule_gain,
+    "higher": _rule_higher,
+    "similar": _rule_similar,
+    "at_least": _rule_at_least,
+    "level": _rule_level,
+}
+
+RULE_TEXT = (
+    f"Verdict rule (`mpsched.reproduce.protocol`): gain claims are *reproduced* when the 95 % CI "
+    f"of our per-seed paired gain excludes 0 in the paper's direction and our mean gain is at "
+    f"least {GAIN_FACTOR:.0%} of the paper's, *partly* when the direction holds but the gain is "
+    f"smaller, *not reproduced* when the CI includes 0 or the sign is reversed; qualitative "
+    f"'A beats B' claims need the CI to exclude 0; 'about the same' claims need the gain's CI "
+    f"within ±{SIMILAR_TOL:.0%} (partly: its mean); 'at least v' claims need the CI's low end ≥ v "
+    f"(partly: the mean); value claims need our mean within ±{LEVEL_TOL:.0%} of the paper's "
+    f"(partly: within 2×)."
+)
+
+
+def _side_text(side: Optional[Side]) -> str:
+    if side is None or side.mean is None:
+        return "—"
+    return f"{_fmt(side.mean)} ± {_fmt(side.ci, '.2g')}"
+
+
+def claim_row(c: Claim) -> List[str]:
+    """The cells of the claim's row in ``claims.md`` (also used by the tests to compare)."""
+    paper = (
+        "—"
+        if c.paper_value is None
+        else (f"{c.paper_value:+g} %" if c.kind == "gain" else f"{c.paper_value:g}")
+    )
+    gain = "—"
+    if c.gain is not None and c.gain[0] is not None:
+        gain = f"{c.gain[0]:+.1f} ± {_fmt(c.gain[1], '.1f')} %"
+    versus = f"{c.a} vs {c.b}" if c.b else c.a
+    quote = c.quote.replace("|", "/")
+    return [
+        c.id,
+        c.where,
+        f"“{quote}”",
+        c.metric,
+        versus,
+        paper,
+        _side_text(c.ours_a),
+        _side_text(c.ours_b),
+        gain,
+        f"**{c.verdict}**",
+        c.reason.replace("|", "/"),
+    ]
+
+
+HEADER = ["id", "where", "paper says", "metric", "compared", "paper", "ours A", "ours B",
+          "our gain (A over B)", "verdict", "reason"]  # fmt: skip
+
+
+def write_claims(
+    claims: Sequence[Claim], out: Path, *, title: str, preamble: Sequence[str] = ()
+) -> Tuple[Path, Path]:
+    """Writes ``out/claims.md`` (a table, the rule, the verdict counts) and ``out/claims.json``
+    (the same claims as records) and returns both paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    counts: Dict[str, int] = {}
+    for c in claims:
+        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    lines = [f"# {title}", "", *preamble, "", RULE_TEXT, ""]
+    lines.append(
+        "Verdicts: "
+        + ", ".join(
+            f"{counts[v]} {v}"
+            for v in (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED)
+            if v in counts
+        )
+        + "."
+    )
+    lines += ["", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(claim_row(c)) + " |" for c in claims]
+    md = out / "claims.md"
+    md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "claims-short.md").write_text(compact_table(claims), encoding="utf-8")
+    doc = {
+        "title": title,
+        "rule": RULE_TEXT,
+        "held_out_seeds": list(HELD_OUT),
+        "verdicts": counts,
+        "claims": [asdict(c) for c in claims],
+    }
+    js = out / "claims.json"
+    js.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    return md, js
+
+
+def compact_table(claims: Sequence[Claim]) -> str:
+    """A short markdown table of the claims (id, where, paper, ours, gain, verdict) for the docs;
+    the same cells as ``claims.md`` without the quotes, metrics and reasons."""
+    lines = [
+        "| claim | where | compared | paper | ours A | ours B | our gain | verdict |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for c in claims:
+        cells = claim_row(c)
+        lines.append("| " + " | ".join([cells[0], cells[1], *cells[4:10]]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def read_md_rows(path: Path) -> Dict[str, List[str]]:
+    """The claims table of a ``claims.md`` as {id: cells} (for checking it against the JSON)."""
+    rows: Dict[str, List[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| ") and not line.startswith("| id |"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            rows[cells[0]] = cells
+    return rows
+
+
+def claim_from_dict(d: Mapping[str, Any]) -> Claim:
+    """A :class:`Claim` from its ``claims.json`` record."""
+    d = dict(d)
+    for key in ("ours_a", "ours_b"):
+        if d.get(key) is not None:
+            d[key] = Side(**d[key])
+    if d.get("gain") is not None:
+        d["gain"] = tuple(d["gain"])
+    return Claim(**d)

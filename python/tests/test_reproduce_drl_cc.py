@@ -1,0 +1,175 @@
+"""`mpsched reproduce drl-cc` and the shared reproduction protocol (reproduce/protocol.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from mpsched.reproduce import protocol as P
+from mpsched.reproduce.protocol import Claim, Side
+
+
+def test_mean_ci_student_t_by_hand():
+    # mean 2, sample sd 1, n = 3: half-width t(0.975, 2) · 1 / sqrt(3) = 4.3027 / 1.7321
+    mean, ci = P.mean_ci([1.0, 2.0, 3.0])
+    assert mean == 2.0
+    assert ci == pytest.approx(4.3027 / math.sqrt(3), rel=1e-4)
+    assert P.mean_ci([5.0]) == (5.0, None)
+    assert P.mean_ci([]) == (None, None)
+
+
+def test_paired_gain_is_per_seed():
+    # per seed: +100 %, +50 %, 0 % -> mean 50, sd 50, n 3
+    g, ci, n = P.paired_gain({1: 2.0, 2: 3.0, 3: 4.0, 9: 7.0}, {1: 1.0, 2: 2.0, 3: 4.0, 8: 1.0})
+    assert (g, n) == (pytest.approx(50.0), 3)
+    assert ci == pytest.approx(4.3027 * 50 / math.sqrt(3), rel=1e-4)
+
+
+def test_held_out_seeds_are_fixed_and_disjoint_from_training():
+    assert P.HELD_OUT == tuple(range(1001, 1021))
+    for seeds in P.TRAINING_SEEDS.values():
+        assert not set(seeds) & set(P.HELD_OUT)
+
+
+def _gain_claim(kind, paper, mean, ci):
+    return Claim("x", "p", "Fig. 1", "q", "m", kind, paper, "A", "B", gain=(mean, ci), note="why")
+
+
+@pytest.mark.parametrize(
+    "kind,paper,mean,ci,verdict",
+    [
+        ("gain", 300.0, 160.0, 10.0, P.REPRODUCED),  # ≥ ½ of 300, CI > 0
+        ("gain", 300.0, 149.0, 10.0, P.PARTLY),  # direction holds, < ½
+        ("gain", 300.0, 5.0, 6.0, P.NOT_REPRODUCED),  # CI includes 0
+        ("gain", 300.0, -20.0, 5.0, P.NOT_REPRODUCED),  # reversed
+        ("higher", None, 3.0, 2.9, P.REPRODUCED),
+        ("higher", None, 3.0, 3.0, P.NOT_REPRODUCED),  # CI touches 0
+        ("similar", None, -5.0, 9.0, P.REPRODUCED),  # [-14, 4] within ±15
+        ("similar", None, 10.0, 8.0, P.PARTLY),  # mean within, CI [2, 18] not
+        ("similar", None, -20.0, 1.0, P.NOT_REPRODUCED),
+    ],
+)
+def test_gain_rules(kind, paper, mean, ci, verdict):
+    c = P.judge(_gain_claim(kind, paper, mean, ci))
+    assert c.verdict == verdict
+    assert c.reason.endswith("why") == (verdict != P.REPRODUCED)
+
+
+@pytest.mark.parametrize(
+    "kind,paper,mean,ci,verdict",
+    [
+        ("at_least", 0.95, 0.99, 0.03, P.REPRODUCED),
+        ("at_least", 0.95, 0.96, 0.02, P.PARTLY),
+        ("at_least", 0.95, 0.90, 0.01, P.NOT_REPRODUCED),
+        ("level", 8.0, 6.5, 0.1, P.REPRODUCED),  # 0.81×
+        ("level", 8.0, 4.0, 0.1, P.PARTLY),  # 0.5×
+        ("level", 8.0, 3.9, 0.1, P.NOT_REPRODUCED),
+        ("level", 8.0, None, None, P.NOT_MEASURED),
+    ],
+)
+def test_level_rules(kind, paper, mean, ci, verdict):
+    c = Claim("x", "p", "Fig. 1", "q", "m", kind, paper, "A", ours_a=Side("A", mean, ci, 20))
+    assert P.judge(c).verdict == verdict
+
+
+def test_gain_claim_needs_the_papers_number():
+    with pytest.raises(ValueError):
+        P.judge(_gain_claim("gain", None, 10.0, 1.0))
+
+
+def test_claims_md_and_json_agree(tmp_path):
+    claims = [
+        P.judge(_gain_claim("gain", 300.0, 160.0, 10.0)),
+        P.judge(Claim("y", "p", "Fig. 2", "a | b", "m", "level", 8.0, "A", ours_a=Side("A", 7.0, 0.2, 20))),
+    ]  # fmt: skip
+    md, js = P.write_claims(claims, tmp_path, title="t")
+    rows = P.read_md_rows(md)
+    doc = json.loads(js.read_text(encoding="utf-8"))
+    back = [P.claim_from_dict(d) for d in doc["claims"]]
+    assert [c.id for c in back] == list(rows) == ["x", "y"]
+    for c in back:
+        assert rows[c.id] == P.claim_row(c)
+    assert doc["verdicts"] == {P.REPRODUCED: 2}
+    short = (tmp_path / "claims-short.md").read_text(encoding="utf-8").splitlines()
+    assert [r.split(" | ")[0] for r in short[2:]] == ["| x", "| y"]
+    assert short[2].endswith("| **reproduced** |")
+
+
+def test_scenario_7_copies_keep_tcp_flows_on_reno():
+    from mpsched.reproduce import drl_cc_runs as R
+
+    sc = R.scenario_copy(
+        R.TCP_SCENARIO, R._common.default_scenario_dir("drl-cc-scenario-1.toml"), False
+    )
+    out = R.tcp_friendliness_copy(sc, "drl-cc")
+    ccs = {f["name"]: f["cc"] for f in out["flows"]}
+    assert ccs == {
+        **{f"mptcp{i}": "drl-cc" for i in range(1, 6)},
+        **{f"tcp{i}": "reno" for i in range(1, 6)},
+    }
+
+
+def test_quick_reproduction_end_to_end(tmp_path):
+    """`--quick` (2 seeds, 20 s) through the CLI writes claims.md / claims.json / figures; every
+    claim of the paper has a verdict; the markdown and the JSON say the same."""
+    pytest.importorskip("matplotlib")
+    from typer.testing import CliRunner
+
+    from mpsched.cli import app
+    from mpsched.reproduce import drl_cc_claims
+
+    out = tmp_path / "r"
+    res = CliRunner().invoke(app, ["reproduce", "drl-cc", "--quick", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "NOT the reproduction" in res.output
+    doc = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    ids = [c["id"] for c in doc["claims"]]
+    assert ids == [s.id for s in drl_cc_claims.specs()]
+    verdicts = {P.REPRODUCED, P.PARTLY, P.NOT_REPRODUCED, P.NOT_MEASURED}
+    assert all(c["verdict"] in verdicts for c in doc["claims"])
+    # only Fig. 7's 100-200 s window lies beyond a 20 s run
+    assert [c["id"] for c in doc["claims"] if c["verdict"] == P.NOT_MEASURED] == ["s6-after-8mbps"]
+    rows = P.read_md_rows(out / "claims.md")
+    assert list(rows) == ids
+    for d in doc["claims"]:
+        assert rows[d["id"]] == P.claim_row(P.claim_from_dict(d))
+    assert "QUICK RUN" in (out / "claims.md").read_text(encoding="utf-8")
+    for stem in ("scenario-1", "scenario-1-jain", "scenario-6-time", "scenario-7", "scenario-8"):
+        for ext in ("pdf", "png"):
+            assert (out / "figures" / f"{stem}.{ext}").stat().st_size > 0
+    # scenario 7 ran with DRL-CC on the MPTCP flows only
+    sc = json.loads(
+        (out / "scenarios" / "drl-cc-scenario-7-drl-cc.json").read_text(encoding="utf-8")
+    )
+    assert {f["cc"] for f in sc["flows"] if "paths" not in f} == {"reno"}
+
+
+def test_unknown_scenario_is_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from mpsched.cli import app
+    from mpsched.cli.errors import EXIT_BAD_INPUT
+
+    res = CliRunner().invoke(
+        app, ["reproduce", "drl-cc", "--scenarios", "9", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == EXIT_BAD_INPUT
+    assert "--scenarios" in res.output
+    assert not (tmp_path / "claims.md").exists()
+
+
+def test_docs_claims_table_covers_every_claim():
+    """docs/drl-cc.md quotes the generated claims-short.md of the full run: one row per claim,
+    in the order of drl_cc_claims.specs(), each with a verdict."""
+    from pathlib import Path
+
+    from mpsched.reproduce import drl_cc_claims
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "drl-cc.md"
+    text = docs.read_text(encoding="utf-8").split("### Claims", 1)[1].split("### What", 1)[0]
+    rows = [r.split(" | ") for r in text.splitlines() if r.startswith("| s")]
+    assert [r[0][2:] for r in rows] == [s.id for s in drl_cc_claims.specs()]
+    verdicts = {f"**{v}** |" for v in (P.REPRODUCED, P.PARTLY, P.NOT_REPRODUCED)}
+    assert all(r[-1] in verdicts for r in rows)
