@@ -173,3 +173,21 @@ def test_docs_claims_table_covers_every_claim():
     assert [r[0][2:] for r in rows] == [s.id for s in drl_cc_claims.specs()]
     verdicts = {f"**{v}** |" for v in (P.REPRODUCED, P.PARTLY, P.NOT_REPRODUCED)}
     assert all(r[-1] in verdicts for r in rows)
+
+
+def test_readme_and_docs_counts_are_the_claims_tables():
+    """The verdict counts the README and docs/drl-cc.md quote are those of the docs' claims
+    table (itself the generated claims-short.md)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    docs = (root / "docs" / "drl-cc.md").read_text(encoding="utf-8")
+    table = docs.split("### Claims", 1)[1].split("### What", 1)[0]
+    count = {v: table.count(f"**{v}** |") for v in (P.REPRODUCED, P.PARTLY, P.NOT_REPRODUCED)}
+    total = sum(count.values())
+    r, p, n = count[P.REPRODUCED], count[P.PARTLY], count[P.NOT_REPRODUCED]
+    assert f"Verdicts: {r} reproduced, {p} partly, {n} not reproduced ({total} claims)." in docs
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"(\d+) of (\d+) claims reproduced, (\d+) partly, (\d+) not", readme)
+    assert said is not None and tuple(map(int, said.groups())) == (r, total, p, n), said
