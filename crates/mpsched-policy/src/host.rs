@@ -8,7 +8,8 @@
 //! Slots follow the host env's rules (`mpsched_sim::env::host`) as a sender can apply them: at
 //! a boundary a flow that has started takes the lowest free slot, in the host's flow order,
 //! before the interval is recorded (the env gives a slot one boundary earlier to a flow about
-//! to start, which a sender cannot know; the frames are the same unless every slot is taken);
+//! to start, which a sender cannot know; the frames are the same unless every slot is taken,
+//! or a flow starts and completes between two boundaries, which the controller never sees);
 //! a flow that completed is recorded in the interval it completed in, then frees its slot;
 //! the next target is the next controlled running flow after the last one, in slot order.
 
