@@ -10,7 +10,8 @@
 //! - [`host`]: a host policy (DRL-CC's, [`drl_cc`]) as a
 //!   [`mpsched_transport::host::HostController`] of a host's windows;
 //! - [`register`]: makes `policy:PATH`, `edar` and `edar:PATH` scheduler names, and
-//!   `policy:PATH` a congestion-control name ([`host_policy`] gives the driver its controller).
+//!   `policy:PATH`, `drl-cc` and `drl-cc:PATH` congestion-control names ([`host_policy`] gives
+//!   the driver its controller).
 //!
 //! The crate depends on the transport only: the simulator, and later a real transport, run the
 //! same scheduler.
@@ -179,45 +180,33 @@ pub fn host_policy(cc_label: &str) -> Option<Arc<Policy>> {
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let policy = Arc::new(|arg: &str| {
-            if arg.is_empty() {
-                return Err("expected policy:PATH, the path of a policy file (NAME.json or NAME)".to_string());
-            }
-            let p = load(Path::new(arg)).map_err(|e| e.0)?;
-            scheduler_of(format!("policy:{arg}"), p)
-        });
-        let policy_cc = Arc::new(|arg: &str| {
-            if arg.is_empty() {
-                return Err("expected policy:PATH, the path of a policy file (NAME.json or NAME)".to_string());
-            }
-            let p = load(Path::new(arg)).map_err(|e| e.0)?;
-            cc_of(format!("policy:{arg}"), &p)
-        });
-        let edar = Arc::new(|arg: &str| {
-            if arg.is_empty() {
-                return scheduler_of("edar".into(), edar_default().map_err(|e| e.0)?);
-            }
-            let p = load(Path::new(arg)).map_err(|e| e.0)?;
-            if !matches!(p.net, AnyNet::Edar(_)) {
-                return Err(format!("{arg}: not an EdAR checkpoint (\"algorithm\" is not \"edar\"): use policy:{arg}"));
-            }
-            scheduler_of(format!("edar:{arg}"), p)
-        });
-        SchedSpec::register_loader("policy", policy).expect("not a built-in name");
-        SchedSpec::register_loader("edar", edar).expect("not a built-in name");
-        let drl_cc = Arc::new(|arg: &str| {
-            let (label, p) = match arg {
-                "" => ("drl-cc".to_string(), shipped("drl-cc").map_err(|e| e.0)?),
-                a => (format!("drl-cc:{a}"), load(Path::new(a)).map_err(|e| e.0)?),
-            };
-            if !matches!(p.net, AnyNet::DrlCc(_)) {
-                return Err(format!("{arg}: not a DRL-CC policy (\"algorithm\" is not \"drl_cc\"): use policy:{arg}"));
-            }
-            cc_of(label, &p)
-        });
-        CcSpec::register_loader("policy", policy_cc).expect("not a built-in name");
-        CcSpec::register_loader("drl-cc", drl_cc).expect("not a built-in name");
+        for prefix in ["policy", "edar"] {
+            let loader = Arc::new(move |arg: &str| named(prefix, arg).and_then(|(l, p)| scheduler_of(l, p)));
+            SchedSpec::register_loader(prefix, loader).expect("not a built-in name");
+        }
+        for prefix in ["policy", "drl-cc"] {
+            let loader = Arc::new(move |arg: &str| named(prefix, arg).and_then(|(l, p)| cc_of(l, &p)));
+            CcSpec::register_loader(prefix, loader).expect("not a built-in name");
+        }
     });
+}
+
+/// The label and policy a name `prefix:ARG` loads: the shipped policy for a bare `edar` or
+/// `drl-cc`, else the file ARG, which after `edar:` / `drl-cc:` must hold that network type.
+fn named(prefix: &str, arg: &str) -> Result<(String, Arc<Policy>), String> {
+    if arg.is_empty() {
+        if prefix == "policy" {
+            return Err("expected policy:PATH, the path of a policy file (NAME.json or NAME)".to_string());
+        }
+        return Ok((prefix.to_string(), shipped(prefix).map_err(|e| e.0)?));
+    }
+    let p = load(Path::new(arg)).map_err(|e| e.0)?;
+    let wrong = match prefix {
+        "edar" if !matches!(p.net, AnyNet::Edar(_)) => "not an EdAR checkpoint (\"algorithm\" is not \"edar\")",
+        "drl-cc" if !matches!(p.net, AnyNet::DrlCc(_)) => "not a DRL-CC policy (\"algorithm\" is not \"drl_cc\")",
+        _ => return Ok((format!("{prefix}:{arg}"), p)),
+    };
+    Err(format!("{arg}: {wrong}: use policy:{arg}"))
 }
 
 /// The SHA-256 of the policy a scheduler or congestion-control name loads (`None` for a name
