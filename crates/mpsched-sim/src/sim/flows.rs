@@ -145,19 +145,15 @@ impl Sim {
             return;
         }
         // Fold this connection's counters into the totals; a new pair starts after the gap.
-        if let (Some(snd), Some(rcv)) = (self.eps[2 * f].conn.take(), self.eps[2 * f + 1].conn.take()) {
+        if let (Some(mut snd), Some(mut rcv)) = (self.eps[2 * f].conn.take(), self.eps[2 * f + 1].conn.take()) {
             if let Some(d) = snd.decision_stats() {
                 rt.decisions.get_or_insert_with(Default::default).merge(d);
             }
-            rt.acc.delivered += rcv.info().bytes_delivered;
-            for (_, s) in snd.subflows() {
-                rt.acc.retx += s.segments_retransmitted;
-                rt.acc.lost += s.segments_lost;
-                rt.acc.rtos += s.rto_count;
-                rt.acc.frs += s.fast_recoveries;
-            }
-            for i in 0..snd.subflow_count() {
-                rt.acc.slots.add(&snd.slot_stats(i));
+            let (si, ri) = (snd.info_at(Instant(self.now)), rcv.info_at(Instant(self.now)));
+            rt.acc.delivered += ri.bytes_delivered;
+            rt.acc.conn = rt.acc.conn.plus(&si, &ri);
+            for (i, s) in snd.subflows() {
+                rt.acc.add_subflow(i as usize, &s, &snd.slot_stats(i as usize));
             }
         }
         for ep in [2 * f, 2 * f + 1] {

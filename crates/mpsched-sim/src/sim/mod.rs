@@ -25,9 +25,11 @@ mod hosts;
 mod net;
 mod output;
 mod sample;
+mod totals;
 
 pub use output::RunOutput;
 use sample::Series;
+use totals::Totals;
 
 /// A packet in the network. `Copy`, stored in an arena and referred to by index.
 #[derive(Clone, Copy, Debug)]
@@ -77,17 +79,6 @@ struct FlowRt {
     initial_decision: Option<Decision>,
     /// A policy scheduler's decisions on the flow's earlier connections.
     decisions: Option<DecisionStats>,
-}
-
-/// Counters summed over the connections a flow has used.
-#[derive(Clone, Copy, Debug, Default)]
-struct Totals {
-    delivered: u64,
-    retx: u64,
-    lost: u64,
-    rtos: u64,
-    frs: u64,
-    slots: SlotStats,
 }
 
 /// Why [`Sim::advance`] returned.

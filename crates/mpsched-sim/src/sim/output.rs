@@ -1,10 +1,11 @@
 //! Results of a run: summary.json and the flows, subflows, links and timeseries tables.
 
 use mpsched_transport::observe::DecisionStats;
-use mpsched_transport::{ConnInfo, Instant, SlotStats, SubflowInfo};
+use mpsched_transport::{Instant, SlotStats, SubflowInfo};
 use serde_json::{json, Value};
 
-use super::{RunStats, Sim, Totals};
+use super::totals::{ConnSums, SubflowSums, Totals};
+use super::{RunStats, Sim};
 use crate::fairness::jain_index;
 use crate::table::Table;
 
@@ -167,43 +168,43 @@ impl Sim {
             "transfers": rt.transfers.len(),
             "mean_transfer_s": mean_transfer_s,
         });
-        add_connection_columns(&mut row, &snd, &rcv, active, &tot.slots);
+        add_connection_columns(&mut row, &tot.conn.plus(&snd, &rcv), active, &tot.slots);
         row
     }
 
-    /// Flow `f`'s counters summed over its earlier connections and the current one, and the
-    /// smallest smoothed RTT of an established subflow (ms, infinite if none); pushes one row
-    /// per subflow of the current connection to `subflow_rows`.
+    /// Flow `f`'s counters summed over its earlier connections and the current one (the
+    /// connection-level ones are added by the caller), and the smallest smoothed RTT of an
+    /// established subflow (ms, infinite if none); pushes one row per subflow index to
+    /// `subflow_rows`, its counters summed over the connections as well.
     fn connection_totals(&self, f: usize, subflow_rows: &mut Vec<Value>) -> (Totals, f64) {
-        let mut tot = self.flows[f].acc;
+        let acc = &self.flows[f].acc;
+        let mut tot = acc.clone();
         let mut srtt_ms = f64::INFINITY;
         if let Some(c) = self.eps[2 * f].conn.as_ref() {
             for (i, s) in c.subflows() {
                 let sl = c.slot_stats(i as usize);
-                tot.slots.add(&sl);
-                tot.retx += s.segments_retransmitted;
-                tot.lost += s.segments_lost;
-                tot.rtos += s.rto_count;
-                tot.frs += s.fast_recoveries;
+                tot.add_subflow(i as usize, &s, &sl);
                 if s.established {
                     srtt_ms = srtt_ms.min(s.srtt.as_millis_f64());
                 }
-                subflow_rows.push(self.subflow_row(f, i, &s, &sl));
+                subflow_rows.push(self.subflow_row(f, i, &s, &acc.subflow(i as usize).plus(&s, &sl)));
             }
         }
         (tot, srtt_ms)
     }
 
-    /// Row `i` of flow `f`'s subflows in the subflows table.
-    fn subflow_row(&self, f: usize, i: u8, s: &SubflowInfo, sl: &SlotStats) -> Value {
+    /// Row `i` of flow `f`'s subflows: state (`s`) of the current connection, counters (`sum`)
+    /// over every connection of the flow.
+    fn subflow_row(&self, f: usize, i: u8, s: &SubflowInfo, sum: &SubflowSums) -> Value {
         let def = &self.sc.flows[f];
         let p = def.paths[i as usize] as usize;
+        let sl = &sum.slots;
         json!({
             "flow": def.name, "subflow": i, "path": self.sc.paths[p].name,
             "backup": def.backup[i as usize], "established": s.established,
-            "bytes_sent": s.bytes_sent, "bytes_retransmitted": s.bytes_retransmitted,
-            "bytes_acked": s.delivered, "segments_lost": s.segments_lost,
-            "rto_count": s.rto_count, "fast_recoveries": s.fast_recoveries,
+            "bytes_sent": sum.bytes_sent, "bytes_retransmitted": sum.bytes_retransmitted,
+            "bytes_acked": sum.delivered, "segments_lost": sum.segments_lost,
+            "rto_count": sum.rto_count, "fast_recoveries": sum.fast_recoveries,
             "srtt_ms": s.srtt.as_millis_f64(), "min_rtt_ms": s.min_rtt.as_millis_f64(),
             "cwnd_bytes": s.cwnd,
             "slots": sl.slots, "slot_bw_mbps": sl.mean_bw_mbps(), "slot_srtt_ms": sl.mean_srtt_ms(),
@@ -244,14 +245,14 @@ impl Sim {
 /// Appends the last columns of a flow row (the key order is the table's column order): the
 /// sender's and receiver's connection-level counters (`active`: the flow's active time in
 /// seconds, for the mean out-of-order bytes) and the scheduler's slot statistics.
-fn add_connection_columns(row: &mut Value, snd: &ConnInfo, rcv: &ConnInfo, active: f64, slots: &SlotStats) {
-    let mean_ooo = if active > 0.0 { rcv.ooo_byte_seconds / active } else { 0.0 };
+fn add_connection_columns(row: &mut Value, c: &ConnSums, active: f64, slots: &SlotStats) {
+    let mean_ooo = if active > 0.0 { c.ooo_byte_seconds / active } else { 0.0 };
     let extra = json!({
-        "reinjected_bytes": snd.reinjected_bytes, "redundant_bytes": snd.redundant_bytes,
-        "opportunistic_retransmissions": snd.opportunistic_retransmissions,
-        "penalizations": snd.penalizations, "duplicate_bytes": rcv.duplicate_bytes,
-        "mean_ooo_bytes": mean_ooo, "rwnd_full_s": rcv.rwnd_full_seconds,
-        "send_blocked_s": snd.send_blocked_seconds,
+        "reinjected_bytes": c.reinjected_bytes, "redundant_bytes": c.redundant_bytes,
+        "opportunistic_retransmissions": c.opportunistic_retransmissions,
+        "penalizations": c.penalizations, "duplicate_bytes": c.duplicate_bytes,
+        "mean_ooo_bytes": mean_ooo, "rwnd_full_s": c.rwnd_full_seconds,
+        "send_blocked_s": c.send_blocked_seconds,
         "slots": slots.slots, "slot_bw_mbps": slots.mean_bw_mbps(), "slot_srtt_ms": slots.mean_srtt_ms(),
     });
     let (Value::Object(row), Value::Object(extra)) = (row, extra) else { unreachable!("json objects") };

@@ -54,6 +54,31 @@ fn repeated_downloads() {
     assert!(mean > 0.6 && mean < 2.0, "mean transfer {mean}");
 }
 
+/// Repeated downloads report counters over every connection, not only the last one (which
+/// carries 2 MB of the 10 MB): the subflows' acknowledged bytes cover the flow's delivered bytes,
+/// exceeding them by at most the bytes sent twice at the connection level (reinjections: both
+/// copies are acknowledged on their subflows); the connection-level reinjected bytes are the
+/// sum over the five connections too (the receiver counted each copy as a duplicate); the
+/// flow's slots are the sum of its subflows' slots.
+#[test]
+fn repeated_downloads_count_every_connection() {
+    let out = run(&format!(
+        "[sim]\nduration_s = 60\n{PATHS}\n[[flows]]\nname = \"dl\"\npaths = [\"wifi\", \"lte\"]\nsize_bytes = 2000000\nrepeat = 5\nrepeat_gap_s = 1\n"
+    ));
+    let delivered = flow_i64(&out, "dl", "bytes_delivered");
+    assert_eq!(delivered, 10_000_000);
+    let sum = |col: &str| out.subflows.i64s(col).iter().sum::<i64>();
+    let (acked, sent) = (sum("bytes_acked"), sum("bytes_sent"));
+    let reinjected = flow_i64(&out, "dl", "reinjected_bytes");
+    assert!(acked >= delivered && acked - delivered <= reinjected, "acked {acked}, reinjected {reinjected}");
+    assert_eq!(flow_i64(&out, "dl", "duplicate_bytes"), reinjected);
+    assert!(sent >= acked, "sent {sent} < acked {acked}");
+    assert_eq!(sum("slots"), flow_i64(&out, "dl", "slots"));
+    // Each subflow sent on every connection: both rows exceed one transfer's share.
+    let per = out.subflows.i64s("bytes_sent");
+    assert!(per.iter().all(|&b| b > 2_000_000 / 2), "per-subflow bytes {per:?}");
+}
+
 /// A Poisson workload of Pareto-sized flows expands into flows whose count matches the
 /// arrival rate (10/s over 60 s: 600 ± 3·sqrt(600)), reproducibly from the seed.
 #[test]
