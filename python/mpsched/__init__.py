@@ -9,6 +9,7 @@ The simulator is written in Rust (``mpsched._core``); this package is what users
     res.flows, res.timeseries, res.links                # pyarrow Tables
     dfs = res.to_pandas()                               # {"flows": DataFrame, ...}
     mpsched.write_results(res, "out/demo")              # summary.json, *.parquet, scenario.toml
+    mpsched.run_to_dir("long.toml", "out/long")         # the same files, timeseries streamed
 
     sim = mpsched.Simulation("scenarios/edar-handoff.toml")  # step by step, for outside policies
     for kind, flow in sim: ...                          # decision points: decide, continue
@@ -21,7 +22,7 @@ The command line is ``mpsched`` (``python -m mpsched``): see ``mpsched --help``.
 """
 
 from ._core import ScenarioError, SchedulerError, SchedView, SubflowView
-from .api import run
+from .api import run, run_streaming, run_to_dir
 from .plugins import load_plugin, register_scheduler, scheduler, unregister_scheduler
 from .results import Results, write_results
 from .simulation import Simulation
@@ -65,6 +66,8 @@ _register_envs()
 
 __all__ = [
     "run",
+    "run_streaming",
+    "run_to_dir",
     "Results",
     "ScenarioError",
     "SchedulerError",

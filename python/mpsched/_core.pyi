@@ -18,10 +18,23 @@ class ScenarioError(ValueError):
 RunOutput = Dict[str, Any]
 
 def run_scenario(
-    text: str, source: str, fmt: str = "toml", seed: Optional[int] = None
+    text: str,
+    source: str,
+    fmt: str = "toml",
+    seed: Optional[int] = None,
+    on_chunk: Optional[
+        Callable[[Dict[str, List[Any]], Dict[str, str], float, float, int], None]
+    ] = None,
+    chunk_rows: int = 65536,
 ) -> RunOutput:
     """Runs a scenario given as TOML (or JSON) text; returns summary, resolved scenario and
-    tables. ``source`` names the scenario in errors and anchors relative trace paths."""
+    tables. ``source`` names the scenario in errors and anchors relative trace paths.
+
+    With ``on_chunk``, the timeseries comes in pieces as the run goes:
+    ``on_chunk(rows, types, now_s, end_s, events)`` gets the rows sampled since the last call
+    (at most about ``chunk_rows``, or every 0.2 s of wall time), their Arrow type names, the
+    simulated time, the scenario's duration and the events so far; the returned timeseries
+    holds only the rows after the last call. The run is the same either way."""
 
 def check_syntax(text: str, source: str, fmt: str = "toml") -> None:
     """Checks the TOML (or JSON) syntax of ``text`` only; raises ScenarioError (one line, with

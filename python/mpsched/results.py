@@ -12,7 +12,10 @@ pyarrow Tables; :func:`write_results` writes them to a directory atomically::
       links.parquet       one row per link
       scenario.toml       the scenario with every default filled in
 
-Same results => byte-identical files (fixed Parquet writer options, no timestamps).
+Same results => byte-identical files (fixed Parquet writer options, no timestamps). Parquet
+files are written in row groups of :data:`ROW_GROUP_ROWS` rows, one at a time, so a timeseries
+streamed to disk as a long run goes (:class:`ParquetStream`) is the same file as the table
+written at once.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -38,8 +41,13 @@ __all__ = [
     "OUTPUT_FILES",
     "table_from_columns",
     "write_results",
+    "write_files",
+    "check_replaceable",
     "result_files",
     "parquet_bytes",
+    "write_parquet",
+    "ParquetStream",
+    "ROW_GROUP_ROWS",
 ]
 
 #: The tables of a run, in output order.
@@ -75,6 +83,9 @@ _PARQUET_OPTIONS: Dict[str, Any] = {
     "version": "2.6",
     "data_page_version": "1.0",
 }
+
+#: Rows per Parquet row group (pyarrow's default for ``write_table``).
+ROW_GROUP_ROWS = 1024 * 1024
 
 Columns = Mapping[str, Sequence[Any]]
 
@@ -186,8 +197,61 @@ class Results:
 def parquet_bytes(table: pa.Table) -> bytes:
     """``table`` encoded as a Parquet file with the fixed writer options (equal tables, equal bytes)."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **_PARQUET_OPTIONS)
+    write_parquet(table, sink)
     return sink.getvalue().to_pybytes()
+
+
+def write_parquet(table: pa.Table, where: Any) -> None:
+    """Write ``table`` to ``where`` (a path or a pyarrow sink) with the fixed writer options,
+    in row groups of :data:`ROW_GROUP_ROWS` rows however the table is chunked in memory."""
+    stream = ParquetStream(where)
+    stream.add(table)
+    stream.close()
+
+
+class ParquetStream:
+    """A Parquet file written as its rows arrive (a long run's timeseries, chunk by chunk).
+
+    Rows are buffered until a row group of :data:`ROW_GROUP_ROWS` rows is full, then written;
+    :meth:`close` writes the rest. Memory holds at most one row group; the file is the same
+    bytes as the whole table given to :func:`write_parquet`, however the rows were split.
+    """
+
+    def __init__(self, where: Any) -> None:
+        self._where = where
+        self._writer: Optional[pq.ParquetWriter] = None
+        self._pending: List[pa.Table] = []
+        self._buffered = 0
+        self.rows = 0
+
+    def add(self, table: pa.Table) -> None:
+        """Append ``table``'s rows (same schema as the first table added)."""
+        if self._writer is None and not self._pending:
+            self._writer = pq.ParquetWriter(self._where, table.schema, **_PARQUET_OPTIONS)
+        if table.num_rows == 0:
+            if not self._pending:
+                self._pending.append(table)  # an empty table still gives the file its schema
+            return
+        self._pending.append(table)
+        self._buffered += table.num_rows
+        self.rows += table.num_rows
+        while self._buffered >= ROW_GROUP_ROWS:
+            self._write(ROW_GROUP_ROWS)
+
+    def _write(self, n: int) -> None:
+        merged = pa.concat_tables(self._pending)
+        assert self._writer is not None
+        self._writer.write_table(merged.slice(0, n).combine_chunks(), row_group_size=ROW_GROUP_ROWS)
+        rest = merged.slice(n)
+        self._pending, self._buffered = ([rest] if rest.num_rows else []), rest.num_rows
+
+    def close(self) -> None:
+        """Write the buffered rows (an empty table if none came at all) and close the file."""
+        if self._writer is None:
+            raise ValueError("no table was added: the file has no schema")
+        if self._buffered or self.rows == 0:
+            self._write(self._buffered)
+        self._writer.close()
 
 
 def result_files(results: Results) -> Dict[str, bytes]:
@@ -218,19 +282,26 @@ def write_results(results: Results, out_dir: Union[str, "os.PathLike[str]"]) -> 
     anything else raises ``FileExistsError`` (so ``--out .`` cannot wipe a directory).
     """
     out_dir = Path(out_dir)
-    _check_replaceable(out_dir)
+    check_replaceable(out_dir)
     with atomic_directory(out_dir) as tmp:
-        (tmp / "summary.json").write_text(results.summary_json(), encoding="utf-8")
-        for name, table in results.tables.items():
-            pq.write_table(table, str(tmp / f"{name}.parquet"), **_PARQUET_OPTIONS)
-        toml_text = results.resolved_toml
-        if not toml_text.endswith("\n"):
-            toml_text += "\n"
-        (tmp / "scenario.toml").write_text(toml_text, encoding="utf-8")
+        write_files(results, tmp)
     return out_dir
 
 
-def _check_replaceable(out_dir: Path) -> None:
+def write_files(results: Results, directory: Path, tables: Sequence[str] = TABLE_NAMES) -> None:
+    """Write the summary, the tables named in ``tables`` and the resolved scenario into the
+    existing ``directory`` (not atomically: :func:`write_results` calls this in a temporary
+    directory)."""
+    (directory / "summary.json").write_text(results.summary_json(), encoding="utf-8")
+    for name in tables:
+        write_parquet(getattr(results, name), str(directory / f"{name}.parquet"))
+    toml_text = results.resolved_toml
+    if not toml_text.endswith("\n"):
+        toml_text += "\n"
+    (directory / "scenario.toml").write_text(toml_text, encoding="utf-8")
+
+
+def check_replaceable(out_dir: Path) -> None:
     """Raise unless ``out_dir`` is absent, empty, or holds only OUTPUT_FILES and DERIVED_ENTRIES."""
     if out_dir.name in ("", ".", ".."):
         raise FileExistsError(errno.EEXIST, "not a valid output directory name", str(out_dir))

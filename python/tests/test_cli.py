@@ -157,3 +157,28 @@ def test_bench_decisions_json(cli):
     data = json.loads(proc.stdout)
     assert data["decisions"] > 10_000
     assert data["ns_per_decision"] >= 0
+
+
+def test_run_progress_bar_only_on_a_terminal():
+    """The bar of ``mpsched run`` draws on a terminal once its delay has passed, and writes
+    nothing at all to a stream that is not a terminal (logs, pipes)."""
+    import io
+
+    from mpsched.cli.progress import RunProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term, pipe = Terminal(), io.StringIO()
+    with RunProgress(term, delay_s=0.0) as bar:
+        bar(30.0, 60.0, 1_000_000)
+    with RunProgress(pipe, delay_s=0.0) as bar:
+        bar(30.0, 60.0, 1_000_000)
+    assert "30.0 / 60.0 s simulated" in term.getvalue()
+    assert pipe.getvalue() == ""
+    # Before the delay (a short run): nothing either.
+    quiet = Terminal()
+    with RunProgress(quiet, delay_s=60.0) as bar:
+        bar(30.0, 60.0, 1_000_000)
+    assert quiet.getvalue() == ""

@@ -36,27 +36,79 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
+/// Arrow type name of every column of `t`, so an empty or all-null column keeps its type.
+fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (col, c) in &t.columns {
+        d.set_item(col, c.type_name())?;
+    }
+    Ok(d)
+}
+
 /// Runs a scenario given as TOML (or JSON) text; returns summary, resolved scenario and tables.
+///
+/// With `on_chunk`, the timeseries comes in pieces as the run goes: `on_chunk(rows, types,
+/// now_s, end_s, events)` gets the rows sampled since the last call (a dict of columns, at most
+/// about `chunk_rows` rows, and their Arrow type names), the simulated time, the scenario's
+/// duration and the events so far, whenever that many rows wait or about 0.2 s of wall time
+/// passed; the returned timeseries holds only the rows after the last call. The run is the
+/// same either way.
 #[pyfunction]
-#[pyo3(signature = (text, source, fmt = "toml", seed = None))]
+#[pyo3(signature = (text, source, fmt = "toml", seed = None, on_chunk = None, chunk_rows = 65536))]
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
     source: &str,
     fmt: &str,
     seed: Option<u64>,
+    on_chunk: Option<Bound<'py, PyAny>>,
+    chunk_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let format = parse_format(fmt, source)?;
     let (text, source) = (text.to_owned(), source.to_owned());
     // A failure left over from an abandoned run is not this run's.
     let _ = pysched::take_error();
-    let out = py.detach(move || {
+    let Some(on_chunk) = on_chunk else {
+        let out = py.detach(move || {
+            panics::guard(&source, || {
+                mpsched_sim::run_text(&text, &source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))
+            })
+        })?;
+        pysched::take_error()?;
+        return output_to_dict(py, &out);
+    };
+    let mut sim = py.detach(|| {
         panics::guard(&source, || {
-            mpsched_sim::run_text(&text, &source, format, seed).map_err(|e| ScenarioError::new_err(e.to_string()))
+            let sc = mpsched_sim::parse_text(&text, &source, format, seed)
+                .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            Ok(mpsched_sim::Sim::new(sc))
         })
     })?;
-    pysched::take_error()?;
+    loop {
+        let (done, rows) = py.detach(|| panics::guard(&source, || Ok(run_chunk(&mut sim, chunk_rows.max(1)))))?;
+        pysched::take_error()?;
+        let (now_s, end_s) = (sim.now_ns() as f64 / 1e9, sim.scenario().duration_ns as f64 / 1e9);
+        on_chunk.call1((table_to_dict(py, &rows)?, table_types(py, &rows)?, now_s, end_s, sim.stats().events))?;
+        if done {
+            break;
+        }
+    }
+    let out = py.detach(|| panics::guard(&source, || Ok(sim.output())))?;
     output_to_dict(py, &out)
+}
+
+/// Runs `sim` until `rows` timeseries rows wait, 0.2 s of wall time passed or the run is over;
+/// returns whether it is over and the rows taken.
+fn run_chunk(sim: &mut mpsched_sim::Sim, rows: usize) -> (bool, Table) {
+    let started = std::time::Instant::now();
+    // Pause at most every sample interval (between 1 ms and 1 s of simulated time).
+    let step = sim.scenario().sample_ns.clamp(1_000_000, 1_000_000_000);
+    loop {
+        let done = sim.run_until(sim.now_ns().saturating_add(step));
+        if done || sim.timeseries_rows() >= rows || started.elapsed().as_millis() >= 200 {
+            return (done, sim.take_timeseries());
+        }
+    }
 }
 
 /// Checks the TOML or JSON syntax of `text` only; raises ScenarioError (one line, with the line
@@ -90,11 +142,7 @@ pub(crate) fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput)
     for (name, t) in
         [("flows", &out.flows), ("subflows", &out.subflows), ("timeseries", &out.timeseries), ("links", &out.links)]
     {
-        let sd = PyDict::new(py);
-        for (col, c) in &t.columns {
-            sd.set_item(col, c.type_name())?;
-        }
-        schemas.set_item(name, sd)?;
+        schemas.set_item(name, table_types(py, t)?)?;
     }
     d.set_item("schemas", schemas)?;
     // Policy-scheduled flows: decisions and wall-clock latencies (not deterministic).

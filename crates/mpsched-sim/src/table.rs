@@ -42,6 +42,18 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Appends `other`'s values (panics if its type differs).
+    pub fn extend(&mut self, other: Column) {
+        match (self, other) {
+            (Column::F64(a), Column::F64(b)) => a.extend(b),
+            (Column::I64(a), Column::I64(b)) => a.extend(b),
+            (Column::Bool(a), Column::Bool(b)) => a.extend(b),
+            (Column::Str(a), Column::Str(b)) => a.extend(b),
+            (Column::OptF64(a), Column::OptF64(b)) => a.extend(b),
+            (Column::OptI64(a), Column::OptI64(b)) => a.extend(b),
+            (a, b) => panic!("cannot append a {} column to a {} column", b.type_name(), a.type_name()),
+        }
+    }
 }
 
 /// Named columns of equal length, in a fixed order.
@@ -80,6 +92,19 @@ impl Table {
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.columns.first().map(|(_, c)| c.len()).unwrap_or(0)
+    }
+    /// Appends `other`'s rows (same columns in the same order; panics otherwise). An empty
+    /// table takes `other` as it is.
+    pub fn append(&mut self, other: Table) {
+        if self.columns.is_empty() {
+            *self = other;
+            return;
+        }
+        assert_eq!(self.columns.len(), other.columns.len(), "tables of other columns");
+        for ((name, a), (other_name, b)) in self.columns.iter_mut().zip(other.columns) {
+            assert_eq!(*name, other_name, "tables of other columns");
+            a.extend(b);
+        }
     }
 }
 

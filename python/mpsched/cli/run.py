@@ -11,10 +11,10 @@ from rich.console import Console
 
 from .. import __version__, _core
 from .._display import print_summary, print_written
-from ..api import MAX_SEED
-from ..api import run as run_scenario
-from ..results import OUTPUT_FILES, write_results
+from ..api import MAX_SEED, run_to_dir
+from ..results import OUTPUT_FILES, check_replaceable
 from .errors import EXIT_FAILURE, fail
+from .progress import RunProgress
 
 #: The SCENARIO argument of `run` and `compare`.
 ScenarioArgument = Annotated[
@@ -110,32 +110,35 @@ def run_command(
 
     Writes summary.json, flows.parquet, subflows.parquet, timeseries.parquet, links.parquet and scenario.toml
     (the scenario with every default filled in) to the output directory, all at once: a
-    failed run leaves no directory behind. Prints per-flow and per-link summaries.
+    failed run leaves no directory behind. The timeseries goes to disk as the run goes (memory
+    stays bounded however long the run); on a terminal, a run longer than a second shows a
+    progress bar. Prints per-flow and per-link summaries.
     """
     # pyarrow imports pandas the first time it builds an array (~0.4 s): do it before timing.
     pa.array([0])
     load_plugins(plugin)
+    out_dir = out if out is not None else default_out_dir(scenario, seed)
+    try:
+        check_replaceable(out_dir)
+    except (FileExistsError, NotADirectoryError) as e:  # a bad --out, found before the run
+        fail(f"{out_dir}: {e.strerror or e}")
+    source = _with_overrides(scenario, scheduler, cc)
     started = time.perf_counter()
     try:
-        results = run_scenario(_with_overrides(scenario, scheduler, cc), seed=seed)
+        with RunProgress() as progress:
+            results = run_to_dir(source, out_dir, seed=seed, progress=progress)
     except _core.SchedulerError as e:
         fail(str(e), code=EXIT_FAILURE)
     except _core.ScenarioError as e:
         message = str(e)
         fail(f"{scenario}{message[len('<dict>') :]}" if message.startswith("<dict>") else message)
-    except OSError as e:
-        fail(f"{e.filename or scenario}: {e.strerror or e}")
     except UnicodeDecodeError:
         fail(f"{scenario}: not a UTF-8 text file")
-    wall_s = time.perf_counter() - started
-
-    out_dir = out if out is not None else default_out_dir(scenario, seed)
-    try:
-        write_results(results, out_dir)
-    except (FileExistsError, NotADirectoryError) as e:  # a bad --out
+    except NotADirectoryError as e:  # --out is a file
         fail(f"{out_dir}: {e.strerror or e}")
     except OSError as e:
         fail(f"cannot write {out_dir}: {e.strerror or e}", code=EXIT_FAILURE)
+    wall_s = time.perf_counter() - started
 
     console = Console()
     print_summary(console, results.summary, wall_s)

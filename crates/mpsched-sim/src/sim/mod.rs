@@ -18,6 +18,7 @@ use crate::event::{EventQueue, Kind};
 use crate::link::{Link, PktId};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
+use crate::table::Table;
 
 mod events;
 mod flows;
@@ -242,14 +243,34 @@ impl Sim {
     /// externally scheduled flows get default answers: minRTT per packet, and the current
     /// setting kept at interval boundaries.
     pub fn run(&mut self) -> RunStats {
+        while !self.run_until(u64::MAX) {}
+        self.stats()
+    }
+
+    /// Runs as [`Sim::run`] up to `until_ns` (a pause that changes nothing: running in pieces
+    /// gives the same results as one run); true once the run is over.
+    pub fn run_until(&mut self, until_ns: u64) -> bool {
         loop {
-            match self.advance(u64::MAX) {
+            match self.advance(until_ns) {
                 Stop::Decision { flow } => self.decide(flow as usize, Decision::Path(None)),
                 Stop::Interval { .. } => {}
-                Stop::Deadline | Stop::Finished => break,
+                Stop::Deadline => return false,
+                Stop::Finished => return true,
             }
         }
-        self.stats()
+    }
+
+    /// Timeseries rows sampled and not yet taken.
+    pub fn timeseries_rows(&self) -> usize {
+        self.series.rows()
+    }
+
+    /// The timeseries rows sampled since the last call (or the start): a long run's caller
+    /// writes them out as it goes, so memory does not grow with the run's duration. The rows
+    /// not taken are in [`Sim::output`]'s timeseries.
+    pub fn take_timeseries(&mut self) -> Table {
+        let names: Vec<&str> = self.sc.flows.iter().map(|f| f.name.as_str()).collect();
+        std::mem::take(&mut self.series).into_table(&names)
     }
 
     /// Whether the run is over early: every flow sized and complete, or stopped (unless the

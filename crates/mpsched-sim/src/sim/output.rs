@@ -60,8 +60,7 @@ impl Sim {
         if !decisions.is_empty() {
             summary["policies"] = self.policy_rows(&decisions);
         }
-        let names: Vec<&str> = self.sc.flows.iter().map(|f| f.name.as_str()).collect();
-        let timeseries = std::mem::take(&mut self.series).into_table(&names);
+        let timeseries = self.take_timeseries();
         RunOutput {
             summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
             resolved_toml: self.sc.resolved_toml(),

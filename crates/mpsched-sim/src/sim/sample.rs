@@ -118,6 +118,11 @@ impl Sim {
 }
 
 impl Series {
+    /// Rows so far.
+    pub(super) fn rows(&self) -> usize {
+        self.time_s.len()
+    }
+
     /// The timeseries table (columns in output order); `names` are the flows' names by index.
     pub(super) fn into_table(self, names: &[&str]) -> Table {
         let s = self;

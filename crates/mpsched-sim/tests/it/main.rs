@@ -13,6 +13,7 @@ mod env_initial_mode;
 mod fuzz_scenarios;
 mod olms;
 mod peekaboo;
+mod pieces;
 mod policy_sched;
 mod ranges_traces_handoffs;
 mod recorder;
