@@ -248,10 +248,13 @@ def _gain(
     metric: str, a: Dict[int, float], b: Dict[int, float]
 ) -> Tuple[Optional[float], Optional[float]]:
     """Paired gain of A over B in percent: ``A / B − 1`` (goodput), ``B / A − 1`` (FCT: A's
-    speed-up), ``1 − A / B`` (out-of-order bytes: A's reduction; A may hold none)."""
+    speed-up), ``(B − A) / max(A, B)`` (out-of-order bytes: A's reduction, bounded by ±100 %
+    since either may hold almost none; 0 when both hold none)."""
     if metric in cl.REDUCTION:
-        seeds = [s for s in sorted(set(a) & set(b)) if b[s] > 0]
-        return mean_ci([100.0 * (1.0 - a[s] / b[s]) for s in seeds])
+        seeds = sorted(set(a) & set(b))
+        return mean_ci(
+            [100.0 * (b[s] - a[s]) / max(a[s], b[s]) if max(a[s], b[s]) > 0 else 0.0 for s in seeds]
+        )
     g, ci, _ = paired_gain(b, a) if metric in cl.LOWER_BETTER else paired_gain(a, b)
     return g, ci
 

@@ -6,8 +6,9 @@
 The paper gives two numbers (minRTT's 2.4 Mbit/s in handoffs, EdAR's "2×"; the motivation's
 "50 %"); every other claim is qualitative ("outperform", "almost identical"): ``higher`` or
 ``similar`` claims. For metrics where lower is better (FCT, out-of-order bytes) the gain of A
-over B is ``B / A − 1`` per seed for FCT (A's speed-up) and ``1 − A / B`` for out-of-order
-bytes (A's reduction; A may hold none): positive when A is better, as for goodput.
+over B is ``B / A − 1`` per seed for FCT (A's speed-up) and ``(B − A) / max(A, B)`` for
+out-of-order bytes (A's reduction, within ±100 %: either may hold almost none): positive when
+A is better, as for goodput.
 
 Claims marked "beyond the paper" compare EdAR-o with our strongest schedulers, which the
 paper did not run (Linux minRTT, ECF, redundant, round-robin), under the abstract's "EdAR
@@ -40,8 +41,8 @@ METRICS = {
     "handoff_goodput": "goodput of the MPTCP flow in the handoff periods 20-40 and 60-80 s, mean of the 0.5 s samples (Mbit/s)",
     "stable_goodput": "goodput of the MPTCP flow in the stable periods 0-20, 40-60 and 80-100 s (Mbit/s)",
     "goodput": "goodput of the MPTCP flow over the run, bytes delivered × 8 / time (Mbit/s)",
-    "ooo": "out-of-order bytes held at the receiver, time average over the run (KB); gain = 1 − A / B (A's reduction)",
-    "handoff_ooo": "out-of-order bytes at the receiver in the handoff periods, mean of the 0.5 s samples (KB); gain = 1 − A / B (A's reduction)",
+    "ooo": "out-of-order bytes held at the receiver, time average over the run (KB); gain = (B − A) / max(A, B) (A's reduction)",
+    "handoff_ooo": "out-of-order bytes at the receiver in the handoff periods, mean of the 0.5 s samples (KB); gain = (B − A) / max(A, B) (A's reduction)",
     "fct": "flow completion time of the transfer (s); gain = B / A − 1 (A's speed-up)",
     "fct_point": "mean download time of the 50 10-MB downloads at this sweep value (s); gain = B / A − 1",
     "fct_mean": "mean download time of the 10-MB downloads, averaged over the sweep values per seed (s); gain = B / A − 1",
@@ -49,7 +50,7 @@ METRICS = {
 }
 #: Metrics where lower is better: the gain is B / A − 1 (FCT) ...
 LOWER_BETTER = {"fct", "fct_point", "fct_mean"}
-#: ... or 1 − A / B (out-of-order bytes).
+#: ... or (B − A) / max(A, B) (out-of-order bytes).
 REDUCTION = {"ooo", "handoff_ooo"}
 
 
