@@ -272,96 +272,35 @@ def _fct() -> List[Spec]:
     return out  # fmt: skip
 
 
-def _settings() -> List[Spec]:
+def _setting(i: int, r: str) -> List[Spec]:
+    """The claims of one setting of Fig. 12 (i-iii: in the offline data; iv, v: new networks)."""
+    case, w = f"edar-setting-{i}", f"Fig. 12, setting {r}"
+
+    def vs(prefix: str, quote: str, metric: str, a: str, bs: Tuple[str, ...]) -> List[Spec]:
+        return _vs(prefix, w, quote, case, None, metric, "higher", a, bs)
+
+    def pair(cid: str, quote: str, kind: str, a: str, b: str) -> Spec:
+        return Spec(cid, w, quote, case, None, "goodput", kind, None, a, b)
+
     out: List[Spec] = []
-    for i, r in enumerate(ROMAN, start=1):
-        case, w = f"edar-setting-{i}", f"Fig. 12, setting {r}"
-        if i <= 3:
-            for v in ("edar-o", "edar-p"):
-                out += _vs(
-                    f"s{i}-goodput-{v}",
-                    w,
-                    Q_S13,
-                    case,
-                    None,
-                    "goodput",
-                    "higher",
-                    v,
-                    PAPER_BASELINES,
-                )
-                out += _vs(
-                    f"s{i}-ooo-{v}", w, Q_S13, case, None, "ooo", "higher", v, PAPER_BASELINES
-                )
-            out.append(
-                Spec(
-                    f"s{i}-o-vs-p",
-                    w,
-                    Q_S13_PO,
-                    case,
-                    None,
-                    "goodput",
-                    "similar",
-                    None,
-                    "edar-o",
-                    "edar-p",
-                )
-            )
-        else:
-            out.append(
-                Spec(
-                    f"s{i}-o-over-p",
-                    w,
-                    Q_S45_PO,
-                    case,
-                    None,
-                    "goodput",
-                    "higher",
-                    None,
-                    "edar-o",
-                    "edar-p",
-                )
-            )
-            out += _vs(
-                f"s{i}-goodput-edar-o",
-                w,
-                Q_S45_BEST,
-                case,
-                None,
-                "goodput",
-                "higher",
-                "edar-o",
-                PAPER_BASELINES,
-            )
-            out += _vs(
-                f"s{i}-ooo-edar-o",
-                w,
-                Q_S45_BEST,
-                case,
-                None,
-                "ooo",
-                "higher",
-                "edar-o",
-                PAPER_BASELINES,
-            )
-        if i == 5:
-            out += [
-                Spec(
-                    f"s5-p-under-{b}", w, Q_S5_P, case, None, "goodput", "higher", None, b, "edar-p"
-                )
-                for b in PAPER_BASELINES
-            ]
-        out += _vs(
-            f"s{i}-beyond-edar-o",
-            f"Abstract; Fig. 12 setting {r}, beyond the paper",
-            Q_SOTA,
-            case,
-            None,
-            "goodput",
-            "higher",
-            "edar-o",
-            OUR_BASELINES,
-        )
-    return out  # fmt: skip
+    if i <= 3:
+        for v in ("edar-o", "edar-p"):
+            out += vs(f"s{i}-goodput-{v}", Q_S13, "goodput", v, PAPER_BASELINES)
+            out += vs(f"s{i}-ooo-{v}", Q_S13, "ooo", v, PAPER_BASELINES)
+        out.append(pair(f"s{i}-o-vs-p", Q_S13_PO, "similar", "edar-o", "edar-p"))
+    else:
+        out.append(pair(f"s{i}-o-over-p", Q_S45_PO, "higher", "edar-o", "edar-p"))
+        out += vs(f"s{i}-goodput-edar-o", Q_S45_BEST, "goodput", "edar-o", PAPER_BASELINES)
+        out += vs(f"s{i}-ooo-edar-o", Q_S45_BEST, "ooo", "edar-o", PAPER_BASELINES)
+    if i == 5:
+        out += [pair(f"s5-p-under-{b}", Q_S5_P, "higher", b, "edar-p") for b in PAPER_BASELINES]
+    beyond = f"Abstract; Fig. 12 setting {r}, beyond the paper"
+    out += _vs(f"s{i}-beyond-edar-o", beyond, Q_SOTA, case, None, "goodput", "higher", "edar-o", OUR_BASELINES)  # fmt: skip
+    return out
+
+
+def _settings() -> List[Spec]:
+    return [s for i, r in enumerate(ROMAN, start=1) for s in _setting(i, r)]
 
 
 def specs() -> List[Spec]:
