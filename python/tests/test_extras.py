@@ -64,7 +64,7 @@ def test_run_and_compare_work_without_the_extras(tmp_path, fast_toml, mini_toml)
             "error: mpsched reproduce olms needs matplotlib: pip install 'mpsched[plot]'",
         ),
         (
-            ["reproduce", "edar", "--seeds", "1"],
+            ["reproduce", "edar", "--quick"],
             "error: mpsched reproduce edar needs matplotlib: pip install 'mpsched[plot]'",
         ),
         (

@@ -56,6 +56,13 @@ TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
     # env is reset with seeds 1-4 (seed + env index) and its later episodes continue those
     # environments' generators.
     "drl-cc": (1, 2, 3, 4),
+    # agents/checkpoints/edar-p.json, edar-default.json (`train edar --seed 1`) and EdAR-o's
+    # online adaptation in each evaluation network (`reproduce edar`, seed 1): episode e resets
+    # the env with seed 100_003 + e (e < 400 in every run so far: 42 episodes in the shipped
+    # training, 300 in the 100-trajectories-per-setting EdAR-p of docs/edar.md) and draws its
+    # scenario seed (63 bits) from it: reproduce.edar_runs.
+    # training_scenario_seeds gives them; a test checks they miss HELD_OUT.
+    "edar": tuple(range(100_003, 100_403)),
 }
 
 #: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.
