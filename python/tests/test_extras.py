@@ -56,6 +56,10 @@ def test_run_and_compare_work_without_the_extras(tmp_path, fast_toml, mini_toml)
             "error: mpsched train needs gymnasium: pip install 'mpsched[rl]'",
         ),
         (
+            ["train", "rlds", "--scenario", "FAST"],
+            "error: mpsched train needs gymnasium: pip install 'mpsched[rl]'",
+        ),
+        (
             ["bench", "--env"],
             "error: mpsched bench --env needs gymnasium: pip install 'mpsched[rl]'",
         ),

@@ -9,7 +9,7 @@
 //! - [`sched`]: a scheduler policy as a [`mpsched_transport::sched::Scheduler`];
 //! - [`host`]: a host policy (DRL-CC's, [`drl_cc`]) as a
 //!   [`mpsched_transport::host::HostController`] of a host's windows;
-//! - [`register`]: makes `policy:PATH`, `edar` and `edar:PATH` scheduler names, and
+//! - [`register`]: makes `policy:PATH`, `edar`, `edar:PATH` and `rlds` scheduler names, and
 //!   `policy:PATH`, `drl-cc` and `drl-cc:PATH` congestion-control names ([`host_policy`] gives
 //!   the driver its controller).
 //!
@@ -72,6 +72,7 @@ macro_rules! shipped {
 shipped! {
     "edar" => "edar-default",
     "drl-cc" => "drl-cc-default",
+    "rlds" => "rlds-default",
 }
 
 /// A policy from a read checkpoint.
@@ -82,7 +83,8 @@ pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
     Ok(Policy { net, role, sha256 })
 }
 
-/// The shipped policy `name` (`edar`, `drl-cc`), built once per process.
+/// The shipped policy `name` (`edar`, `drl-cc`, `rlds`: RLDS-proxy, a stand-in for PDAA3C's
+/// RLDS baseline, shared/specs/rl-baselines.md §4), built once per process.
 pub fn shipped(name: &str) -> Result<Arc<Policy>, PolicyError> {
     static BUILT: Mutex<Vec<(&'static str, Arc<Policy>)>> = Mutex::new(Vec::new());
     let &(name, json, weights) = SHIPPED
@@ -159,8 +161,8 @@ fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl 
 fn policy_of(name: &str) -> Option<Result<Arc<Policy>, PolicyError>> {
     let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
     match (prefix.trim().to_ascii_lowercase().as_str(), arg.trim()) {
-        (p @ ("edar" | "drl-cc"), "") => Some(shipped(p)),
-        ("edar" | "drl-cc" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
+        (p @ ("edar" | "drl-cc" | "rlds"), "") => Some(shipped(p)),
+        ("edar" | "drl-cc" | "rlds" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
         _ => None,
     }
 }
@@ -173,14 +175,15 @@ pub fn host_policy(cc_label: &str) -> Option<Arc<Policy>> {
 }
 
 /// Makes the policies known to the registries (idempotent): schedulers `policy:PATH` (any
-/// scheduler policy file), `edar` (the shipped EdAR checkpoint) and `edar:PATH` (an EdAR
-/// checkpoint); congestion controllers `policy:PATH` (any host policy file), `drl-cc` (the
+/// scheduler policy file), `edar` (the shipped EdAR checkpoint), `edar:PATH` (an EdAR
+/// checkpoint), `rlds` (the shipped RLDS-proxy policy) and `rlds:PATH` (a policy file, as
+/// `policy:PATH`); congestion controllers `policy:PATH` (any host policy file), `drl-cc` (the
 /// shipped DRL-CC policy) and `drl-cc:PATH`. Drivers call it once before resolving scenarios
 /// (the simulator does).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for prefix in ["policy", "edar"] {
+        for prefix in ["policy", "edar", "rlds"] {
             let loader = Arc::new(move |arg: &str| named(prefix, arg).and_then(|(l, p)| scheduler_of(l, p)));
             SchedSpec::register_loader(prefix, loader).expect("not a built-in name");
         }

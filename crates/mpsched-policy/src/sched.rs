@@ -72,7 +72,7 @@ impl PolicySched {
         Some(PolicySched {
             layout: Layout::Sched(s.layout),
             net: policy.net.clone(),
-            inner: External::from_params(&ExternalParams { mode, fallback }),
+            inner: External::from_params(&ExternalParams { mode, fallback, busy: s.busy }),
             rec: None,
             next: None,
             obs: vec![0.0; s.layout.size()],

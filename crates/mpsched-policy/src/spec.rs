@@ -9,6 +9,7 @@ use mpsched_transport::observe::features::{CONN_FEATURES, FLOW_FEATURES, SUBFLOW
 use mpsched_transport::observe::{
     feature_name, host_feature, host_sender_computes, sender_computes, ActionKind, HostLayout, ObsLayout,
 };
+use mpsched_transport::sched::ExternalBusy;
 use serde_json::Value;
 
 /// Where everything sits in a policy's observations.
@@ -135,6 +136,9 @@ pub struct PolicySpec {
     /// minRTT with opportunistic retransmission and penalization when the action expresses no
     /// choice (`"minrtt"`), or without (`"minrtt-norp"`).
     pub fallback_norp: bool,
+    /// A weights, select or choose policy whose subflow due has no window space: wait for it
+    /// (`"wait"`, the default) or send on minRTT's choice (`"minrtt"`: RLDS-proxy).
+    pub busy: ExternalBusy,
 }
 
 fn err(file: &Path, field: &str, want: &str, got: Option<&Value>) -> PolicyError {
@@ -190,10 +194,15 @@ impl PolicySpec {
             Some(Some("minrtt-norp")) => true,
             _ => return Err(err(file, "fallback", "\"minrtt\" or \"minrtt-norp\"", obs.get("fallback"))),
         };
+        let busy = match obs.get("busy").map(|v| v.as_str()) {
+            None | Some(Some("wait")) => ExternalBusy::Wait,
+            Some(Some("minrtt")) => ExternalBusy::Minrtt,
+            _ => return Err(err(file, "busy", "\"wait\" or \"minrtt\"", obs.get("busy"))),
+        };
         check_features(obs, file, &["subflow", "connection", "flow"])?;
         let layout = ObsLayout { max_paths, history, max_flows: 0 };
         check_network(obs, net, &Layout::Sched(layout), file)?;
-        Ok(PolicySpec { action, interval, layout, initial_mode, fallback_norp })
+        Ok(PolicySpec { action, interval, layout, initial_mode, fallback_norp, busy })
     }
 }
 

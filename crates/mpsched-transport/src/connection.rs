@@ -8,6 +8,9 @@
 //! the Linux out-of-tree MPTCP v0.9x code (net/mptcp: `mptcp_sched.c`, `mptcp_output.c`,
 //! `mptcp_input.c`) and RFC 8684.
 
+mod ahead;
+#[cfg(test)]
+mod ahead_tests;
 mod close;
 mod input;
 mod path;
@@ -252,6 +255,9 @@ pub struct Connection {
     /// §3.3.4; Linux `tcp_may_update_window`).
     wnd_right: u64,
     reinject: VecDeque<(u64, u32)>,
+    /// DSN ranges a scheduler reserved for one subflow ([`crate::sched::Verdict::SendAhead`]),
+    /// not yet sent, ascending DSN (connection/ahead.rs).
+    reserved: VecDeque<ahead::Reserved>,
     pending: VecDeque<Transmit>,
     events: VecDeque<Event>,
     parked: bool,
@@ -324,6 +330,7 @@ impl Connection {
             data_una: 0,
             wnd_right: 0, // set by the SYN-ACK (client) or the third ACK (server)
             reinject: VecDeque::new(),
+            reserved: VecDeque::new(),
             pending: VecDeque::new(),
             events: VecDeque::new(),
             parked: false,

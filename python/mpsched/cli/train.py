@@ -2,7 +2,9 @@
 
 ``mpsched train edar`` runs EdAR's offline learning (EdAR-p) and, with ``--steps N``, online
 learning (EdAR-o); see :mod:`mpsched.agents.edar`. ``mpsched train drl-cc`` runs DRL-CC's
-Algorithm 1 (DDPG with an LSTM over the host's flows); see :mod:`mpsched.agents.drl_cc`. Their
+Algorithm 1 (DDPG with an LSTM over the host's flows); see :mod:`mpsched.agents.drl_cc`.
+``mpsched train rlds`` trains RLDS-proxy (a DQN stand-in for PDAA3C's RLDS baseline); see
+:mod:`mpsched.agents.rlds`. Their
 options are generated from the agents' ``Args`` (types, defaults, and help from the field
 docs), so the commands and the Python API cannot drift apart. Bad input (a scenario, offline
 data, an option) is one ``error:`` line and exit code 2; a failed run leaves no output
@@ -21,12 +23,13 @@ import typer
 
 from ..agents.drl_cc_args import Args as DrlCcArgs
 from ..agents.edar_args import Args
+from ..agents.rlds_args import Args as RldsArgs
 from .errors import OneLineErrorGroup, fail, require_extra
 
 train_app = typer.Typer(
     name="train",
     cls=OneLineErrorGroup,
-    help="Train learning agents (EdAR, DRL-CC). Checkpoints: safetensors + JSON; logs: TensorBoard.",
+    help="Train learning agents (EdAR, DRL-CC, RLDS-proxy). Checkpoints: safetensors + JSON; logs: TensorBoard.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="markdown",
@@ -187,34 +190,48 @@ def drl_cc_command(**options: Any) -> None:
     Writes the policy file `drl-cc.{json,safetensors}` (docs/drl-cc.md) and TensorBoard logs
     under `runs/` to the output directory.
     """
+    from ..agents.drl_cc_args import resolve_scenario
+
+    _train_with(
+        DrlCcArgs(**options),
+        resolve_scenario,
+        "drl_cc",
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.transitions_per_s:.0f} transitions/s, "
+            f"{r.updates_per_s:.0f} updates/s"
+        ),
+    )
+
+
+def _train_with(args: Any, resolve: Callable[[str], Path], agent: str, summary: Callable) -> None:
+    """Resolves and loads ``args.scenario``, checks ``--out``, runs ``mpsched.agents.<agent>``'s
+    ``train(args, log)`` and prints ``summary(result)`` and the files written. Bad input is one
+    ``error:`` line and exit 2."""
+    import importlib
+
     from rich.console import Console
 
     from .. import _core
-    from ..agents.drl_cc_args import resolve_scenario
     from ..scenario import load as load_scenario
 
-    args = DrlCcArgs(**options)
     try:  # the scenario loader's message, as `mpsched run` gives it
-        args.scenario = str(resolve_scenario(args.scenario))
+        args.scenario = str(resolve(args.scenario))
         load_scenario(args.scenario)
     except _core.ScenarioError as e:
         fail(str(e))
     _ready_to_train(Path(args.out))
     from ..agents.checkpoint import CheckpointError
-    from ..agents.drl_cc import train as train_drl_cc
     from ..envs import EnvConfigError
 
     console = Console(stderr=True)
     try:
-        result = train_drl_cc(args, log=lambda m: console.print(m))
+        train = importlib.import_module(f"..agents.{agent}", __package__).train
+        result = train(args, log=lambda m: console.print(m))
     except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
         fail(str(e))
     except ImportError as e:
         fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
-    console.print(
-        f"trained in {result.wall_s:.1f} s: {result.transitions_per_s:.0f} transitions/s, "
-        f"{result.updates_per_s:.0f} updates/s"
-    )
+    console.print(summary(result))
     for name, path in result.written.items():
         typer.echo(f"{name}: {path}")
 
@@ -222,3 +239,46 @@ def drl_cc_command(**options: Any) -> None:
 train_app.command("drl-cc")(
     _with_signature(drl_cc_command, options_from_args(DrlCcArgs, DRLCC_OPTIONS))
 )
+
+
+#: The Args fields `mpsched train rlds` exposes, in --help order.
+RLDS_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
+    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "total_transitions": (("--transitions",), {"min": 1}),
+    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "first_episode_seed": (("--first-episode-seed",), {"min": 0, "max": 2**31 - 1}),
+    "duration_s": (("--duration",), {"min": 0.1}),
+    "max_paths": (("--max-paths",), {"min": 1, "max": 8}),
+    "learning_starts": (("--learning-starts",), {"min": 0}),
+    "batch_size": (("--batch-size",), {"min": 1}),
+    "buffer_size": (("--buffer-size",), {"min": 1}),
+    "start_e": (("--start-e",), {"min": 0.0, "max": 1.0}),
+    "end_e": (("--end-e",), {"min": 0.0, "max": 1.0}),
+    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+}
+
+
+def rlds_command(**options: Any) -> None:
+    """Train RLDS-proxy, a stand-in for RLDS (PDAA3C's baseline; its state, action and reward
+    were not retrieved): a Double DQN choosing one subflow per 100 ms from each subflow's free
+    bandwidth, throughput, cwnd, inflight and loss, reward Σ log throughput
+    (shared/specs/rl-baselines.md §4).
+
+    Writes the policy file `rlds.{json,safetensors}` and TensorBoard logs under `runs/` to the
+    output directory. Use it with `mpsched run SCENARIO --scheduler policy:DIR/rlds.json`.
+    """
+    from ..agents.rlds_args import resolve_scenario
+
+    _train_with(
+        RldsArgs(**options),
+        resolve_scenario,
+        "rlds",
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.transitions} transitions, "
+            f"{r.episodes} episodes, {r.updates} updates"
+        ),
+    )
+
+
+train_app.command("rlds")(_with_signature(rlds_command, options_from_args(RldsArgs, RLDS_OPTIONS)))

@@ -27,6 +27,10 @@ CORE_ACTION = {"choose": "select"}
 #: penalization), or ``minrtt-norp``.
 FALLBACKS = ("minrtt", "minrtt-norp")
 
+#: What the weights/select/choose envs do when the path due has no window space: ``wait``
+#: for it, or send on ``minrtt``'s choice (RLDS-proxy, rl-baselines.md §4).
+BUSY = ("wait", "minrtt")
+
 
 class EnvConfigError(ScenarioError):
     """A bad environment option or scenario (one-line message naming the option or file); a
@@ -122,17 +126,24 @@ def prepare(
     initial_mode: Union[int, str, None] = None,
     fallback: str = "minrtt",
     sender_only: bool = False,
+    busy: str = "wait",
 ) -> Prepared:
     """Sets the controlled flow up for outside decisions and returns the spec for the core."""
     if not isinstance(sender_only, bool):
         raise EnvConfigError(f"sender_only: expected True or False, got {sender_only!r}")
+    if busy not in BUSY:
+        raise EnvConfigError(f"busy: expected one of {', '.join(BUSY)}, got {busy!r}")
+    if busy != "wait" and action in ("mode", "cwnd"):
+        raise EnvConfigError(
+            f'busy: only with action="weights", "select" or "choose", got action={action!r}'
+        )
     sc, source = _load(scenario)
     if not sc.get("flows") and sc.get("workloads"):
         # A workload's flows exist only once the core resolves each episode's scenario: name
         # the controlled one and let the core set it up.
         wl, name = _workload_flow(sc["workloads"], flow, source)
         what = f"workload {wl.get('name')!r}"
-        control = _control(action, interval, fallback, wl, f"{source}: {what}")
+        control = _control(action, interval, fallback, wl, f"{source}: {what}", busy)
         _check_sizes(max_paths, history, wl, what)
         f, named = 0, {"flow_name": name, "control": _core_control(control)}
     else:
@@ -143,7 +154,7 @@ def prepare(
         fl = flows[f]
         fl.pop("decision_interval_ms", None)
         fl.pop("decision_every_min_rtt", None)
-        fl.update(_control(action, interval, fallback, fl, f"{source}: flows[{f}]"))
+        fl.update(_control(action, interval, fallback, fl, f"{source}: flows[{f}]", busy))
         name = str(fl.get("name", f))
         _check_sizes(max_paths, history, fl, f"flow {fl.get('name', f)!r}")
         named = {}
@@ -167,6 +178,8 @@ def prepare(
     if sender_only:
         spec["sender_only"] = True
     obs = policy_obs(action, interval, max_paths, history, init, fallback, sender_only)
+    if busy != "wait":
+        obs["busy"] = busy
     return Prepared(json.dumps(spec), f, name, source, max_paths, obs)
 
 
@@ -211,7 +224,12 @@ def _check_sizes(max_paths: Any, history: Any, fl: Dict[str, Any], what: str) ->
 
 
 def _control(
-    action: str, interval: Union[float, str], fallback: str, fl: Dict[str, Any], where: str
+    action: str,
+    interval: Union[float, str],
+    fallback: str,
+    fl: Dict[str, Any],
+    where: str,
+    busy: str = "wait",
 ) -> Dict[str, Any]:
     """The controlled flow's settings, as scenario fields: decision interval, and the external
     scheduler (scheduling actions) or congestion control (``cwnd``)."""
@@ -232,6 +250,8 @@ def _control(
     if fallback not in FALLBACKS:
         raise EnvConfigError(f"fallback: expected one of {', '.join(FALLBACKS)}, got {fallback!r}")
     out["scheduler"] = SCHEDULER_OF_ACTION[action].format(fallback=fallback)
+    if busy != "wait":
+        out["scheduler"] += f",busy={busy}"
     return out
 
 

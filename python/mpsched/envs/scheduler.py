@@ -288,6 +288,7 @@ class _CoreEnv(_CoreBase):
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
         sender_only: bool = False,
+        busy: str = "wait",
     ) -> None:
         self.action_kind = action
         self._prepared = prepare(
@@ -303,6 +304,7 @@ class _CoreEnv(_CoreBase):
             initial_mode=initial_mode,
             fallback=fallback,
             sender_only=sender_only,
+            busy=busy,
         )
         host = max_flows if action == "cwnd" else 0
         self.layout = ObsLayout(max_paths, history, host)
@@ -366,6 +368,9 @@ class SchedulerEnv(_CoreEnv):
         sender_only: observations hold only what the flow's sender can compute (features seen
             by the receiver or a model are 0): train so to deploy the policy as a scheduler
             (``--scheduler policy:PATH``, docs/policies.md).
+        busy: ``weights``/``select``/``choose`` only: when the path due for a segment has no
+            window space, ``"wait"`` for it (default) or send on ``"minrtt"``'s choice among
+            the available paths (RLDS-proxy's fallback, rl-baselines.md §4).
     """
 
     def __init__(
@@ -382,6 +387,7 @@ class SchedulerEnv(_CoreEnv):
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
         sender_only: bool = False,
+        busy: str = "wait",
     ) -> None:
         if action not in ACTIONS:
             raise EnvConfigError(f"action: expected one of {', '.join(ACTIONS)}, got {action!r}")
@@ -399,6 +405,7 @@ class SchedulerEnv(_CoreEnv):
             initial_mode=initial_mode,
             fallback=fallback,
             sender_only=sender_only,
+            busy=busy,
         )
 
 

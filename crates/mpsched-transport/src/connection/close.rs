@@ -154,6 +154,7 @@ impl Connection {
         self.close.timer = None;
         self.parked_at = None;
         self.reinject.clear();
+        self.reserved.clear();
         self.events.push_back(Event::Closed(reason));
     }
 
@@ -161,7 +162,7 @@ impl Connection {
     /// been handed to a subflow.
     pub(super) fn poll_data_fin(&mut self, now: Instant) -> Option<Transmit> {
         let fin = self.close.fin_dsn?;
-        if !self.close.fin_pending || self.shared.snd_next_dsn != fin {
+        if !self.close.fin_pending || self.shared.snd_next_dsn != fin || !self.reserved.is_empty() {
             return None;
         }
         let mut rto = Duration::ZERO;

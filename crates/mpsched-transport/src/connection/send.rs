@@ -31,7 +31,12 @@ impl Connection {
         if let Some(t) = self.poll_data_fin(now) {
             return Some(t);
         }
-        if self.parked || self.side == Side::Server && self.shared.unsent() == 0 && self.reinject.is_empty() {
+        if self.parked
+            || self.side == Side::Server
+                && self.shared.unsent() == 0
+                && self.reinject.is_empty()
+                && self.reserved.is_empty()
+        {
             return None;
         }
         self.schedule(now)
@@ -54,7 +59,7 @@ impl Connection {
     /// left stale) when none has. The scheduler is not asked in that case, so its view need not
     /// exist: about a third of the calls (the last `poll_transmit` of every drain) end here, and
     /// they no longer copy a [`crate::SubflowInfo`] per subflow.
-    fn build_views_if_space(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
+    pub(super) fn build_views_if_space(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
         let mut space = [(false, 0u64); 8]; // at most 8 subflows (`Connection::new`)
         let mut any_space = false;
         for (i, s) in space.iter_mut().enumerate().take(self.subflows.len()) {
@@ -170,7 +175,7 @@ impl Connection {
     }
 
     /// Sends `len` bytes at `dsn` on subflow `i`.
-    fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
+    pub(super) fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
         let mut cx = SubflowCx { conn: &mut self.shared };
         let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
         if self.multipath() {
@@ -216,7 +221,13 @@ impl Connection {
         if self.sched.redundant() && self.subflows.len() > 1 {
             return self.schedule_redundant(now, mss);
         }
-        // 3. New data.
+        // 3. Ranges a scheduler reserved for one subflow (`Verdict::SendAhead`), before new data.
+        if !self.reserved.is_empty() {
+            if let Some(t) = self.send_reserved(now) {
+                return Some(t);
+            }
+        }
+        // 4. New data.
         let unsent = self.shared.unsent();
         if unsent == 0 {
             return None;
@@ -236,6 +247,10 @@ impl Connection {
             let (verdict, out) = self.ask_scheduler(now, len, false);
             match (verdict, out.first()) {
                 (Verdict::Send, Some(s)) if self.views[s].available => s,
+                (Verdict::SendAhead { owner, gap }, Some(s)) if self.views[s].available && gap > 0 => {
+                    return self.send_ahead(now, s, owner as usize, gap, mss);
+                }
+                (Verdict::SendAhead { .. }, Some(s)) if self.views[s].available => s,
                 (Verdict::Ask, _) => return self.park(now),
                 _ => return None,
             }

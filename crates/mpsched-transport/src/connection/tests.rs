@@ -1,37 +1,48 @@
 //! Send-buffer backpressure and `Event::DataAcked`, with a minimal in-crate driver: one path,
 //! 10 ms each way, no loss, no bottleneck, both ends' outputs drained after every input.
+//! [`Wire`] also runs several paths with their own one-way delays (ahead_tests.rs).
 
 use super::*;
 use crate::time::Duration;
 
 const DELAY: Duration = Duration::from_millis(10);
 
-struct Wire {
-    client: Connection,
-    server: Connection,
-    /// (arrival, to_server, segment)
-    flight: Vec<(Instant, bool, Segment)>,
+pub(super) struct Wire {
+    pub client: Connection,
+    pub server: Connection,
+    /// One-way delay of each path.
+    delays: Vec<Duration>,
+    /// (arrival, to_server, path, segment)
+    flight: Vec<(Instant, bool, PathId, Segment)>,
     now: Instant,
     client_events: Vec<(Instant, Event)>,
+    /// Every segment the client sent: (time, path, segment).
+    pub client_sent: Vec<(Instant, PathId, Segment)>,
 }
 
 impl Wire {
     fn new() -> Self {
-        let cfg = ConnConfig::default();
+        Wire::with(&ConnConfig::default(), &[DELAY])
+    }
+    /// Both ends built from `cfg`; path `i` (`cfg.paths[i]` = i) delays segments by `delays[i]`.
+    pub(super) fn with(cfg: &ConnConfig, delays: &[Duration]) -> Self {
         Wire {
-            client: Connection::new(&cfg, Side::Client, Instant::ZERO).unwrap(),
-            server: Connection::new(&cfg, Side::Server, Instant::ZERO).unwrap(),
+            client: Connection::new(cfg, Side::Client, Instant::ZERO).unwrap(),
+            server: Connection::new(cfg, Side::Server, Instant::ZERO).unwrap(),
+            delays: delays.to_vec(),
             flight: Vec::new(),
             now: Instant::ZERO,
             client_events: Vec::new(),
+            client_sent: Vec::new(),
         }
     }
     fn drain(&mut self) {
         while let Some(t) = self.client.poll_transmit(self.now) {
-            self.flight.push((self.now + DELAY, true, t.seg));
+            self.client_sent.push((self.now, t.path, t.seg));
+            self.flight.push((self.now + self.delays[t.path as usize], true, t.path, t.seg));
         }
         while let Some(t) = self.server.poll_transmit(self.now) {
-            self.flight.push((self.now + DELAY, false, t.seg));
+            self.flight.push((self.now + self.delays[t.path as usize], false, t.path, t.seg));
         }
         while let Some(e) = self.client.poll_event() {
             self.client_events.push((self.now, e));
@@ -39,7 +50,7 @@ impl Wire {
         while self.server.poll_event().is_some() {}
     }
     /// Runs until `until`, delivering segments and firing timers in time order.
-    fn run(&mut self, until: Instant) {
+    pub(super) fn run(&mut self, until: Instant) {
         self.drain();
         loop {
             let next_seg = self.flight.iter().map(|f| f.0).min();
@@ -51,12 +62,12 @@ impl Wire {
             self.drain();
             let due: Vec<_> = self.flight.iter().filter(|f| f.0 <= t).copied().collect();
             self.flight.retain(|f| f.0 > t);
-            for (_, to_server, seg) in due {
+            for (_, to_server, path, seg) in due {
                 if to_server {
-                    self.server.handle_segment(t, 0, &seg);
+                    self.server.handle_segment(t, path, &seg);
                     self.server.read(u64::MAX);
                 } else {
-                    self.client.handle_segment(t, 0, &seg);
+                    self.client.handle_segment(t, path, &seg);
                 }
                 self.drain();
             }
@@ -74,7 +85,7 @@ impl Wire {
     }
 }
 
-fn at_ms(ms: u64) -> Instant {
+pub(super) fn at_ms(ms: u64) -> Instant {
     Instant(ms * 1_000_000)
 }
 

@@ -32,6 +32,17 @@ crate::choice! {
     }
 }
 
+crate::choice! {
+    /// What `weights` mode does when the subflow due for the segment has no window space.
+    pub enum ExternalBusy {
+        /// Wait for it (the policy asked for that split).
+        Wait = "wait",
+        /// Send on minRTT's choice among the available subflows (RLDS-proxy's fallback,
+        /// shared/specs/rl-baselines.md §4).
+        Minrtt = "minrtt",
+    }
+}
+
 crate::params! {
     /// The external scheduler's parameters.
     pub struct ExternalParams {
@@ -41,6 +52,9 @@ crate::params! {
         /// (not in `mode` mode, whose normal mode is the EdAR paper's minRTT, without
         /// opportunistic retransmission).
         fallback: ExternalFallback = ExternalFallback::Minrtt;
+        /// `weights` mode, when the subflow due has no window space: wait for it, or send on
+        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4).
+        busy: ExternalBusy = ExternalBusy::Wait;
     }
 }
 
@@ -51,6 +65,8 @@ pub struct External {
     pub mode: ExternalMode,
     /// The scheduler used when the policy expresses no choice.
     pub fallback: ExternalFallback,
+    /// What `weights` mode does when the subflow due has no window space.
+    pub busy: ExternalBusy,
     /// The last segment went by the fallback.
     in_fallback: bool,
     redundant: bool,
@@ -85,6 +101,7 @@ impl FromParams for External {
         External {
             mode: p.mode,
             fallback: p.fallback,
+            busy: p.busy,
             in_fallback: false,
             redundant: false,
             weights: [0.0; 8], // no decision yet: the fallback
@@ -125,7 +142,10 @@ impl Scheduler for External {
                 }
                 let i = best.expect("a weighted usable subflow");
                 if !v.subflows[i].available {
-                    return Verdict::Wait;
+                    return match self.busy {
+                        ExternalBusy::Wait => Verdict::Wait,
+                        ExternalBusy::Minrtt => self.fall_back(v, out),
+                    };
                 }
                 let len = v.seg_len as f64;
                 for j in 0..v.subflows.len() {
@@ -265,6 +285,22 @@ mod tests {
         assert_eq!(go(&mut e, &[idle(10), idle(10)]), (Verdict::Send, vec![0]));
         assert_eq!(go(&mut e, &[idle(10), busy(10)]), (Verdict::Wait, vec![]), "1 is behind");
         assert_eq!(go(&mut e, &[idle(10), idle(10)]), (Verdict::Send, vec![1]));
+    }
+
+    /// `busy=minrtt` (RLDS-proxy): the chosen subflow has no window space, so the segment goes
+    /// by minRTT among the available ones (with opportunistic retransmission, the fallback's);
+    /// with window space again the choice holds; nothing available: wait.
+    #[test]
+    fn weights_busy_minrtt_sends_elsewhere() {
+        let p = ExternalParams { mode: ExternalMode::Weights, busy: ExternalBusy::Minrtt, ..ExternalParams::default() };
+        let mut e = External::from_params(&p);
+        e.decide(&weights(&[0.0, 1.0]));
+        assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]));
+        assert!(!e.opportunistic_retransmission());
+        assert_eq!(go(&mut e, &[idle(30), busy(10), idle(20)]), (Verdict::Send, vec![2]));
+        assert!(e.opportunistic_retransmission());
+        assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]));
+        assert_eq!(go(&mut e, &[busy(30), busy(10)]), (Verdict::Wait, vec![]));
     }
 
     /// Unusable subflows are left out and the shares renormalised over the usable ones; with no

@@ -14,15 +14,17 @@ mod peekaboo;
 pub mod prefer;
 mod redundant;
 mod roundrobin;
+mod stms;
 
 pub use blest::Blest;
 pub use ecf::Ecf;
-pub use external::{External, ExternalFallback, ExternalMode, ExternalParams};
+pub use external::{External, ExternalBusy, ExternalFallback, ExternalMode, ExternalParams};
 pub use minrtt::MinRtt;
 pub use olms::Olms;
 pub use peekaboo::Peekaboo;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
+pub use stms::Stms;
 
 use std::sync::Arc;
 
@@ -67,6 +69,19 @@ pub enum Verdict {
     Wait,
     /// Pause the connection until an outside policy answers with `Connection::decide`.
     Ask,
+    /// Send on the subflow set in `out` a segment that starts `gap` bytes past the next DSN
+    /// subflow `owner` will send (its oldest reserved DSN, else the next new DSN), or at the
+    /// next new DSN if that is further. The bytes skipped are reserved for `owner`: the
+    /// connection sends them on it, in DSN order, before any new data, as soon as it has window
+    /// space (on the minRTT choice instead while it is not usable). STMS's pre-allocation for
+    /// the fast path (Shi et al., USENIX ATC 2018). The connection sends nothing if the segment
+    /// would pass the peer's window; it shortens the gap to the data written.
+    SendAhead {
+        /// The subflow the skipped bytes are reserved for.
+        owner: u8,
+        /// Bytes between `owner`'s next DSN and the segment sent now.
+        gap: u64,
+    },
 }
 
 /// One subflow as the scheduler sees it.
@@ -231,6 +246,8 @@ pub trait Scheduler {
     fn decision_stats(&self) -> Option<&DecisionStats> {
         None
     }
+    /// The segment of a [`Verdict::SendAhead`] went out at `dsn` (`len` bytes).
+    fn sent_ahead(&mut self, _dsn: u64, _len: u32) {}
 }
 
 /// What a scheduler learns about its connection at [`Scheduler::start`].
@@ -317,6 +334,9 @@ macro_rules! registry {
             fn decision_stats(&self) -> Option<&DecisionStats> {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.decision_stats(),)+ AnySched::Custom(s) => s.decision_stats() }
             }
+            fn sent_ahead(&mut self, dsn: u64, len: u32) {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.sent_ahead(dsn, len),)+ AnySched::Custom(s) => s.sent_ahead(dsn, len) }
+            }
         }
     };
 }
@@ -374,6 +394,9 @@ registry! {
     Ecf(Ecf) "ecf" [];
     /// Peekaboo (Wu et al., 2020): online-learning wait/send decisions.
     Peekaboo(Box<Peekaboo>) "peekaboo" ["peekaboo-pkt" = "per_packet_reward=true"];
+    /// STMS (Shi et al., USENIX ATC 2018): the slow path sends ahead in DSN, leaving a gap the
+    /// fast path fills, so that both arrive in order.
+    Stms(Stms) "stms" [];
     /// Driven from outside: per-interval mode or weights, or per-packet paths (learning).
     External(External) "external" ["external-mode" = "mode=mode", "external-weights" = "mode=weights", "external-packet" = "mode=packet"];
     /// OLMS (Cai et al., IEEE TNSE 2025): Thompson sampling and a linear program per packet.
@@ -644,6 +667,7 @@ pub(crate) mod tests {
         assert_eq!(name("redundant"), Some("redundant"));
         assert_eq!(name("blest"), Some("blest"));
         assert_eq!(name("ecf"), Some("ecf"));
+        assert_eq!(name("stms"), Some("stms"));
         assert_eq!(name("external"), Some("external-mode"));
         assert_eq!(name("external-mode"), Some("external-mode"));
         assert_eq!(name("external-weights"), Some("external-weights"));
@@ -670,6 +694,7 @@ pub(crate) mod tests {
         assert_eq!(flags("blest"), (true, true, false));
         assert_eq!(flags("ecf"), (true, false, false));
         assert_eq!(flags("external-mode"), (false, false, false));
+        assert_eq!(flags("stms"), (false, false, false));
     }
 
     /// The plug-in of the tests below: always the last subflow.
