@@ -6,7 +6,8 @@
 //! * Candidates: subflows with an RTT sample that are usable, or established MP_JOIN subflows
 //!   waiting for their fourth ACK (RFC 8684 §3.2: never sent data, no RTO), which are given
 //!   one more srtt of wait. A subflow whose join has not completed has no RTT sample: it joins
-//!   the candidates at the first decision after it comes up.
+//!   the candidates at the first decision after it comes up. While a usable subflow has no RTT
+//!   sample (a retransmitted SYN gives none, Karn's rule), the set is every allowed subflow.
 //! * Order: srtt ascending (DMPTCP's own), or, when the host policy set a path preference
 //!   ([`SchedView::preference`], MPTCP-RL), preference descending (ties: srtt, then index);
 //!   paths with a non-positive preference are no candidates and get no new data.
@@ -133,12 +134,24 @@ impl Dmptcp {
         c
     }
 
+    /// Some allowed subflow is usable but has no RTT sample yet (its SYN was retransmitted:
+    /// Karn's rule leaves the handshake without a sample).
+    fn unsampled(&self, v: &SchedView) -> bool {
+        v.subflows.iter().enumerate().any(|(i, s)| s.usable && s.info.srtt.0 == 0 && self.allowed.contains(i))
+    }
+
     /// Re-evaluates the set if due (module docs).
     fn refresh(&mut self, now: Instant, v: &SchedView) {
         let pref = pref_array(v);
         self.allowed = Self::allowed_of(v);
         let mut paths = [PathModel { rtt_ns: 0, wait_ns: 0, cwnd: 0, ssthresh: 0, mss: 1, loss: 0.0 }; 8];
         let cand = self.candidates(v, &mut paths);
+        if self.unsampled(v) {
+            // The model needs every usable path's RTT: no restriction until the first sample.
+            self.set = self.allowed;
+            self.next_eval = None;
+            return;
+        }
         let due = self.next_eval.is_none_or(|t| now >= t)
             || cand != self.candidates
             || v.conn.bytes_written != self.written

@@ -135,6 +135,20 @@ fn joining_and_unknown_subflows() {
     assert_eq!(pick(&mut d, at_ms(1), &[busy(10), idle(40)], &conn(1 << 30), None), (Verdict::Send, vec![1]));
 }
 
+/// A usable subflow without an RTT sample (its SYN was retransmitted): no restriction until
+/// the sample; then the model decides (here: the fast subflow alone).
+#[test]
+fn unsampled_usable_subflow_means_no_restriction() {
+    let mut d = dmptcp();
+    let c = conn(10 * MSS);
+    let mut nosample = busy(10);
+    nosample.info.srtt = crate::time::Duration(0);
+    assert_eq!(pick(&mut d, at_ms(0), &[nosample, idle(40)], &c, None), (Verdict::Send, vec![1]));
+    assert_eq!(d.set(), SubflowSet(0b11));
+    assert_eq!(pick(&mut d, at_ms(1), &[busy(10), idle(40)], &c, None), (Verdict::Wait, vec![]));
+    assert_eq!(d.set(), SubflowSet(0b01));
+}
+
 /// No member usable (the fast path failed): minRTT over every allowed subflow.
 #[test]
 fn falls_back_when_no_member_is_usable() {
