@@ -177,6 +177,7 @@ impl PySchedView {
             reinjection: self.reinjection,
             unsent: self.unsent,
             send_window: self.send_window,
+            preference: None,
         }
     }
 }

@@ -35,6 +35,7 @@ fn isolated(name: &str, slots: u32) -> f64 {
         reinjection: false,
         unsent: 1 << 20,
         send_window: 1 << 30,
+        preference: None,
     };
     let mut best = f64::MAX;
     for _ in 0..3 {

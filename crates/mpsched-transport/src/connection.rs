@@ -282,6 +282,8 @@ pub struct Connection {
     cc_spec: CcSpec,
     /// RFC 8684 3.2 token of this end's key.
     token: u32,
+    /// The host policy's path preference, per subflow index ([`Connection::set_path_preference`]).
+    preference: Option<Vec<f32>>,
 }
 
 /// Why [`Connection::new`] rejected a [`ConnConfig`].
@@ -350,6 +352,7 @@ impl Connection {
             sf_cfg: cfg.subflow.clone(),
             cc_spec: cfg.cc.clone(),
             token: crate::token::token(cfg.key),
+            preference: None,
         })
     }
 
@@ -382,6 +385,34 @@ impl Connection {
         self.sched.decide(&d);
         self.parked = false;
         self.parked_at = None;
+    }
+
+    /// Sets the host policy's path preference (MPTCP-RL's per-path usage probabilities): one
+    /// value per subflow index, in the order of [`ConnConfig::paths`]. Higher values come first
+    /// when a scheduler that reads it (`dmptcp`) orders the paths for its set choice; a value
+    /// ≤ 0 or NaN, or a missing value (slice shorter than the subflows), means "do not give this
+    /// path new data"; values beyond the last subflow are ignored. A preference with no positive
+    /// value is treated as no preference. Schedulers see it as [`crate::sched::SchedView::preference`]
+    /// from the next decision on; the others ignore it.
+    pub fn set_path_preference(&mut self, pref: &[f32]) {
+        let n = self.subflows.len();
+        let v = self.preference.get_or_insert_with(Vec::new);
+        v.clear();
+        v.extend((0..n).map(|i| pref.get(i).copied().filter(|x| *x > 0.0).unwrap_or(0.0)));
+        if v.iter().all(|x| *x <= 0.0) {
+            self.preference = None;
+        }
+    }
+
+    /// Removes the path preference: schedulers fall back to their own order (srtt for `dmptcp`).
+    pub fn clear_path_preference(&mut self) {
+        self.preference = None;
+    }
+
+    /// The path preference in force (normalised: one value per subflow, non-positive and NaN
+    /// values as 0), `None` when unset.
+    pub fn path_preference(&self) -> Option<&[f32]> {
+        self.preference.as_deref()
     }
 
     /// Seeds the scheduler's random numbers (Peekaboo's stochastic adjustment).

@@ -138,6 +138,7 @@ impl Connection {
             reinjection: false,
             unsent: self.queued_unsent(),
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+            preference: self.preference.as_deref(),
         };
         self.sched.handle_timeout(now, &v);
     }
@@ -153,6 +154,7 @@ impl Connection {
             reinjection,
             unsent,
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+            preference: self.preference.as_deref(),
         };
         let mut out = SubflowSet::default();
         let verdict = if reinjection {

@@ -5,7 +5,9 @@
 //! file plus one line in the `registry!` table below.
 
 mod blest;
+mod dmptcp;
 mod ecf;
+mod emptcp;
 mod external;
 mod minrtt;
 pub mod olms;
@@ -15,9 +17,12 @@ pub mod prefer;
 mod redundant;
 mod roundrobin;
 mod stms;
+pub mod tmodel;
 
 pub use blest::Blest;
+pub use dmptcp::{Dmptcp, DmptcpParams};
 pub use ecf::Ecf;
+pub use emptcp::{Emptcp, EmptcpParams};
 pub use external::{External, ExternalBusy, ExternalFallback, ExternalMode, ExternalParams};
 pub use minrtt::MinRtt;
 pub use olms::Olms;
@@ -121,6 +126,10 @@ pub struct SchedView<'a> {
     pub unsent: u64,
     /// Connection-level send window left: peer's window right edge − next DSN to send.
     pub send_window: u64,
+    /// The host policy's path preference ([`crate::Connection::set_path_preference`]): one
+    /// value per subflow index, higher = preferred, non-positive = do not use; `None` when
+    /// unset. Only schedulers that order paths by it read it (`dmptcp`).
+    pub preference: Option<&'a [f32]>,
 }
 
 impl SchedView<'_> {
@@ -130,6 +139,12 @@ impl SchedView<'_> {
     /// backup passes find no such subflow to send on now, the path mask is cleared and the
     /// active pass repeated once. Ties go to the lower index.
     pub fn min_rtt(&self) -> Option<usize> {
+        self.min_rtt_in(SubflowSet(u16::MAX))
+    }
+
+    /// [`SchedView::min_rtt`] restricted to the subflows of `set`: the others are treated as
+    /// unusable (DMPTCP's minRTT inside its chosen set).
+    pub fn min_rtt_in(&self, set: SubflowSet) -> Option<usize> {
         // One pass of Linux's `get_subflow_from_selectors` over the active or the backup
         // subflows; `masked` marks carriers as used. Returns the choice and Linux's `force`: set
         // when the choice is an unused subflow, or (no choice) when an unused one is only busy.
@@ -137,7 +152,7 @@ impl SchedView<'_> {
             let (mut best, mut found_unused, mut unused_busy) = (None::<usize>, false, false);
             for (i, s) in self.subflows.iter().enumerate() {
                 let unused = !(masked && s.carried);
-                if s.backup != backup || (!unused && found_unused) || !s.usable {
+                if s.backup != backup || (!unused && found_unused) || !s.usable || !set.contains(i) {
                     continue;
                 }
                 if !s.available {
@@ -402,6 +417,12 @@ registry! {
     /// OLMS (Cai et al., IEEE TNSE 2025): Thompson sampling and a linear program per packet.
     #[cfg(feature = "olms")]
     Olms(Box<Olms>) "olms" ["olms-maxrtt" = "app=max-rtt", "olms-bw" = "app=bandwidth"];
+    /// DMPTCP (Dong et al., JNCA 2018): a per-flow path set from the MPTCP transmission model,
+    /// minRTT inside it.
+    Dmptcp(Dmptcp) "dmptcp" [];
+    /// eMPTCP (Lim et al., CoNEXT 2015): WiFi alone or all interfaces by energy per bit, with
+    /// delayed use of the cellular subflow.
+    Emptcp(Box<Emptcp>) "emptcp" [];
     /// Example (docs/extending.md): a preferred subflow while its srtt is within a bound.
     #[cfg(any(test, feature = "example-algorithms"))]
     Prefer(prefer::Prefer) "prefer" [];
@@ -474,7 +495,15 @@ pub(crate) mod tests {
 
     /// A view for one new MSS-sized segment, no connection-level limits (send window 1 GB).
     pub(crate) fn view<'a>(subs: &'a [SchedSubflow], conn: &'a ConnInfo) -> SchedView<'a> {
-        SchedView { subflows: subs, conn, seg_len: MSS as u32, reinjection: false, unsent: 0, send_window: 1 << 30 }
+        SchedView {
+            subflows: subs,
+            conn,
+            seg_len: MSS as u32,
+            reinjection: false,
+            unsent: 0,
+            send_window: 1 << 30,
+            preference: None,
+        }
     }
     /// The same for a reinjected segment (`carried` marks who already sent it).
     pub(crate) fn reinj_view<'a>(subs: &'a [SchedSubflow], conn: &'a ConnInfo) -> SchedView<'a> {

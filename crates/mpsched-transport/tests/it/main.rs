@@ -11,6 +11,7 @@ mod determinism;
 mod flow_control;
 mod handshake;
 mod loss_recovery;
+mod mptcp_dmptcp;
 mod mptcp_failover;
 mod mptcp_hol;
 mod mptcp_join;
