@@ -55,6 +55,7 @@ impl Connection {
                 reinjection: false,
                 unsent: 0,
                 send_window: 0,
+                preference: None,
             };
             v.min_rtt()?
         };
