@@ -16,7 +16,9 @@
 //! round (Linux `minmax_running_max` keeps three samples and can be looser); the long-term
 //! (policer) mode, ACK-aggregation compensation and idle-restart pacing are not implemented;
 //! the pacing rate is converted to wire bytes (the subflow paces whole packets, headers
-//! included), so that gain 1 sends payload at BtlBw; the random initial ProbeBW phase comes
+//! included), so that gain 1 sends payload at BtlBw (Linux 4.9's `bbr_rate_bytes_per_sec`
+//! multiplied by `tcp_mss_to_mtu` for the same reason; later kernels use the MSS), and the 1 %
+//! margin of later kernels is kept; the random initial ProbeBW phase comes
 //! from a seed the connection derives from its key and the subflow index
 //! ([`CongestionControl::seed`]).
 

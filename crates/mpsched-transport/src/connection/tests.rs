@@ -112,3 +112,19 @@ fn write_respects_the_send_buffer() {
     assert_eq!(w.server.info().duplicate_bytes, 0);
     assert_eq!(w.data_acked().last().map(|e| e.1), Some(10_896));
 }
+
+/// Delivery-rate sampling (subflow/rate.rs): once the application's data is all handed out,
+/// the subflow is marked application-limited at delivered + in flight (Linux
+/// `tcp_rate_check_app_limited`); a sender that always has data is never marked.
+#[test]
+fn app_limited_when_the_application_has_nothing_more() {
+    let mut w = Wire::new();
+    w.client.write(3 * 1448);
+    w.run(at_ms(20));
+    assert_eq!(w.client.subflows[0].app_limited_mark(), 3 * 1448);
+    let mut greedy = Wire::new();
+    greedy.client.write(u64::MAX / 4);
+    greedy.run(at_ms(500));
+    assert!(greedy.server.info().bytes_delivered > 100_000);
+    assert_eq!(greedy.client.subflows[0].app_limited_mark(), 0);
+}

@@ -72,6 +72,12 @@ impl Subflow {
         true
     }
 
+    /// The app-limited mark (0: not application-limited).
+    #[cfg(test)]
+    pub(crate) fn app_limited_mark(&self) -> u64 {
+        self.app_limited
+    }
+
     /// Marks the subflow application-limited unconditionally (BBR's ProbeRTT):
     /// `app_limited = max(delivered + in_flight, 1)`.
     pub(super) fn force_app_limited(&mut self) {
