@@ -234,8 +234,11 @@ pub struct Subflow {
     first_sent_time: Instant,
     /// Non-zero while application-limited: the `delivered` count that ends the bubble.
     app_limited: u64,
-    /// The rate sample of the latest ACK that delivered data.
+    /// The rate sample of the latest ACK that delivered data (rate-based controllers only).
     last_rate: RateSample,
+    /// The controller is rate-based ([`CongestionControl::cong_control`]): it is called in fast
+    /// recovery too and reads rate samples, which are computed only then.
+    rate_cc: bool,
     stats: SubflowInfo,
 
     // ---- receive half ----
@@ -253,6 +256,7 @@ impl Subflow {
     /// A new subflow. A client sends its SYN at the first `poll_transmit`.
     pub fn new(id: SubflowId, role: Role, cfg: SubflowConfig, cc: AnyCc, now: Instant) -> Self {
         let mss = cfg.mss;
+        let rate_cc = cc.cong_control();
         let cc_state = CcState {
             cwnd: cfg.init_cwnd as u64 * mss as u64,
             ssthresh: u64::MAX,
@@ -291,6 +295,7 @@ impl Subflow {
             first_sent_time: now,
             app_limited: 0,
             last_rate: RateSample::default(),
+            rate_cc,
             stats: SubflowInfo::default(),
             rcv: RecvSeq::default(),
             unacked_segs: 0,

@@ -197,19 +197,20 @@ impl Subflow {
         let seq = self.snd_nxt;
         self.snd_nxt += len as u64;
         if self.sb.is_empty() {
-            // Nothing in flight: a new delivery-rate interval starts now.
+            // Nothing in flight: a new delivery-rate interval starts now (Linux
+            // `tcp_rate_skb_sent`; `Subflow::tx_stamp` for retransmissions).
             self.delivered_time = now;
+            self.first_sent_time = now;
         }
-        let tx = self.tx_stamp(now);
         self.sb.push(SentSeg {
             seq,
             dsn,
             len,
-            flags: if tx.app_limited { APP_LIMITED } else { 0 },
+            flags: (self.app_limited != 0) as u8 * APP_LIMITED,
             sent_at: now,
-            delivered: tx.delivered,
-            delivered_time: tx.delivered_time,
-            first_sent_time: tx.first_sent_time,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
         });
         if self.timers[Timer::Rto as usize].is_none() {
             self.timers[Timer::Rto as usize] = Some(now + self.current_rto());

@@ -4,9 +4,10 @@
 //! (`tcp_rate_skb_delivered`, `tcp_rate_gen`), and a sender with nothing to send marks the
 //! bubble application-limited (`tcp_rate_check_app_limited`). Sizes are bytes, not packets.
 //!
-//! The sample is computed on every ACK whatever the controller (a handful of integer operations);
-//! only rate-based controllers ([`crate::cc::CongestionControl::cong_control`]) read it. The older
-//! [`crate::SubflowInfo::delivery_rate`] figure is computed as before, beside it.
+//! Segments always carry their stamps; the per-ACK sample and the app-limited mark are computed
+//! only for rate-based controllers ([`crate::cc::CongestionControl::cong_control`], BBR), so the
+//! others pay nothing more per ACK. The older [`crate::SubflowInfo::delivery_rate`] figure is
+//! computed as before, for every controller.
 
 use super::scoreboard::{Acked, TxStamp, APP_LIMITED};
 use super::Subflow;
@@ -14,9 +15,9 @@ use crate::cc::RateSample;
 use crate::time::Instant;
 
 impl Subflow {
-    /// Linux `tcp_rate_skb_sent`: the delivery state a segment sent at `now` records. With
-    /// nothing in flight a new flight starts: its first send time and the delivery clock are
-    /// reset to `now` (the caller has done that for `delivered_time` already).
+    /// Linux `tcp_rate_skb_sent` for a retransmission: the delivery state it records (new data
+    /// is stamped the same way, inline, in `Subflow::send_new`). With nothing in flight a new
+    /// flight would start at `now`.
     pub(super) fn tx_stamp(&mut self, now: Instant) -> TxStamp {
         if self.sb.is_empty() {
             self.first_sent_time = now;
@@ -31,7 +32,7 @@ impl Subflow {
 
     /// Linux `tcp_rate_skb_delivered` + `tcp_rate_gen` for one ACK, after `delivered` and
     /// `delivered_time` were advanced to include it: the rate sample from the newest segment it
-    /// delivered (`acked.rate`). `losses` and `prior_in_flight` are passed through.
+    /// delivered ([`Acked::rate_seg`]). `losses` and `prior_in_flight` are passed through.
     pub(super) fn take_rate_sample(
         &mut self,
         now: Instant,
@@ -44,7 +45,7 @@ impl Subflow {
             self.app_limited = 0;
         }
         let mut rs = RateSample { losses, prior_in_flight, ..RateSample::default() };
-        let Some(p) = acked.rate else { return rs };
+        let Some(p) = acked.rate_seg() else { return rs };
         rs.prior_delivered = p.delivered;
         rs.delivered = self.delivered - p.delivered;
         rs.is_app_limited = p.flags & APP_LIMITED != 0;
@@ -64,6 +65,9 @@ impl Subflow {
     /// sent until they are delivered are marked application-limited, so that their samples do
     /// not shrink a bandwidth estimate. Returns whether the subflow was marked.
     pub fn mark_app_limited(&mut self) -> bool {
+        if !self.rate_cc {
+            return false;
+        }
         let pipe = self.pipe();
         if !self.is_established() || pipe >= self.cc_state.cwnd || self.sb.lost_bytes() > self.sb.retrans_bytes() {
             return false;
@@ -88,7 +92,7 @@ impl Subflow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::AnyCc;
+    use crate::cc::{AckSample, AnyCc, CcState, CongestionControl, CongestionEvent, Siblings};
     use crate::segment::{Flags, SackBlock, Segment};
     use crate::subflow::{ConnShared, Role, SubflowConfig, SubflowCx};
     use crate::time::Duration;
@@ -96,13 +100,27 @@ mod tests {
     const MSS: u64 = 1000;
     const MS: u64 = 1_000_000;
 
+    /// A rate-based controller that changes nothing: the subflow computes rate samples for it.
+    struct RateProbe;
+    impl CongestionControl for RateProbe {
+        fn name(&self) -> &'static str {
+            "rate-probe"
+        }
+        fn on_ack(&mut self, _: Instant, _: &mut CcState, _: &AckSample, _: Siblings) {}
+        fn on_congestion_event(&mut self, _: Instant, _: &mut CcState, _: CongestionEvent, _: Siblings) {}
+        fn on_rto(&mut self, _: Instant, _: &mut CcState) {}
+        fn cong_control(&self) -> bool {
+            true
+        }
+    }
+
     /// An established client (RTT of the handshake 10 ms, so min_rtt = 10 ms) with a window of
     /// 100 segments, no delayed-ACK concerns (it only sends).
     fn client() -> (Subflow, ConnShared) {
         let mut cfg = SubflowConfig::linux();
         cfg.mss = MSS as u32;
         cfg.init_cwnd = 100;
-        let mut sf = Subflow::new(0, Role::Client, cfg, AnyCc::by_name("newreno").unwrap(), Instant::ZERO);
+        let mut sf = Subflow::new(0, Role::Client, cfg, AnyCc::Custom(Box::new(RateProbe)), Instant::ZERO);
         let mut conn = ConnShared::new(1 << 20, 1);
         let mut cx = SubflowCx { conn: &mut conn };
         sf.poll_transmit(Instant::ZERO, &mut cx).unwrap();
@@ -226,5 +244,16 @@ mod tests {
         let rs = ack(&mut sf, &mut conn, 70, 1 + 5 * MSS, &[]);
         // Stamped at 41 ms with delivered = 4000 (delivery clock 40 ms, flight start 10 ms).
         assert_eq!((rs.prior_delivered, rs.delivered, rs.interval), (4000, 1000, Duration(31 * MS)));
+    }
+
+    /// Controllers that are not rate-based pay nothing: no sample, no app-limited mark.
+    #[test]
+    fn no_sampling_for_other_controllers() {
+        let (mut sf, mut conn) = client();
+        sf.cc = AnyCc::by_name("cubic").unwrap();
+        sf.rate_cc = false;
+        send(&mut sf, &mut conn, 10, 2);
+        assert!(!sf.mark_app_limited());
+        assert_eq!(ack(&mut sf, &mut conn, 40, 1 + 2 * MSS, &[]), RateSample::default());
     }
 }

@@ -69,9 +69,9 @@ pub(crate) struct Acked {
     pub newly_acked: u64,
     /// Newest-sent, never-retransmitted segment acknowledged by this ACK (Karn's rule).
     pub sample: Option<SentSeg>,
-    /// Newest-sent segment acknowledged by this ACK, retransmissions included: the one the
-    /// delivery-rate sample is taken from (Linux `tcp_rate_skb_delivered`).
-    pub rate: Option<SentSeg>,
+    /// Newest-sent retransmitted segment acknowledged by this ACK (kept apart so that the common
+    /// case, no retransmission, costs what it did before delivery-rate sampling).
+    pub retx: Option<SentSeg>,
 }
 
 impl Acked {
@@ -79,13 +79,23 @@ impl Acked {
     #[inline]
     fn note(&mut self, s: &SentSeg, bytes: u64) {
         self.newly_acked += bytes;
-        if self.rate.is_none_or(|x| s.sent_at >= x.sent_at) {
-            self.rate = Some(*s);
-            if s.flags & EVER_RETRANS == 0 {
+        if s.flags & EVER_RETRANS == 0 {
+            if self.sample.is_none_or(|x| s.sent_at >= x.sent_at) {
                 self.sample = Some(*s);
             }
-        } else if s.flags & EVER_RETRANS == 0 && self.sample.is_none_or(|x| s.sent_at >= x.sent_at) {
-            self.sample = Some(*s);
+        } else if self.retx.is_none_or(|x| s.sent_at >= x.sent_at) {
+            self.retx = Some(*s);
+        }
+    }
+
+    /// Newest-sent segment acknowledged by this ACK, retransmissions included: the one the
+    /// delivery-rate sample is taken from (Linux `tcp_rate_skb_delivered`). On equal send times
+    /// the never-retransmitted one (noted in ascending sequence order, so the later one).
+    #[inline]
+    pub fn rate_seg(&self) -> Option<SentSeg> {
+        match (self.sample, self.retx) {
+            (Some(a), Some(b)) => Some(if b.sent_at > a.sent_at { b } else { a }),
+            (a, b) => a.or(b),
         }
     }
 }
