@@ -63,6 +63,20 @@ def test_parameters_reach_the_run(fast_dict):
         mpsched.run(fast_dict)
 
 
+def test_bbr_runs_single_path_and_per_subflow(fast_dict):
+    """`cc = "bbr"` (BBR v1, docs/algorithms.md) drives single-path TCP and every MPTCP subflow;
+    a run is reproducible (its random ProbeBW phase is seeded from the scenario seed)."""
+    for flow in fast_dict["flows"]:
+        flow["cc"] = "bbr"
+    first = mpsched.run(fast_dict)
+    flows = first.flows.to_pandas().set_index("name")
+    assert set(flows["cc"]) == {"bbr"}
+    assert (flows["bytes_delivered"] > 0).all()
+    assert mpsched.run(fast_dict).flows.equals(first.flows)
+    bbr = next(a for a in _core.algorithms("cc") if a["name"] == "bbr")
+    assert [p["name"] for p in bbr["params"]] == ["cwnd_gain", "bw_rounds", "min_rtt_window_s"]
+
+
 def test_compare_runs_each_parameter_set(mini_toml):
     m = build_matrix(mini_toml, [1], parse_names("minrtt,blest:lambda=1.0", "--scheduler"), None)
     ids = [r.run_id for r in m.runs]

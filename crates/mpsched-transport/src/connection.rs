@@ -314,7 +314,9 @@ impl Connection {
         };
         let mut subflows = Vec::with_capacity(cfg.paths.len());
         for i in 0..cfg.paths.len() {
-            subflows.push(Subflow::new(i as u8, role, cfg.subflow.clone(), cfg.cc.build(), now));
+            let mut sf = Subflow::new(i as u8, role, cfg.subflow.clone(), cfg.cc.build(), now);
+            sf.seed_cc(cfg.key);
+            subflows.push(sf);
         }
         let mut sched: AnySched = cfg.scheduler.build();
         sched.start(&SchedStart { now, paths: cfg.paths.len(), mss: cfg.subflow.mss, rcv_buf: cfg.rcv_buf });

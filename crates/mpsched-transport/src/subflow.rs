@@ -8,11 +8,12 @@
 pub(crate) mod close;
 mod input;
 mod output;
+mod rate;
 pub(crate) mod recv;
 pub(crate) mod scoreboard;
 mod timers;
 
-use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
+use crate::cc::{AnyCc, CcState, CongestionControl, RateSample, SiblingInfo};
 pub use crate::info::{SubflowInfo, SubflowState};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
@@ -229,6 +230,15 @@ pub struct Subflow {
     delivered: u64,
     delivered_time: Instant,
     delivery_rate: u64,
+    /// Send time of the first segment of the current delivery-rate interval (subflow/rate.rs).
+    first_sent_time: Instant,
+    /// Non-zero while application-limited: the `delivered` count that ends the bubble.
+    app_limited: u64,
+    /// The rate sample of the latest ACK that delivered data (rate-based controllers only).
+    last_rate: RateSample,
+    /// The controller is rate-based ([`CongestionControl::cong_control`]): it is called in fast
+    /// recovery too and reads rate samples, which are computed only then.
+    rate_cc: bool,
     stats: SubflowInfo,
 
     // ---- receive half ----
@@ -246,6 +256,7 @@ impl Subflow {
     /// A new subflow. A client sends its SYN at the first `poll_transmit`.
     pub fn new(id: SubflowId, role: Role, cfg: SubflowConfig, cc: AnyCc, now: Instant) -> Self {
         let mss = cfg.mss;
+        let rate_cc = cc.cong_control();
         let cc_state = CcState {
             cwnd: cfg.init_cwnd as u64 * mss as u64,
             ssthresh: u64::MAX,
@@ -281,6 +292,10 @@ impl Subflow {
             delivered: 0,
             delivered_time: now,
             delivery_rate: 0,
+            first_sent_time: now,
+            app_limited: 0,
+            last_rate: RateSample::default(),
+            rate_cc,
             stats: SubflowInfo::default(),
             rcv: RecvSeq::default(),
             unacked_segs: 0,
@@ -303,6 +318,16 @@ impl Subflow {
     }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
+    }
+
+    /// Seeds the controller's randomness from the connection's key and this subflow's index
+    /// (SplitMix64 finaliser of `key + index`), so that every subflow of every connection draws
+    /// differently and every run of a scenario draws the same.
+    pub fn seed_cc(&mut self, conn_key: u64) {
+        let mut z = conn_key.wrapping_add((self.id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        self.cc.seed(z ^ (z >> 31));
     }
 
     /// RFC 6675 pipe: outstanding − sacked − lost + retransmitted-in-flight.

@@ -367,6 +367,12 @@ impl Sim {
         (down, up)
     }
 
+    /// Bytes waiting in the queue of path `p`'s first forward link (the bottleneck of a path
+    /// given by `rate_mbps`), at the current time: what tests of queue occupancy sample.
+    pub fn path_queued_bytes(&self, p: usize) -> u64 {
+        self.links[self.sc.paths[p].fwd[0] as usize].queued_bytes()
+    }
+
     /// Whether flow `f`'s subflow `i` can carry data ([`mpsched_transport::Connection::subflow_usable`]).
     pub fn subflow_usable(&self, f: usize, i: usize) -> bool {
         self.connection(f).is_some_and(|c| c.subflow_usable(i))

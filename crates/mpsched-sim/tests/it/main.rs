@@ -5,6 +5,7 @@
 mod common;
 
 mod bad_input;
+mod bbr;
 mod decisions;
 mod energy;
 mod env_bounds;

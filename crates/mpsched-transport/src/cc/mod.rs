@@ -7,6 +7,7 @@
 #[cfg(any(test, feature = "example-algorithms"))]
 pub mod aimd;
 mod balia;
+mod bbr;
 mod cubic;
 mod external;
 mod lia;
@@ -15,6 +16,7 @@ mod reno;
 mod wvegas;
 
 pub use balia::Balia;
+pub use bbr::{Bbr, BbrMode};
 pub use cubic::Cubic;
 pub use external::ExternalCc;
 pub use lia::Lia;
@@ -69,8 +71,45 @@ pub struct AckSample {
     pub delivered: u64,
     /// Delivery-rate sample in bytes per second (0 if none).
     pub delivery_rate: u64,
-    /// The sender had nothing more to send when the sample's segment left (always false today).
+    /// The sender had nothing more to send when the sample's segment left
+    /// ([`RateSample::is_app_limited`]).
     pub app_limited: bool,
+    /// The full delivery-rate sample of this ACK (draft-cheng-iccrg-delivery-rate-estimation;
+    /// Linux `tcp_rate_gen`), which rate-based controllers ([`CongestionControl::cong_control`])
+    /// read.
+    pub rate: RateSample,
+}
+
+/// One delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3; Linux
+/// `struct rate_sample`, filled by `tcp_rate_gen`). Sizes in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// The sample is usable: a segment sent after sampling started was delivered and the
+    /// interval is at least the minimum RTT (Linux discards shorter intervals).
+    pub valid: bool,
+    /// `P.delivered`: bytes delivered when the newest segment this ACK delivered was sent.
+    pub prior_delivered: u64,
+    /// Bytes delivered over the interval (`delivered − P.delivered`).
+    pub delivered: u64,
+    /// `max(send_elapsed, ack_elapsed)`.
+    pub interval: Duration,
+    /// The newest delivered segment left while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// Segments newly marked lost while this ACK was processed (Linux `rs->losses`).
+    pub losses: u32,
+    /// Bytes in flight before this ACK (Linux `rs->prior_in_flight`).
+    pub prior_in_flight: u64,
+}
+
+impl RateSample {
+    /// Delivery rate in bytes per second, if the sample is valid.
+    #[inline]
+    pub fn bw(&self) -> Option<u64> {
+        if !self.valid || self.interval.0 == 0 {
+            return None;
+        }
+        Some((self.delivered as u128 * 1_000_000_000 / self.interval.0 as u128) as u64)
+    }
 }
 
 /// A congestion signal.
@@ -132,6 +171,21 @@ pub trait CongestionControl {
     fn shared_state(&self) -> [f64; 2] {
         [0.0; 2]
     }
+    /// Rate-based control (Linux `tcp_congestion_ops.cong_control`, used by BBR): `on_ack` is
+    /// called on every ACK that delivers data, in fast recovery too, and the controller sets the
+    /// window itself there (no other reduction is applied).
+    fn cong_control(&self) -> bool {
+        false
+    }
+    /// Asked after `on_ack` of a [`CongestionControl::cong_control`] controller: mark the
+    /// subflow application-limited now (BBR's ProbeRTT, Linux `bbr_update_min_rtt`).
+    fn wants_app_limited(&self) -> bool {
+        false
+    }
+    /// A deterministic seed for whatever the controller randomises (BBR's initial ProbeBW
+    /// phase), given once when the subflow is created (the connection derives it from its key
+    /// and the subflow's index).
+    fn seed(&mut self, _seed: u64) {}
 }
 
 /// Slow start first: the bytes of an ACK left for congestion avoidance, or `None` when slow
@@ -207,6 +261,16 @@ macro_rules! registry {
             fn shared_state(&self) -> [f64; 2] {
                 match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.shared_state(),)+ AnyCc::Custom(c) => c.shared_state() }
             }
+            #[inline]
+            fn cong_control(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.cong_control(),)+ AnyCc::Custom(c) => c.cong_control() }
+            }
+            fn wants_app_limited(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.wants_app_limited(),)+ AnyCc::Custom(c) => c.wants_app_limited() }
+            }
+            fn seed(&mut self, seed: u64) {
+                match self { $($(#[cfg($cfg)])? AnyCc::$variant(c) => c.seed(seed),)+ AnyCc::Custom(c) => c.seed(seed) }
+            }
         }
     };
 }
@@ -269,6 +333,8 @@ registry! {
     Balia(Balia) "balia" [];
     /// wVegas (Cao et al., ICNP 2012), delay-based coupled.
     WVegas(WVegas) "wvegas" [];
+    /// BBR v1 (Cardwell et al., ACM Queue 2016), paced, uncoupled per subflow (MPTCP-BBR).
+    Bbr(Bbr) "bbr" [];
     /// Window set from outside (learning environments).
     External(ExternalCc) "external" [];
     /// Example (docs/extending.md): AIMD(a, b).

@@ -292,7 +292,9 @@ impl Connection {
             return None;
         }
         let i = self.subflows.len();
-        self.subflows.push(Subflow::new(i as u8, Role::Server, self.sf_cfg.clone(), self.cc_spec.build(), now));
+        let mut sf = Subflow::new(i as u8, Role::Server, self.sf_cfg.clone(), self.cc_spec.build(), now);
+        sf.seed_cc(self.shared.local_key);
+        self.subflows.push(sf);
         self.meta.push(SfMeta::new(false));
         self.paths.push(path);
         Some(i)

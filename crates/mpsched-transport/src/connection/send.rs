@@ -232,6 +232,10 @@ impl Connection {
         // 4. New data.
         let unsent = self.shared.unsent();
         if unsent == 0 {
+            // Linux `tcp_rate_check_app_limited`: nothing to send, judged per subflow.
+            for sf in &mut self.subflows {
+                sf.mark_app_limited();
+            }
             return None;
         }
         let len = (mss as u64).min(unsent) as u32;
@@ -254,7 +258,16 @@ impl Connection {
                 }
                 (Verdict::SendAhead { .. }, Some(s)) if self.views[s].available => s,
                 (Verdict::Ask, _) => return self.park(now),
-                _ => return None,
+                _ => {
+                    // The scheduler starves the subflows that had room: for their delivery-rate
+                    // samples they are application-limited (rl-baselines.md §6.2).
+                    for i in 0..self.subflows.len() {
+                        if self.views[i].available {
+                            self.subflows[i].mark_app_limited();
+                        }
+                    }
+                    return None;
+                }
             }
         };
         let dsn = self.shared.snd_next_dsn;

@@ -123,3 +123,28 @@ fn write_respects_the_send_buffer() {
     assert_eq!(w.server.info().duplicate_bytes, 0);
     assert_eq!(w.data_acked().last().map(|e| e.1), Some(10_896));
 }
+
+/// Delivery-rate sampling (subflow/rate.rs): once the application's data is all handed out,
+/// the subflow is marked application-limited at delivered + in flight (Linux
+/// `tcp_rate_check_app_limited`); a sender that always has data is never marked. Only a
+/// rate-based controller (BBR) has the subflow keep the mark.
+#[test]
+fn app_limited_when_the_application_has_nothing_more() {
+    let bbr = || ConnConfig { cc: crate::cc::CcSpec::parse("bbr").unwrap(), ..ConnConfig::default() };
+    let mut cubic = Wire::new();
+    cubic.client.write(3 * 1448);
+    cubic.run(at_ms(20));
+    assert_eq!(cubic.client.subflows[0].app_limited_mark(), 0);
+    let mut w = Wire::with(&bbr(), &[DELAY]);
+    w.client.write(3 * 1448);
+    // Paced from 20 ms (2.885 × 10 segments per 20 ms: 0.75 ms apart); the last leaves by 22 ms.
+    w.run(at_ms(21));
+    assert_eq!(w.client.subflows[0].app_limited_mark(), 0, "data still waiting for the pacer");
+    w.run(at_ms(25));
+    assert_eq!(w.client.subflows[0].app_limited_mark(), 3 * 1448);
+    let mut greedy = Wire::with(&bbr(), &[DELAY]);
+    greedy.client.write(u64::MAX / 4);
+    greedy.run(at_ms(500));
+    assert!(greedy.server.info().bytes_delivered > 100_000);
+    assert_eq!(greedy.client.subflows[0].app_limited_mark(), 0);
+}

@@ -129,6 +129,8 @@ impl Subflow {
     fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         self.peer_wnd = seg.wnd as u64;
         let una_before = self.snd_una;
+        // Delivery-rate sampling state before the ACK (only rate-based controllers read it).
+        let (prior_in_flight, lost_before) = if self.rate_cc { (self.pipe(), self.sb.segments_lost()) } else { (0, 0) };
         let mut acked = Acked::default();
         if seg.ack > self.snd_una && seg.ack <= self.snd_nxt {
             self.sb.cumulative_ack(seg.ack, &mut acked);
@@ -139,17 +141,27 @@ impl Subflow {
         let reo_wnd = Duration(self.rtt.min_rtt().0 / 4);
         self.sb.detect(&acked, thresh, reo_wnd, self.snd_una);
         let rtt_sample = self.take_samples(now, &acked);
+        if self.rate_cc && acked.newly_acked > 0 {
+            let losses = (self.sb.segments_lost() - lost_before) as u32;
+            self.last_rate = self.take_rate_sample(now, &acked, losses, prior_in_flight);
+        }
         self.update_recovery(now, cx);
-        if acked.newly_acked > 0 && !matches!(self.recovery, Recovery::Fast { .. }) {
+        let in_fast = matches!(self.recovery, Recovery::Fast { .. });
+        // Rate-based controllers (Linux `cong_control`) see every ACK, fast recovery included.
+        if acked.newly_acked > 0 && (!in_fast || self.rate_cc) {
             self.cc_state.pipe = self.pipe();
             let ack = AckSample {
                 newly_acked: acked.newly_acked,
                 rtt: rtt_sample,
                 delivered: self.delivered,
                 delivery_rate: self.delivery_rate,
-                app_limited: false,
+                app_limited: self.last_rate.is_app_limited,
+                rate: self.last_rate,
             };
             self.cc.on_ack(now, &mut self.cc_state, &ack, &cx.conn.siblings);
+            if self.rate_cc && self.cc.wants_app_limited() {
+                self.force_app_limited();
+            }
         }
         // RFC 6298 5.2 / 5.3: stop when all is acknowledged, restart on a cumulative ACK.
         if self.snd_una == self.snd_nxt {

@@ -16,6 +16,9 @@ pub(crate) const LOST: u8 = 2;
 pub(crate) const RETRANS: u8 = 4;
 /// Scoreboard flag: retransmitted at least once (Karn's rule: no RTT sample from it).
 pub(crate) const EVER_RETRANS: u8 = 8;
+/// Scoreboard flag: the latest transmission left while the subflow was application-limited
+/// (delivery-rate sampling, Linux `tx.is_app_limited`).
+pub(crate) const APP_LIMITED: u8 = 16;
 
 /// One sent segment as the scoreboard keeps it.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +37,22 @@ pub(crate) struct SentSeg {
     pub delivered: u64,
     /// Time `delivered` was last advanced when the segment was sent.
     pub delivered_time: Instant,
+    /// Send time of the first segment of the flight this one was sent in (Linux
+    /// `tx.first_tx_mstamp`).
+    pub first_sent_time: Instant,
+}
+
+/// The delivery-rate state a (re)transmission records (Linux `tcp_rate_skb_sent`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TxStamp {
+    /// Bytes delivered so far.
+    pub delivered: u64,
+    /// When `delivered` last advanced.
+    pub delivered_time: Instant,
+    /// Send time of the first segment of the current flight.
+    pub first_sent_time: Instant,
+    /// The subflow is application-limited.
+    pub app_limited: bool,
 }
 
 impl SentSeg {
@@ -50,6 +69,9 @@ pub(crate) struct Acked {
     pub newly_acked: u64,
     /// Newest-sent, never-retransmitted segment acknowledged by this ACK (Karn's rule).
     pub sample: Option<SentSeg>,
+    /// Newest-sent retransmitted segment acknowledged by this ACK (kept apart so that the common
+    /// case, no retransmission, costs what it did before delivery-rate sampling).
+    pub retx: Option<SentSeg>,
 }
 
 impl Acked {
@@ -57,8 +79,23 @@ impl Acked {
     #[inline]
     fn note(&mut self, s: &SentSeg, bytes: u64) {
         self.newly_acked += bytes;
-        if s.flags & EVER_RETRANS == 0 && self.sample.is_none_or(|x| s.sent_at >= x.sent_at) {
-            self.sample = Some(*s);
+        if s.flags & EVER_RETRANS == 0 {
+            if self.sample.is_none_or(|x| s.sent_at >= x.sent_at) {
+                self.sample = Some(*s);
+            }
+        } else if self.retx.is_none_or(|x| s.sent_at >= x.sent_at) {
+            self.retx = Some(*s);
+        }
+    }
+
+    /// Newest-sent segment acknowledged by this ACK, retransmissions included: the one the
+    /// delivery-rate sample is taken from (Linux `tcp_rate_skb_delivered`). On equal send times
+    /// the never-retransmitted one (noted in ascending sequence order, so the later one).
+    #[inline]
+    pub fn rate_seg(&self) -> Option<SentSeg> {
+        match (self.sample, self.retx) {
+            (Some(a), Some(b)) => Some(if b.sent_at > a.sent_at { b } else { a }),
+            (a, b) => a.or(b),
         }
     }
 }
@@ -367,12 +404,13 @@ impl Scoreboard {
 
     /// Records the retransmission of segment `i` (as returned by
     /// [`Scoreboard::next_retransmission`]) at `now`, with the delivery-rate state of that time.
-    pub fn retransmitted(&mut self, i: usize, now: Instant, delivered: u64, delivered_time: Instant) {
+    pub fn retransmitted(&mut self, i: usize, now: Instant, tx: TxStamp) {
         let s = &mut self.segs[i];
-        s.flags |= RETRANS | EVER_RETRANS;
+        s.flags = (s.flags & !APP_LIMITED) | RETRANS | EVER_RETRANS | if tx.app_limited { APP_LIMITED } else { 0 };
         s.sent_at = now;
-        s.delivered = delivered;
-        s.delivered_time = delivered_time;
+        s.delivered = tx.delivered;
+        s.delivered_time = tx.delivered_time;
+        s.first_sent_time = tx.first_sent_time;
         let (end, len) = (s.seq + s.len as u64, s.len);
         self.retrans_bytes += len as u64;
         if self.head_abs + i as u64 >= self.retx_ptr {
