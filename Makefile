@@ -12,7 +12,7 @@ BUILD_INPUTS := $(shell find crates python/mpsched -type f \
                   -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null) \
                 Cargo.toml $(wildcard Cargo.lock) pyproject.toml
 
-.PHONY: dev demo test bench clean distclean
+.PHONY: dev demo test fuzz bench clean distclean
 
 ## dev: virtualenv + `maturin develop --release` with the extras `make demo` and `make test`
 ## need (plot: figures; rl: envs, training, the EdAR policy; test: pytest, ruff, SB3)
@@ -40,6 +40,16 @@ demo: dev
 test: dev
 	cargo test --release --workspace --exclude mpsched-py
 	$(PY) -m pytest -q
+
+## fuzz: the long fuzzing run: FUZZ_INPUTS (10,000) seeded inputs per target (scenario
+## resolver, short runs with output invariants, trace parser, policy loader, segment handling),
+## with debug assertions and overflow checks; prints the counts, keeps crashing inputs in
+## fuzz/crashes (replay: `cargo run --profile fuzz -p mpsched-fuzz -- --target T --replay FILE`);
+## then as many mutated scenarios and random scenario dicts through `mpsched.run`
+FUZZ_INPUTS ?= 10000
+fuzz: dev
+	cargo run --profile fuzz -p mpsched-fuzz -- --target all --inputs $(FUZZ_INPUTS)
+	$(PY) -m pytest -q python/tests/test_fuzz_scenarios.py --fuzz-inputs $(FUZZ_INPUTS)
 
 ## bench: simulator speed on the built-in benchmarks
 bench: dev

@@ -31,6 +31,7 @@ __all__ = [
     "RunSpec",
     "Matrix",
     "MAX_SEED",
+    "parse_seed",
     "parse_seeds",
     "format_seeds",
     "parse_names",
@@ -42,7 +43,8 @@ __all__ = [
     "run_labels",
 ]
 
-#: Largest seed of a compare sweep: seeds are stored in an int64 Parquet column.
+#: Largest seed of the command line (`run --seed`, `compare --seeds`): compare stores seeds in
+#: an int64 Parquet column, and every seed `run` takes must be one a compare can repeat.
 MAX_SEED = 2**63 - 1
 #: Most seeds one ``--seeds`` value may expand to.
 MAX_SEEDS = 100_000
@@ -50,7 +52,8 @@ MAX_SEEDS = 100_000
 # Scheduler and congestion-control names become parts of run directory names: keep them tame
 # (the core decides whether a tame name is a real one).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
-_SEED_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
+# ASCII digits only: Python's int() also reads other scripts' digits ("１２" is 12).
+_SEED_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 # Fields holding trace file paths, relative to the scenario file's directory.
 _TRACE_FIELDS = (("links", ("trace",)), ("paths", ("trace", "trace_reverse")))
@@ -153,6 +156,16 @@ def parse_seeds(text: str) -> List[int]:
             seen.add(seed)
             seeds.append(seed)
     return seeds
+
+
+def parse_seed(text: str) -> int:
+    """Parse ``run --seed``: one seed in ``[0, MAX_SEED]``, ASCII digits (as ``--seeds``)."""
+    if not re.fullmatch(r"[0-9]+", text.strip()):
+        raise MatrixError(f"--seed: expected a non-negative integer (digits 0-9), got {text!r}")
+    seed = int(text)
+    if seed > MAX_SEED:
+        raise MatrixError(f"--seed: seed {seed} is above the largest seed, 2**63 - 1")
+    return seed
 
 
 def format_seeds(seeds: Sequence[int]) -> str:

@@ -119,3 +119,13 @@ def mini_toml(tmp_path: Path) -> Path:
     path = tmp_path / "mini.toml"
     path.write_text(MINI_TOML)
     return path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-inputs",
+        type=int,
+        default=None,
+        help="Cases of the random-scenario property tests (test_fuzz_scenarios.py): the long "
+        "run of `make fuzz` (default: the short run's count).",
+    )

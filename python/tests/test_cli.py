@@ -81,6 +81,8 @@ def test_missing_scenario_file_exits_2(cli, tmp_path):
         ["run", "x.toml", "--seed", "abc"],
         ["run", "x.toml", "--seed", "-1"],
         ["run", "x.toml", "--seed", str(2**64)],
+        ["run", "x.toml", "--seed", str(2**63)],
+        ["run", "x.toml", "--seed", "\uff11\uff12"],
         ["run"],
         ["frobnicate"],
         ["bench", "--repeats", "0"],
@@ -89,6 +91,8 @@ def test_missing_scenario_file_exits_2(cli, tmp_path):
         "seed-not-int",
         "seed-negative",
         "seed-too-big",
+        "seed-above-compare-range",
+        "seed-fullwidth-digits",
         "missing-argument",
         "unknown-command",
         "repeats-zero",
@@ -97,6 +101,22 @@ def test_missing_scenario_file_exits_2(cli, tmp_path):
 def test_bad_command_line_exits_2_with_one_error_line(cli, fast_toml, tmp_path, args):
     args = [str(fast_toml) if a == "x.toml" else a for a in args]
     assert_one_error_line(cli(*args))
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_and_compare_take_the_same_seed_range(cli, fast_toml, tmp_path):
+    """`run --seed` and `compare --seeds` both take [0, 2**63 - 1] (compare stores seeds as
+    int64), in ASCII digits: before, run took up to 2**64 - 1, and both read fullwidth digits."""
+    top = 2**63 - 1
+    proc = cli("run", str(fast_toml), "--seed", str(top), "--out", "top")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "top" / "summary.json").read_text())["seed"] == top
+    for seed in (str(2**63), "\uff11"):
+        run_line = assert_one_error_line(cli("run", str(fast_toml), "--seed", seed))
+        compare_line = assert_one_error_line(cli("compare", str(fast_toml), "--seeds", seed))
+        assert "--seed" in run_line and "--seeds" in compare_line
+        expected = "2**63 - 1" if seed.isascii() else "0-9"
+        assert expected in run_line, run_line
     assert not (tmp_path / "out").exists()
 
 

@@ -82,6 +82,9 @@ def test_parse_seeds(text, seeds):
         ("1-3,2", "given twice"),
         (str(2**63), "above the largest seed"),
         ("1-1000000", "more than"),
+        # Other scripts' digits, which int() reads ("\uff11" is a fullwidth 1): ASCII only.
+        ("\uff11", "expected seeds like"),
+        ("1-\u0663", "expected seeds like"),
     ],
 )
 def test_bad_seeds(text, message):

@@ -26,7 +26,7 @@ pub mod workload;
 
 pub use mpsched_transport::Decision;
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{RunOutput, RunStats, Sim, Stop};
+pub use sim::{check_invariants, RunOutput, RunStats, Sim, Stop};
 pub use table::{Column, Table};
 
 /// Input format of a scenario text.

@@ -437,24 +437,45 @@ impl Link {
         self.changes.pop();
     }
 
+    /// Packets in the link's queue or serializer (offered, not yet sent or dropped).
+    pub fn held_packets(&self) -> u64 {
+        self.queue.len() as u64 + self.in_service.is_some() as u64
+    }
+
+    /// [`Link::capacity_bytes`] without folding the time since the last change into the
+    /// running sum (the same value up to rounding; for checks, which must not change state).
+    pub fn capacity_at(&self, now: u64) -> f64 {
+        if let Some(tc) = self.trace.as_ref() {
+            return trace_capacity(tc, now);
+        }
+        let since =
+            if self.outage { 0.0 } else { self.rate_bps as f64 * now.saturating_sub(self.cap_since) as f64 * 1e-9 };
+        (self.cap_bits + since) / 8.0
+    }
+
     /// Capacity offered by the link from time 0 to `now`, in bytes.
     pub fn capacity_bytes(&mut self, now: u64) -> f64 {
-        if let Some(tc) = self.trace.as_mut() {
-            // Opportunities processed plus those not yet reached up to `now`.
-            let mut probe = TraceCursor {
-                trace: tc.trace.clone(),
-                lap: tc.lap,
-                idx: tc.idx,
-                head_sent: 0,
-                event_pending: false,
-                opportunities: tc.opportunities,
-            };
-            probe.skip_to_after(now);
-            return probe.opportunities as f64 * TRACE_OPPORTUNITY_BYTES as f64;
+        if let Some(tc) = self.trace.as_ref() {
+            return trace_capacity(tc, now);
         }
         self.account_capacity(now);
         self.cap_bits / 8.0
     }
+}
+
+/// Bytes of the opportunities of a trace link from time 0 to `now`: those processed plus those
+/// not yet reached.
+fn trace_capacity(tc: &TraceCursor, now: u64) -> f64 {
+    let mut probe = TraceCursor {
+        trace: tc.trace.clone(),
+        lap: tc.lap,
+        idx: tc.idx,
+        head_sent: 0,
+        event_pending: false,
+        opportunities: tc.opportunities,
+    };
+    probe.skip_to_after(now);
+    probe.opportunities as f64 * TRACE_OPPORTUNITY_BYTES as f64
 }
 
 /// A loss model as a scenario file writes it (`loss = { model = "bernoulli", p = 0.01 }`).

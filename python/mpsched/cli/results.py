@@ -174,7 +174,8 @@ def compare_command(
 
     total = len(matrix.runs)
     try:
-        with progress:
+        progress.start()
+        try:
             result = run_sweep(
                 matrix,
                 out_dir,
@@ -183,6 +184,13 @@ def compare_command(
                 on_start=on_start,
                 on_done=on_done,
             )
+        except BaseException:
+            # The error line replaces the progress line (erased on a terminal, never printed
+            # otherwise, without Progress.stop's newline): one line on stderr in all.
+            progress.live.transient = True
+            progress.live.stop()
+            raise
+        progress.stop()
     except (KeyboardInterrupt, SweepInterrupted):
         done = counts["reused"] + counts["done"]
         fail(

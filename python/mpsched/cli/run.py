@@ -11,7 +11,8 @@ from rich.console import Console
 
 from .. import __version__, _core
 from .._display import print_summary, print_written
-from ..api import MAX_SEED, run_to_dir
+from ..api import run_to_dir
+from ..matrix import MatrixError, parse_seed
 from ..results import OUTPUT_FILES, check_replaceable
 from .errors import EXIT_FAILURE, fail
 from .progress import RunProgress
@@ -57,6 +58,14 @@ def default_out_dir(scenario: Path, seed: Optional[int]) -> Path:
     return Path("out") / stem
 
 
+def _seed(text: str) -> int:
+    """``--seed``: the range and digits of ``compare --seeds`` (:func:`parse_seed`)."""
+    try:
+        return parse_seed(text)
+    except MatrixError as e:
+        raise typer.BadParameter(str(e).removeprefix("--seed: ")) from None
+
+
 def run_command(
     scenario: ScenarioArgument,
     seed: Annotated[
@@ -64,9 +73,9 @@ def run_command(
         typer.Option(
             "--seed",
             "-s",
-            min=0,
-            max=MAX_SEED,
-            help="Random seed; overrides `[sim].seed`.",
+            parser=_seed,
+            metavar="INTEGER",
+            help="Random seed in [0, 2**63 - 1] (as `compare --seeds`); overrides `[sim].seed`.",
             show_default=False,
         ),
     ] = None,

@@ -305,7 +305,13 @@ fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
 }
 
-/// Parses a mahimahi trace: one non-negative integer (ms) per line, non-decreasing, last > 0.
+/// Largest timestamp of a trace, ms: 1e9 s, the bound of every other time of a scenario. A
+/// link's opportunity times are `(lap × period + t) × 10^6` ns, which stays below 2^64 while
+/// the run's time and the period are below it (found by fuzzing: 1e15 ms overflowed).
+pub const MAX_TRACE_MS: u64 = 1_000_000_000_000;
+
+/// Parses a mahimahi trace: one non-negative integer (ms) per line, at most [`MAX_TRACE_MS`],
+/// non-decreasing, last > 0.
 pub fn parse_trace(text: &str, source: &str) -> Result<Trace, ScenarioError> {
     let mut times = Vec::new();
     let mut prev = 0u64;
@@ -317,6 +323,12 @@ pub fn parse_trace(text: &str, source: &str) -> Result<Trace, ScenarioError> {
                 i + 1
             ))
         })?;
+        if t > MAX_TRACE_MS {
+            return Err(ScenarioError(format!(
+                "{source}: line {}: expected a timestamp of at most {MAX_TRACE_MS} ms (1e9 s), got {t}",
+                i + 1
+            )));
+        }
         if t < prev {
             return Err(ScenarioError(format!(
                 "{source}: line {}: timestamps must not decrease ({t} after {prev})",
@@ -393,5 +405,9 @@ path = "p"
         assert!(parse_trace("1\nx\n", "t").unwrap_err().0.starts_with("t: line 2: expected a non-negative integer"));
         assert!(parse_trace("", "t").is_err());
         assert!(parse_trace("0\n", "t").is_err());
+        // Nanosecond times of the link stay below 2^64 (before: a 1e15 ms trace overflowed).
+        assert_eq!(parse_trace("1000000000000\n", "t").unwrap().times_ms, vec![MAX_TRACE_MS]);
+        let e = parse_trace("1\n1000000000001\n", "t").unwrap_err().0;
+        assert_eq!(e, "t: line 2: expected a timestamp of at most 1000000000000 ms (1e9 s), got 1000000000001");
     }
 }

@@ -115,7 +115,8 @@ impl Resolver<'_> {
             return Ok(t.clone());
         }
         let text = read_trace_file(&p).map_err(|e| self.err(field, e))?;
-        let t = Arc::new(parse_trace(&text, &p.display().to_string())?);
+        // `s.toml: paths[0].trace: t.down: line 3: ...`: the scenario, the link, the file.
+        let t = Arc::new(parse_trace(&text, &p.display().to_string()).map_err(|e| self.err(field, e.0))?);
         self.traces.insert(p, t.clone());
         Ok(t)
     }

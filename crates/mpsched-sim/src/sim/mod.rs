@@ -6,7 +6,8 @@
 //! - [`flows`]: flow start, application sources, repeated transfers, path events, decision
 //!   intervals;
 //! - [`sample`]: periodic samples (timeseries) and energy accounting;
-//! - [`output`]: summary and tables of a run.
+//! - [`output`]: summary and tables of a run;
+//! - [`invariants`]: what every run's outputs satisfy (checked in debug builds).
 
 use std::collections::VecDeque;
 
@@ -23,11 +24,13 @@ use crate::table::Table;
 mod events;
 mod flows;
 mod hosts;
+mod invariants;
 mod net;
 mod output;
 mod sample;
 mod totals;
 
+pub use invariants::check_invariants;
 pub use output::RunOutput;
 use sample::Series;
 use totals::Totals;

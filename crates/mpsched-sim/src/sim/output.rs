@@ -61,7 +61,7 @@ impl Sim {
             summary["policies"] = self.policy_rows(&decisions);
         }
         let timeseries = self.take_timeseries();
-        RunOutput {
+        let out = RunOutput {
             summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
             resolved_toml: self.sc.resolved_toml(),
             flows: Table::from_rows(&flow_rows, &[("size_bytes", false), ("fct_s", true), ("mean_transfer_s", true)]),
@@ -70,7 +70,12 @@ impl Sim {
             links: Table::from_rows(&link_rows, &[]),
             stats,
             decisions,
+        };
+        #[cfg(debug_assertions)]
+        if let Err(e) = super::check_invariants(self, &out) {
+            panic!("output invariant violated in {}: {e}", self.sc.name);
         }
+        out
     }
 
     /// The summary's `fairness`: Jain's fairness index ([`jain_index`]) of the flows'

@@ -175,6 +175,22 @@ fn shortcut_path_errors_name_the_paths_fields() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A trace file that does not parse is named with the scenario and the field of its link
+/// (issue 24: the message named the trace file only).
+#[test]
+fn trace_parse_errors_name_the_scenario_and_the_link() {
+    let dir = std::env::temp_dir().join(format!("mpsched-badtrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (good, bad) = (dir.join("good.down"), dir.join("bad.up"));
+    std::fs::write(&good, "1\n2\n").unwrap();
+    std::fs::write(&bad, "1\n3\n2\n").unwrap();
+    let fields = format!("trace = {:?}\ntrace_reverse = {:?}", good.display().to_string(), bad.display().to_string());
+    let e = err("rate_mbps = 10.0", &fields);
+    let what = "line 3: timestamps must not decrease (2 after 3)";
+    assert_eq!(e, format!("s.toml: paths[0].trace_reverse: {}: {what}", bad.display()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Workload and handoff caps have an upper bound: each flow holds a connection (100,000 of them
 /// take about 3 GB), and a cap of 2^63 with frequent arrivals never finished expanding.
 #[test]

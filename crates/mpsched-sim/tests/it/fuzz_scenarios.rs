@@ -10,7 +10,7 @@ use mpsched_sim::rng::Rng;
 use mpsched_sim::{parse_text, Format};
 use toml::Value;
 
-fn shipped() -> Vec<(PathBuf, toml::Table)> {
+pub(crate) fn shipped() -> Vec<(PathBuf, toml::Table)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/mpsched/scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("shipped scenarios")

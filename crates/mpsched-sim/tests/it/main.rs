@@ -12,6 +12,7 @@ mod env_bounds;
 mod env_host;
 mod env_initial_mode;
 mod fuzz_scenarios;
+mod invariants;
 mod olms;
 mod peekaboo;
 mod pieces;

@@ -47,7 +47,7 @@ impl Connection {
     /// its token on a path it was not configured with as a new subflow (RFC 8684 3.2); other
     /// segments on unknown paths are ignored, as is everything once the connection is closed.
     pub fn handle_segment(&mut self, now: Instant, path: PathId, seg: &Segment) {
-        if self.close.reason.is_some() {
+        if self.close.reason.is_some() || !in_sequence_space(seg) {
             return;
         }
         let i = match self.paths.iter().position(|&p| p == path) {
@@ -133,4 +133,13 @@ impl Connection {
             }
         }
     }
+}
+
+/// Whether the segment's subflow and data ranges fit in the 64-bit sequence spaces, which never
+/// wrap ([`Segment`]): one that would wrap cannot be in any receive window, is not acceptable
+/// (RFC 9293 3.10.7.4) and is dropped before its end is computed (found by fuzzing: the end
+/// overflowed).
+fn in_sequence_space(seg: &Segment) -> bool {
+    let len = seg.len as u64;
+    seg.seq.checked_add(len).is_some() && seg.dsn.checked_add(len).is_some()
 }

@@ -10,6 +10,7 @@ mod delayed_ack;
 mod determinism;
 mod flow_control;
 mod handshake;
+mod hostile_segments;
 mod loss_recovery;
 mod mptcp_dmptcp;
 mod mptcp_failover;
