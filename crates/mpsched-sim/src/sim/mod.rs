@@ -291,6 +291,19 @@ impl Sim {
         self.drive(2 * f);
     }
 
+    /// Sets (`Some`) or clears (`None`) flow `f`'s path preference
+    /// ([`Connection::set_path_preference`], MPTCP-RL's path probabilities) and re-drives its
+    /// sender at the current instant.
+    pub fn set_path_preference(&mut self, f: usize, pref: Option<&[f32]>) {
+        if let Some(c) = self.eps[2 * f].conn.as_mut() {
+            match pref {
+                Some(p) => c.set_path_preference(p),
+                None => c.clear_path_preference(),
+            }
+        }
+        self.drive(2 * f);
+    }
+
     /// The sending connection of flow `f`, once started.
     pub fn connection(&self, f: usize) -> Option<&Connection> {
         self.eps[2 * f].conn.as_ref()
