@@ -21,12 +21,13 @@ import typer
 
 from ..agents.drl_cc_args import Args as DrlCcArgs
 from ..agents.edar_args import Args
+from ..agents.mptcp_rl_args import Args as MptcpRlArgs
 from .errors import OneLineErrorGroup, fail, require_extra
 
 train_app = typer.Typer(
     name="train",
     cls=OneLineErrorGroup,
-    help="Train learning agents (EdAR, DRL-CC). Checkpoints: safetensors + JSON; logs: TensorBoard.",
+    help="Train learning agents (EdAR, DRL-CC, MPTCP-RL). Checkpoints: safetensors + JSON; logs: TensorBoard.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="markdown",
@@ -179,6 +180,40 @@ DRLCC_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
 }
 
 
+def _train_host_agent(args: Any, agent: str, summary: Callable[[Any], str]) -> None:
+    """The shared body of the host agents' commands: checks the scenario (the loader's
+    message, as `mpsched run` gives it) and `--out`, runs ``mpsched.agents.<agent>.train``,
+    prints ``summary(result)`` and the files written."""
+    import importlib
+
+    from rich.console import Console
+
+    from .. import _core
+    from ..agents.drl_cc_args import resolve_scenario
+    from ..scenario import load as load_scenario
+
+    try:
+        args.scenario = str(resolve_scenario(args.scenario))
+        load_scenario(args.scenario)
+    except _core.ScenarioError as e:
+        fail(str(e))
+    _ready_to_train(Path(args.out))
+    from ..agents.checkpoint import CheckpointError
+    from ..envs import EnvConfigError
+
+    console = Console(stderr=True)
+    try:
+        train = importlib.import_module(f"mpsched.agents.{agent}").train
+        result = train(args, log=lambda m: console.print(m))
+    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
+        fail(str(e))
+    except ImportError as e:
+        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
+    console.print(summary(result))
+    for name, path in result.written.items():
+        typer.echo(f"{name}: {path}")
+
+
 def drl_cc_command(**options: Any) -> None:
     """Train DRL-CC (drl-cc.txt): one DDPG agent with an LSTM representation of the host's
     flows sets the windows of one target MPTCP flow per epoch (Algorithm 1), offline in the
@@ -187,38 +222,53 @@ def drl_cc_command(**options: Any) -> None:
     Writes the policy file `drl-cc.{json,safetensors}` (docs/drl-cc.md) and TensorBoard logs
     under `runs/` to the output directory.
     """
-    from rich.console import Console
-
-    from .. import _core
-    from ..agents.drl_cc_args import resolve_scenario
-    from ..scenario import load as load_scenario
-
-    args = DrlCcArgs(**options)
-    try:  # the scenario loader's message, as `mpsched run` gives it
-        args.scenario = str(resolve_scenario(args.scenario))
-        load_scenario(args.scenario)
-    except _core.ScenarioError as e:
-        fail(str(e))
-    _ready_to_train(Path(args.out))
-    from ..agents.checkpoint import CheckpointError
-    from ..agents.drl_cc import train as train_drl_cc
-    from ..envs import EnvConfigError
-
-    console = Console(stderr=True)
-    try:
-        result = train_drl_cc(args, log=lambda m: console.print(m))
-    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
-        fail(str(e))
-    except ImportError as e:
-        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
-    console.print(
-        f"trained in {result.wall_s:.1f} s: {result.transitions_per_s:.0f} transitions/s, "
-        f"{result.updates_per_s:.0f} updates/s"
+    _train_host_agent(
+        DrlCcArgs(**options),
+        "drl_cc",
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.transitions_per_s:.0f} transitions/s, "
+            f"{r.updates_per_s:.0f} updates/s"
+        ),
     )
-    for name, path in result.written.items():
-        typer.echo(f"{name}: {path}")
 
 
 train_app.command("drl-cc")(
     _with_signature(drl_cc_command, options_from_args(DrlCcArgs, DRLCC_OPTIONS))
+)
+
+
+#: The Args fields `mpsched train mptcp-rl` exposes, in --help order.
+MPTCPRL_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
+    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "offline_episodes": (("--offline-episodes",), {"min": 1}),
+    "offline_epochs": (("--offline-epochs",), {"min": 1}),
+    "online_steps": (("--online-steps",), {"min": 1}),
+    "sync_s": (("--sync",), {"min": 0.001}),
+    "duration_s": (("--duration",), {"min": 0.1}),
+    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+}
+
+
+def mptcp_rl_command(**options: Any) -> None:
+    """Train MPTCP-RL (mptcp-rl.txt): one server-side PPO agent outputs per-path usage
+    probabilities for every flow of the host (dmptcp picks each flow's path set in that
+    order); offline on the traditional schedulers' transitions, then online with the exported
+    policy deciding and the weights reloaded every `--sync` seconds of scenario time.
+
+    Writes the policy file `mptcp-rl.{json,safetensors}` (`--scheduler policy:PATH`).
+    """
+    _train_host_agent(
+        MptcpRlArgs(**options),
+        "mptcp_rl",
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.offline_transitions} offline transitions, "
+            f"{r.online_steps} online decisions, {r.updates} updates"
+        ),
+    )
+
+
+train_app.command("mptcp-rl")(
+    _with_signature(mptcp_rl_command, options_from_args(MptcpRlArgs, MPTCPRL_OPTIONS))
 )
