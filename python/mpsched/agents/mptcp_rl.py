@@ -200,9 +200,13 @@ def pretrain(agent: Agent, data: Dict[str, np.ndarray], args: Args, rng: np.rand
     """Phase 1: behaviour cloning of the actor's masked softmax to the usage shares, and the
     critic fitted to the behaviours' discounted returns. Returns the final losses."""
     obs = torch.as_tensor(data["obs"])
-    share, mask = torch.as_tensor(data["share"]), torch.as_tensor(data["mask"])
+    mask = torch.as_tensor(data["mask"])
+    # A path that came up during the interval may carry bytes while masked at its start: the
+    # label is the share over the paths usable at the decision.
+    share = torch.as_tensor(data["share"]) * mask
+    labelled = share.sum(-1) > 0
+    share = share / share.sum(-1, keepdim=True).clamp(min=1e-9)
     ret = torch.as_tensor(_discounted(data["reward"], data["done"], args.gamma))
-    labelled = (share.sum(-1) > 0) & (mask.sum(-1) > 0)
     a_opt = torch.optim.Adam(agent.actor.parameters(), lr=args.actor_lr)
     c_opt = torch.optim.Adam(agent.critic.parameters(), lr=args.critic_lr)
     bc = vf = torch.tensor(0.0)
