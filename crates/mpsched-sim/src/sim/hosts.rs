@@ -76,9 +76,10 @@ impl Sim {
         self.update_host_due();
     }
 
-    /// Flow `f` is no host controller's any more; controllers without flows are dropped.
-    pub(super) fn release_from_hosts(&mut self, f: usize) {
-        self.hosts.iter_mut().for_each(|h| h.controlled[f] = false);
+    /// Flow `f` is no longer controlled by the host controller named `label` (if any);
+    /// controllers without flows are dropped.
+    pub(super) fn release_from_host(&mut self, f: usize, label: &str) {
+        self.hosts.iter_mut().filter(|h| h.ctrl.name() == label).for_each(|h| h.controlled[f] = false);
         self.hosts.retain(|h| h.controlled.iter().any(|&c| c));
         self.update_host_due();
     }

@@ -342,10 +342,16 @@ impl Sim {
         if self.flows[f].started {
             return false;
         }
+        // The caller's now: no host controller named by the replaced algorithm (`cc =
+        // "drl-cc"` sets windows, a path policy as `scheduler` sets path preferences) acts on
+        // it, and a controller left with no flow of its own is gone.
         if cc.is_some() {
-            // The caller's now: no host controller (`cc = "drl-cc"`) sets its windows, and a
-            // controller left with no flow of its own is gone.
-            self.release_from_hosts(f);
+            let old = self.sc.flows[f].cc.label().to_string();
+            self.release_from_host(f, &old);
+        }
+        if scheduler.is_some() {
+            let old = self.sc.flows[f].scheduler.label().to_string();
+            self.release_from_host(f, &old);
         }
         let def = &mut self.sc.flows[f];
         if let Some(cc) = cc {

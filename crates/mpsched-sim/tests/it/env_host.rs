@@ -244,6 +244,31 @@ fn control_none_observes_the_scenarios_own_schedulers() {
     assert!(new_segments(&env, 0, 0) > 0 && new_segments(&env, 0, 1) > 0);
 }
 
+/// A `paths` env over flows whose scenario names a host path policy as their scheduler takes
+/// them from it: the env's preference holds (not the policy's constant (0, 1)), and the
+/// controller left without flows is gone (no `policies` row).
+#[test]
+fn a_paths_env_takes_its_flows_from_a_host_path_policy() {
+    let dir = std::env::temp_dir().join(format!("mpsched-env-paths-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layout = mpsched_transport::observe::HostLayout { max_flows: 4, max_subflows: 2, history: 1 };
+    let obs = serde_json::json!({"env": "host", "action": "paths", "interval": 100.0, "max_flows": 4,
+        "max_subflows": 2, "history": 1, "sender_only": true});
+    let path = super::policy_sched::constant_policy(&dir, "pref-b", layout.size(), &[0.0, 1.0], obs);
+    let scenario =
+        HOST.replace("paths = [\"a\", \"b\"]", &format!("paths = [\"a\", \"b\"]\nscheduler = \"policy:{path}\""));
+    assert_eq!(scenario.matches("policy:").count(), 2);
+    let mut env = HostEnv::new(spec(&scenario, serde_json::json!({"action": "paths"})), 1).unwrap();
+    for _ in 0..15 {
+        env.step(&[1.0, 0.0]);
+    }
+    let pref = |f: usize| env.sim().connection(f).unwrap().path_preference().map(<[f32]>::to_vec);
+    assert_eq!((pref(0), pref(2)), (Some(vec![1.0, 0.0]), Some(vec![1.0, 0.0])));
+    let s: serde_json::Value = serde_json::from_str(&env.output().summary_json).unwrap();
+    assert!(s.get("policies").is_none_or(|p| p.as_array().is_some_and(|a| a.is_empty())), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Flow and subflow features are the simulation's state at their named offsets.
 #[test]
 fn features_sit_at_their_named_offsets() {

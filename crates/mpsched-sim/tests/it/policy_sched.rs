@@ -104,7 +104,13 @@ fn policy_paths_and_bad_policy_files() {
 
 /// Writes a `"net"` policy file `dir/NAME.{json,safetensors}`: one linear layer with zero
 /// weights, so its output is `bias` whatever it observes; `obs` is the description's block.
-fn constant_policy(dir: &std::path::Path, name: &str, inputs: usize, bias: &[f32], obs: serde_json::Value) -> String {
+pub(crate) fn constant_policy(
+    dir: &std::path::Path,
+    name: &str,
+    inputs: usize,
+    bias: &[f32],
+    obs: serde_json::Value,
+) -> String {
     let n = bias.len();
     let header = serde_json::json!({
         "w": {"dtype": "F32", "shape": [n, inputs], "data_offsets": [0, 4 * n * inputs]},
