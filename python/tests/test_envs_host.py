@@ -37,6 +37,7 @@ SPACES = [
     ("weights", "rotate", gym.spaces.Box, (6, 2)),
     ("select", "rotate", gym.spaces.MultiBinary, (6, 2)),
     ("choose", "rotate", gym.spaces.MultiDiscrete, (6,)),
+    ("paths", "rotate", gym.spaces.Box, (2,)),
 ]
 
 
@@ -151,10 +152,45 @@ def test_choose_is_one_subflow_per_flow():
         env.step(np.full(6, 2))
 
 
+def test_paths_action_mask_and_preference():
+    """`paths` (MPTCP-RL): one value per path slot for every controlled flow. The mask is per
+    path slot (usable by a controlled, running flow: LTE once a join completed; slot 2 has no
+    path); preferring LTE alone
+    moves the MPTCP flows' new data off WiFi (the TCP flow keeps WiFi); NaN and negative values
+    count as 0 (no preference: dmptcp's own order)."""
+    env = HostEnv(HOST, action="paths", max_flows=6, max_subflows=3)
+    _, info = env.reset(seed=1)
+    assert info["action_mask"].tolist() == [1, 0, 0], "at 0.1 s no LTE join has completed"
+    _, _, _, _, info = env.step(np.ones(3, np.float32))
+    assert info["action_mask"].tolist() == [1, 1, 0]
+    f = mpsched.envs.SUBFLOW_FEATURES
+    thr, share = f.index("throughput"), f.index("prev_share")
+    mp = [0, 1]
+    assert env.slot_flows()[:3] == ["mp1", "mp2", "tcp"]
+    wifi = []
+    for _ in range(6):
+        obs, _, _, _, info = env.step(np.array([0.0, 1.0, 1.0], np.float32))
+        wifi.append(env.layout.subflows(obs)[-1, mp, 0, thr].sum())
+    subs = env.layout.subflows(obs)[-1]
+    # WiFi carries only retransmissions of what was in flight (a few segments: 0.0116 is one
+    # 1448-byte segment per 100 ms; the exact "no new data" is the core's test).
+    assert max(wifi[2:]) < 0.05, wifi
+    assert (subs[mp, 1, thr] > 0.0).all() and subs[2, 0, thr] > 0.0
+    assert subs[mp, :, share].tolist() == [[0.0, 1.0, 0.0]] * 2, "values beyond a flow's paths"
+    for _ in range(3):
+        obs, _, _, _, _ = env.step(np.array([np.nan, -1.0, 1.0], np.float32))
+    subs = env.layout.subflows(obs)[-1]
+    assert (subs[mp, 0, thr] > 0.0).all(), "no preference: dmptcp uses WiFi again"
+    res = env.results(label="mptcp-rl")
+    names, scheds = (res.flows.column(c).to_pylist() for c in ("name", "scheduler"))
+    assert dict(zip(names, scheds))["mp1"] == "mptcp-rl" != dict(zip(names, scheds))["tcp"]
+
+
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        ({"action": "paths"}, "action: expected one of cwnd, weights, select, choose"),
+        ({"action": "route"}, "action: expected one of cwnd, weights, select, choose, paths"),
+        ({"action": "paths", "control": "all"}, "control: expected"),
         ({"target": "some"}, "target: expected one of rotate, all"),
         ({"action": "weights", "control": "all"}, "control: expected"),
         ({"flows": ["mp1", "nope"]}, "flows: no flow or workload named 'nope'"),

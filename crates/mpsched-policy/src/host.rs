@@ -1,9 +1,14 @@
-//! A trained host policy as the congestion controller of a host's flows (`cc = "policy:PATH"`,
-//! DRL-CC): every decision interval it records the host's flows with the sender-side
-//! [`HostRecorder`] (the host env's layout and formulas), runs its network and changes the
-//! windows of the target flow (or of every controlled flow) exactly as the host env does.
-//! The flows it controls run the `external` controller: between decisions their windows move
-//! only by TCP's loss reactions.
+//! A trained host policy as the controller of a host's flows: every decision interval it
+//! records the host's flows with the sender-side [`HostRecorder`] (the host env's layout and
+//! formulas), runs its network and applies the action exactly as the host env does:
+//!
+//! - `cwnd` (`cc = "policy:PATH"`, DRL-CC): changes the windows of the target flow (or of
+//!   every controlled flow). The flows run the `external` controller: between decisions their
+//!   windows move only by TCP's loss reactions.
+//! - `paths` (`scheduler = "policy:PATH"`, MPTCP-RL): one usage value per path slot, set as
+//!   every controlled flow's path preference (mptcp-rl.txt §"Action"); the flows run
+//!   `dmptcp`, which picks each flow's path set by the MPTCP transmission model in preference
+//!   order (§"Paths selection based on the MPTCP transmission model").
 //!
 //! Slots follow the host env's rules (`mpsched_sim::env::host`) as a sender can apply them: at
 //! a boundary a flow that has started takes the lowest free slot, in the host's flow order,
@@ -21,7 +26,7 @@ use mpsched_transport::{Duration, Instant};
 
 use crate::network::AnyNet;
 use crate::sched::Policy;
-use crate::spec::{HostPolicySpec, HostTarget, Layout};
+use crate::spec::{HostActionKind, HostPolicySpec, HostTarget, Layout};
 
 /// One host's policy controller.
 pub struct PolicyHost {
@@ -126,6 +131,26 @@ impl PolicyHost {
     }
 }
 
+impl PolicyHost {
+    /// `paths`: the action as slot `j`'s flow's path preference, as the host env's `paths`
+    /// action: non-finite and negative values count as 0, values beyond the flow's subflows
+    /// are ignored, and no usable subflow valued > 0 clears the preference (dmptcp's own
+    /// srtt order).
+    fn apply_paths(&mut self, j: usize, host: &mut dyn HostFlows) {
+        let Some(i) = self.controlled_in(j, host) else { return };
+        let Some(f) = host.flow(i) else { return };
+        let n = f.conn.subflow_count().min(self.spec.layout.max_subflows).min(8);
+        let mut p = [0.0f32; 8];
+        let mut any = false;
+        for (k, pk) in p.iter_mut().enumerate().take(n) {
+            *pk = self.action.get(k).copied().filter(|a| a.is_finite()).unwrap_or(0.0).max(0.0);
+            any |= *pk > 0.0 && f.conn.subflow_usable(k);
+            self.rec.set_prev(j, k, *pk);
+        }
+        host.set_path_preference(i, any.then_some(&p[..n]));
+    }
+}
+
 impl HostController for PolicyHost {
     fn name(&self) -> &str {
         &self.name
@@ -146,13 +171,18 @@ impl HostController for PolicyHost {
         let t0 = std::time::Instant::now();
         self.net.act(&self.obs, &self.layout, &mut self.action);
         self.stats.add(t0.elapsed().as_nanos() as u64);
-        match self.spec.target {
-            HostTarget::Rotate => {
+        match (self.spec.action, self.spec.target) {
+            (HostActionKind::Paths, _) => {
+                for j in 0..self.slots.len() {
+                    self.apply_paths(j, host);
+                }
+            }
+            (_, HostTarget::Rotate) => {
                 if let Some(j) = self.target {
                     self.apply(j, 0, host);
                 }
             }
-            HostTarget::All => {
+            (_, HostTarget::All) => {
                 for j in 0..self.slots.len() {
                     self.apply(j, j * s, host);
                 }

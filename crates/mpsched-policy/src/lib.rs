@@ -36,8 +36,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Once};
 
 use mpsched_transport::algo::Custom;
+use mpsched_transport::algo::FromParams;
 use mpsched_transport::cc::{CongestionControl, ExternalCc};
-use mpsched_transport::sched::Scheduler;
+use mpsched_transport::sched::{Dmptcp, DmptcpParams, Scheduler};
 use mpsched_transport::{CcSpec, SchedSpec};
 
 pub use checkpoint::Checkpoint;
@@ -130,8 +131,16 @@ pub fn load(path: &Path) -> Result<Arc<Policy>, PolicyError> {
     Ok(p)
 }
 
-/// What a scheduler name `prefix:ARG` loads (`Err` for a host policy).
+/// What a scheduler name `prefix:ARG` loads: a scheduler policy, or `dmptcp` for a host path
+/// policy (MPTCP-RL: the host controller, [`host_policy`], sets each flow's path preference
+/// and dmptcp picks the path set by it); `Err` for a host window policy.
 fn scheduler_of(label: String, policy: Arc<Policy>) -> Result<Custom<dyn Scheduler + Send + Sync>, String> {
+    if policy.host().is_some_and(|h| h.action == spec::HostActionKind::Paths) {
+        let factory = || -> Box<dyn Scheduler + Send + Sync> {
+            Box::new(<Dmptcp as FromParams>::from_params(&DmptcpParams::default()))
+        };
+        return Ok(Custom { name: label, factory: Arc::new(factory) });
+    }
     if policy.scheduler().is_none() {
         let path = label.split_once(':').map_or("", |(_, p)| p);
         return Err(format!(
@@ -147,6 +156,12 @@ fn scheduler_of(label: String, policy: Arc<Policy>) -> Result<Custom<dyn Schedul
 /// What a congestion-control name `policy:PATH` loads: the `external` window on every subflow
 /// (the host controller sets it, [`host_policy`]); `Err` for a scheduler policy.
 fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl + Send + Sync>, String> {
+    if policy.host().is_some_and(|h| h.action == spec::HostActionKind::Paths) {
+        let path = label.split_once(':').map_or("", |(_, p)| p);
+        return Err(format!(
+            "{path}: a host path policy (obs.action \"paths\"): use it as scheduler = \"{label}\", not as a congestion control"
+        ));
+    }
     if policy.host().is_none() {
         let path = label.split_once(':').map_or("", |(_, p)| p);
         return Err(format!(
@@ -167,11 +182,12 @@ fn policy_of(name: &str) -> Option<Result<Arc<Policy>, PolicyError>> {
     }
 }
 
-/// The host policy a congestion-control name stands for (`drl-cc`, `drl-cc:PATH`, or
-/// `policy:PATH` naming a host policy), `None` for any other name: a driver builds one
-/// [`PolicyHost`] for the flows that name it.
-pub fn host_policy(cc_label: &str) -> Option<Arc<Policy>> {
-    policy_of(cc_label)?.ok().filter(|p| p.host().is_some())
+/// The host policy a congestion-control or scheduler name stands for (`drl-cc`,
+/// `drl-cc:PATH`, or `policy:PATH` naming a host policy), `None` for any other name: a driver
+/// builds one [`PolicyHost`] for the flows that name it (as `cc` for a window policy, as
+/// `scheduler` for a path policy: the registries refuse the other way round).
+pub fn host_policy(label: &str) -> Option<Arc<Policy>> {
+    policy_of(label)?.ok().filter(|p| p.host().is_some())
 }
 
 /// Makes the policies known to the registries (idempotent): schedulers `policy:PATH` (any

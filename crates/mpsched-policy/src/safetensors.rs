@@ -25,14 +25,18 @@ pub fn read(path: &Path) -> Result<BTreeMap<String, Tensor>, PolicyError> {
 
 /// Parses safetensors bytes (error messages without the file name).
 pub fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Tensor>, String> {
-    if bytes.first() == Some(&0x80) || bytes.starts_with(b"PK") {
+    // A safetensors header's length may begin with the bytes of pickle's or zip's magic
+    // (0x80: a length of 128 + 256·k): the magic only names the file when the header is not
+    // a safetensors one.
+    let n = bytes.get(..8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()) as usize);
+    let header_ok = n > 0 && n <= bytes.len().saturating_sub(8) && bytes.get(8) == Some(&b'{');
+    if !header_ok && (bytes.first() == Some(&0x80) || bytes.starts_with(b"PK")) {
         return Err("a pickle or torch.save file, not safetensors (mpsched never loads pickle)".into());
     }
     if bytes.len() < 8 {
         return Err("not a safetensors file (too short)".into());
     }
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    if n == 0 || n > bytes.len() - 8 || bytes[8] != b'{' {
+    if !header_ok {
         return Err("not a safetensors file (bad header)".into());
     }
     let header: serde_json::Value =
@@ -103,6 +107,10 @@ mod tests {
     fn rejects_pickle_and_bad_offsets() {
         assert!(parse(b"\x80\x04\x95....").unwrap_err().contains("pickle"));
         assert!(parse(b"PK\x03\x04rest-of-zip").unwrap_err().contains("pickle"));
+        // A valid file whose 128-byte header length starts with pickle's 0x80 parses.
+        let b = file(&format!("{:<128}", r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#), &[1.5]);
+        assert_eq!(b[0], 0x80);
+        assert_eq!(parse(&b).unwrap()["x"].data, [1.5]);
         let b = file(r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#, &[1.0, 2.0]);
         assert!(parse(&b).unwrap_err().contains("do not match"));
         let b = file(r#"{"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}"#, &[1.0, 2.0]);

@@ -60,25 +60,38 @@ pub enum HostTarget {
     All,
 }
 
+/// What a host policy's action sets (the host env's `action`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostActionKind {
+    /// Congestion-window changes (`"cwnd"`, DRL-CC): named as a flow's `cc`.
+    Cwnd,
+    /// One usage value per path slot, every controlled flow's path preference (`"paths"`,
+    /// MPTCP-RL, mptcp-rl.txt §"Action"): named as a flow's `scheduler`; the flows run
+    /// `dmptcp`, which chooses each flow's path set in preference order.
+    Paths,
+}
+
 /// A host controller's observation and action, as trained in the host env.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostPolicySpec {
+    /// What the action sets.
+    pub action: HostActionKind,
     /// Decision period (ns).
     pub interval_ns: u64,
     /// Flow slots, subflow slots and frames of its observations.
     pub layout: HostLayout,
-    /// Which flows an action sets.
+    /// Which flows an action sets (`paths`: always [`HostTarget::All`]).
     pub target: HostTarget,
-    /// Segments of window change per unit of action.
+    /// Segments of window change per unit of action (`cwnd`; 0 for `paths`).
     pub cwnd_step: f64,
 }
 
 impl HostPolicySpec {
     /// Length of the action vector.
     pub fn action_len(&self) -> usize {
-        match self.target {
-            HostTarget::Rotate => self.layout.max_subflows,
-            HostTarget::All => self.layout.max_flows * self.layout.max_subflows,
+        match (self.action, self.target) {
+            (HostActionKind::Paths, _) | (HostActionKind::Cwnd, HostTarget::Rotate) => self.layout.max_subflows,
+            (HostActionKind::Cwnd, HostTarget::All) => self.layout.max_flows * self.layout.max_subflows,
         }
     }
 }
@@ -88,7 +101,8 @@ impl HostPolicySpec {
 pub enum Role {
     /// `scheduler = "policy:PATH"`.
     Scheduler(PolicySpec),
-    /// `cc = "policy:PATH"`.
+    /// `cc = "policy:PATH"` (a `cwnd` policy) or `scheduler = "policy:PATH"` (a `paths`
+    /// policy).
     Host(HostPolicySpec),
 }
 
@@ -209,12 +223,19 @@ impl PolicySpec {
 impl HostPolicySpec {
     /// Reads a host policy's `"obs"` block (`"env": "host"`).
     fn read(obs: &Value, net: &AnyNet, file: &Path) -> Result<HostPolicySpec, PolicyError> {
-        if obs.get("action").and_then(|v| v.as_str()) != Some("cwnd") {
-            return Err(err(file, "action", "\"cwnd\" (a host policy sets congestion windows)", obs.get("action")));
-        }
-        let target = match obs.get("target").map(|v| v.as_str()) {
-            None | Some(Some("rotate")) => HostTarget::Rotate,
-            Some(Some("all")) => HostTarget::All,
+        let action = match obs.get("action").and_then(|v| v.as_str()) {
+            Some("cwnd") => HostActionKind::Cwnd,
+            Some("paths") => HostActionKind::Paths,
+            _ => {
+                let want = "\"cwnd\" (congestion windows) or \"paths\" (path preferences)";
+                return Err(err(file, "action", want, obs.get("action")));
+            }
+        };
+        let target = match (action, obs.get("target").map(|v| v.as_str())) {
+            // `paths` sets every controlled flow (the host env ignores `target` for it).
+            (HostActionKind::Paths, _) => HostTarget::All,
+            (_, None | Some(Some("rotate"))) => HostTarget::Rotate,
+            (_, Some(Some("all"))) => HostTarget::All,
             _ => return Err(err(file, "target", "\"rotate\" or \"all\"", obs.get("target"))),
         };
         let interval_ns = match obs.get("interval").and_then(|v| v.as_f64()) {
@@ -230,22 +251,29 @@ impl HostPolicySpec {
             max_subflows: need("max_subflows", 1, 8)?,
             history: need("history", 1, 64)?,
         };
-        let cwnd_step = match obs.get("cwnd_step").and_then(|v| v.as_f64()) {
-            Some(x) if x.is_finite() && x > 0.0 => x,
+        let cwnd_step = match (action, obs.get("cwnd_step").and_then(|v| v.as_f64())) {
+            (HostActionKind::Paths, _) => 0.0,
+            (_, Some(x)) if x.is_finite() && x > 0.0 => x,
             _ => return Err(err(file, "cwnd_step", "a number of segments > 0", obs.get("cwnd_step"))),
         };
         check_features(obs, file, &["subflow", "flow"])?;
-        let spec = HostPolicySpec { interval_ns, layout, target, cwnd_step };
+        let spec = HostPolicySpec { action, interval_ns, layout, target, cwnd_step };
         check_network(obs, net, &Layout::Host(layout), file)?;
         let out = net.output_len(&Layout::Host(layout));
         if out.is_some_and(|n| n != spec.action_len()) {
+            let what = match (action, target) {
+                (HostActionKind::Paths, _) => format!("a \"paths\" action over {} path slots", layout.max_subflows),
+                (_, t) => format!(
+                    "a \"{}\" cwnd action over {} flow slots of {} subflows",
+                    if t == HostTarget::Rotate { "rotate" } else { "all" },
+                    layout.max_flows,
+                    layout.max_subflows
+                ),
+            };
             return Err(PolicyError(format!(
-                "{}: the network outputs {} values, a \"{}\" cwnd action over {} flow slots of {} subflows has {}",
+                "{}: the network outputs {} values, {what} has {}",
                 file.display(),
                 out.unwrap_or(0),
-                if target == HostTarget::Rotate { "rotate" } else { "all" },
-                layout.max_flows,
-                layout.max_subflows,
                 spec.action_len()
             )));
         }

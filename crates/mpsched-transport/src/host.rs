@@ -5,7 +5,8 @@
 //! after every other event of the instant — calls [`HostController::handle_timeout`] with a
 //! view of the host's flows ([`HostFlows`]) through which the controller reads each flow's
 //! connection and sets the windows of the flows it controls (their congestion control is
-//! `external`: windows move only by the controller, and by TCP's loss reactions).
+//! `external`: windows move only by the controller, and by TCP's loss reactions), or their
+//! path preference (MPTCP-RL, mptcp-rl.txt §"Action": their scheduler is `dmptcp`).
 
 use crate::connection::Connection;
 use crate::observe::DecisionStats;
@@ -35,6 +36,10 @@ pub trait HostFlows {
     /// Sets subflow `subflow`'s congestion window of flow `i` (bytes; a controlled flow only,
     /// others are left alone) and lets the flow send at once.
     fn set_cwnd(&mut self, i: usize, subflow: usize, bytes: u64);
+    /// Sets (`Some`) or clears (`None`) flow `i`'s path preference
+    /// ([`Connection::set_path_preference`]: MPTCP-RL's per-path usage probabilities, read by
+    /// the flow's `dmptcp` scheduler; a controlled flow only) and lets the flow send at once.
+    fn set_path_preference(&mut self, i: usize, pref: Option<&[f32]>);
 }
 
 /// A controller of a host's flows; see the module docs. Call order: the driver builds it

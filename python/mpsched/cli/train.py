@@ -23,13 +23,14 @@ import typer
 
 from ..agents.drl_cc_args import Args as DrlCcArgs
 from ..agents.edar_args import Args
+from ..agents.mptcp_rl_args import Args as MptcpRlArgs
 from ..agents.rlds_args import Args as RldsArgs
 from .errors import OneLineErrorGroup, fail, require_extra
 
 train_app = typer.Typer(
     name="train",
     cls=OneLineErrorGroup,
-    help="Train learning agents (EdAR, DRL-CC, RLDS-proxy). Checkpoints: safetensors + JSON; logs: TensorBoard.",
+    help="Train learning agents (EdAR, DRL-CC, RLDS-proxy, MPTCP-RL). Checkpoints: safetensors + JSON; logs: TensorBoard.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="markdown",
@@ -282,3 +283,43 @@ def rlds_command(**options: Any) -> None:
 
 
 train_app.command("rlds")(_with_signature(rlds_command, options_from_args(RldsArgs, RLDS_OPTIONS)))
+
+
+#: The Args fields `mpsched train mptcp-rl` exposes, in --help order.
+MPTCPRL_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
+    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "offline_episodes": (("--offline-episodes",), {"min": 1}),
+    "offline_epochs": (("--offline-epochs",), {"min": 1}),
+    "online_steps": (("--online-steps",), {"min": 1}),
+    "sync_s": (("--sync",), {"min": 0.001}),
+    "duration_s": (("--duration",), {"min": 0.1}),
+    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+}
+
+
+def mptcp_rl_command(**options: Any) -> None:
+    """Train MPTCP-RL (mptcp-rl.txt): one server-side PPO agent outputs per-path usage
+    probabilities for every flow of the host (dmptcp picks each flow's path set in that
+    order); offline on the traditional schedulers' transitions, then online with the exported
+    policy deciding and the weights reloaded every `--sync` seconds of scenario time.
+
+    Writes the policy file `mptcp-rl.{json,safetensors}` (`--scheduler policy:PATH`).
+    """
+    from ..agents.drl_cc_args import resolve_scenario
+
+    _train_with(
+        MptcpRlArgs(**options),
+        lambda scenario: resolve_scenario(scenario, MptcpRlArgs().scenario),
+        "mptcp_rl",
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.offline_transitions} offline transitions, "
+            f"{r.online_steps} online decisions, {r.updates} updates"
+        ),
+    )
+
+
+train_app.command("mptcp-rl")(
+    _with_signature(mptcp_rl_command, options_from_args(MptcpRlArgs, MPTCPRL_OPTIONS))
+)

@@ -27,7 +27,7 @@ from .scheduler import FLOW_FEATURES, SUBFLOW_FEATURES, _CoreBase
 from .vector import _CoreVectorBase
 
 #: Action spaces of the host env.
-HOST_ACTIONS = ("cwnd", "weights", "select", "choose")
+HOST_ACTIONS = ("cwnd", "weights", "select", "choose", "paths")
 #: ``cwnd`` targets: one flow per step in turn (DRL-CC), or every controlled flow at once.
 TARGETS = ("rotate", "all")
 #: The scenario a host env runs when none is given, per action: DRL-CC's random host (5 MPTCP
@@ -107,8 +107,11 @@ def host_feature_names(layout: HostLayout) -> List[str]:
 def host_action_space(action: str, target: str, max_flows: int, max_subflows: int) -> spaces.Space:
     """``cwnd``: Box [-1, 1] per subflow of the target flow (``rotate``) or of every flow slot
     (``all``); ``weights``: Box [0, 1] per flow slot and subflow; ``select``: MultiBinary of the
-    same shape; ``choose``: MultiDiscrete, one subflow per flow slot."""
+    same shape; ``choose``: MultiDiscrete, one subflow per flow slot; ``paths``: Box [0, 1] per
+    path slot, shared by every controlled flow (MPTCP-RL's host-level path probabilities)."""
     shape = (max_flows, max_subflows)
+    if action == "paths":
+        return spaces.Box(0.0, 1.0, (max_subflows,), np.float32)
     if action == "cwnd":
         return spaces.Box(-1.0, 1.0, (max_subflows,) if target == "rotate" else shape, np.float32)
     if action == "weights":
@@ -181,9 +184,9 @@ def prepare_host(
         raise EnvConfigError(f"action: expected one of {', '.join(HOST_ACTIONS)}, got {action!r}")
     if target not in TARGETS:
         raise EnvConfigError(f"target: expected one of {', '.join(TARGETS)}, got {target!r}")
-    if control not in ("multipath", "all") or (control == "all" and action != "cwnd"):
+    if control not in ("multipath", "all", "none") or (control == "all" and action != "cwnd"):
         raise EnvConfigError(
-            f'control: expected "multipath" (or "all" with action="cwnd"), got {control!r}'
+            f'control: expected "multipath", "none" (or "all" with action="cwnd"), got {control!r}'
         )
     if (
         isinstance(interval, bool)
@@ -245,31 +248,34 @@ def prepare_host(
 
 def host_policy_obs(spec_json: str) -> Dict[str, Any]:
     """The ``obs`` block of a host policy trained in an env of this spec (the core's JSON):
-    what the Rust runtime needs to control a host's windows as the env did (``cc =
-    "policy:PATH"``, docs/policies.md). Window actions only: a path policy of the host env
-    cannot run in the runtime yet."""
+    what the Rust runtime needs to control a host as the env did (docs/policies.md): windows
+    (``cwnd``, as ``cc = "policy:PATH"``) or path preferences (``paths``, MPTCP-RL, as
+    ``scheduler = "policy:PATH"``). ``weights``, ``select`` and ``choose`` host policies
+    cannot run in the runtime."""
     spec = json.loads(spec_json)
-    if spec["action"] != "cwnd":
+    if spec["action"] not in ("cwnd", "paths"):
         raise EnvConfigError(
-            f'action: only "cwnd" host policies run in the Rust runtime, not {spec["action"]!r}'
+            'action: only "cwnd" and "paths" host policies run in the Rust runtime, not '
+            f"{spec['action']!r}"
         )
-    return {
+    obs = {
         "env": "host",
-        "action": "cwnd",
-        "target": spec["target"],
+        "action": spec["action"],
         "interval": spec["interval_ms"],
         "max_flows": spec["max_flows"],
         "max_subflows": spec["max_subflows"],
         "history": spec["history"],
-        "cwnd_step": spec["cwnd_step"],
         "sender_only": spec["sender_only"],
         "features": {"flow": list(FLOW_FEATURES), "subflow": list(SUBFLOW_FEATURES)},
     }
+    if spec["action"] == "cwnd":
+        obs.update(target=spec["target"], cwnd_step=spec["cwnd_step"])
+    return obs
 
 
 def _action_len(action: str, target: str, layout: HostLayout) -> int:
     """Length of the core's action row."""
-    if (action, target) == ("cwnd", "rotate"):
+    if (action, target) == ("cwnd", "rotate") or action == "paths":
         return layout.max_subflows
     return layout.max_flows * layout.max_subflows
 
@@ -279,12 +285,19 @@ def _default_reward(action: str) -> str:
     return "drl-cc" if action == "cwnd" else "mptcp-rl"
 
 
-def _host_masks(layout: HostLayout, obs: np.ndarray) -> Dict[str, Any]:
-    """``action_mask`` (usable subflows) and ``flow_mask`` (running flows) of observations."""
-    return {
-        "action_mask": layout.subflow_mask(obs).astype(np.int8),
-        "flow_mask": layout.flow_mask(obs).astype(np.int8),
-    }
+def paths_mask(layout: HostLayout, obs: np.ndarray) -> np.ndarray:
+    """``[..., max_subflows]``: 1 where path slot i is usable by some flow the next ``paths``
+    action applies to (flow feature ``target`` of the newest frame: the controlled, running
+    flows), MPTCP-RL's action mask (mptcp-rl.txt, "Action")."""
+    target = layout.flows(obs)[..., -1, :, FLOW_FEATURES.index("target")]
+    return (layout.subflow_mask(obs) * target[..., None]).max(axis=-2)
+
+
+def _host_masks(layout: HostLayout, obs: np.ndarray, action: str) -> Dict[str, Any]:
+    """``action_mask`` (usable subflows; ``paths``: usable paths, :func:`paths_mask`) and
+    ``flow_mask`` (running flows) of observations."""
+    mask = paths_mask(layout, obs) if action == "paths" else layout.subflow_mask(obs)
+    return {"action_mask": mask.astype(np.int8), "flow_mask": layout.flow_mask(obs).astype(np.int8)}
 
 
 class HostEnv(_CoreBase):
@@ -299,11 +312,20 @@ class HostEnv(_CoreBase):
             ``"choose"`` (one subflow per flow for the next interval, PDAA3C's per-epoch
             choice). ``info["action_mask"]`` (= the observation's subflow mask) marks usable
             subflows; a flow whose choice has none usable is scheduled by ``fallback``.
+            ``"paths"`` (MPTCP-RL): one value >= 0 per path slot (subflow index), shared by
+            every controlled flow, set as each flow's path preference; the controlled flows
+            run ``dmptcp``, which picks each flow's path set by the MPTCP transmission model
+            in preference order (minRTT inside it). ``info["action_mask"]`` has one entry per
+            path slot (:func:`paths_mask`). Negative, NaN and infinite values count as 0 (no
+            new data on that path); a flow with no usable path valued > 0 gets no
+            preference (dmptcp's own srtt order).
         target: ``cwnd`` only: ``"rotate"`` (one flow per step, in turn; the action is its
             subflows and flow feature ``target`` marks it, DRL-CC) or ``"all"``.
         flows: the host's flows by flow or workload name (default: every flow).
         control: ``"multipath"`` (the agent controls MPTCP flows; TCP flows are observed,
-            DRL-CC) or ``"all"`` (``cwnd`` only).
+            DRL-CC), ``"all"`` (``cwnd`` only) or ``"none"`` (every flow runs its scenario's
+            algorithms, actions are ignored: transitions of traditional schedulers, MPTCP-RL's
+            offline phase).
         reward: a name of :data:`mpsched.rewards.REWARDS` or ``fn(terms)``; default
             ``drl-cc`` (Σ log goodput over the running flows) for ``cwnd``, ``mptcp-rl``
             otherwise. The terms are in ``info["terms"]`` (docs/envs.md).
@@ -351,15 +373,16 @@ class HostEnv(_CoreBase):
 
     @property
     def policy_obs(self) -> Dict[str, Any]:
-        """The ``obs`` block a host policy trained here is exported with (``cwnd`` only):
-        ``mpsched.policies.export(..., obs=env.policy_obs)`` makes it ``cc = "policy:PATH"``."""
+        """The ``obs`` block a host policy trained here is exported with (``cwnd`` and
+        ``paths``): ``mpsched.policies.export(..., obs=env.policy_obs)`` makes it ``cc =
+        "policy:PATH"`` (windows) or ``scheduler = "policy:PATH"`` (paths)."""
         return host_policy_obs(self._spec_json)
 
     def _write_action(self, action: Any) -> None:
         host_action_rows(self.action_kind, action, self._act[None, :], self.layout.max_subflows)
 
     def _mask_info(self) -> Dict[str, Any]:
-        return _host_masks(self.layout, self._obs)
+        return _host_masks(self.layout, self._obs, self.action_kind)
 
     def slot_flows(self) -> List[Optional[str]]:
         """The flow in each slot now (``None``: free)."""
@@ -369,9 +392,11 @@ class HostEnv(_CoreBase):
 
     def _controlled(self, res: Results) -> Tuple[List[str], str]:
         column = "cc" if self.action_kind == "cwnd" else "scheduler"
+        # ``paths`` flows run dmptcp (a host flow whose scenario names dmptcp counts too).
+        algo = "dmptcp" if self.action_kind == "paths" else "external"
         names = res.flows.column("name").to_pylist()
         algos = res.flows.column(column).to_pylist()
-        return [n for n, a in zip(names, algos) if str(a).startswith("external")], column
+        return [n for n, a in zip(names, algos) if str(a).startswith(algo)], column
 
 
 class HostVectorEnv(_CoreVectorBase):
@@ -430,4 +455,4 @@ class HostVectorEnv(_CoreVectorBase):
         host_action_rows(self.action_kind, actions, self._act, self.layout.max_subflows)
 
     def _mask_info(self) -> Dict[str, Any]:
-        return _host_masks(self.layout, self._obs)
+        return _host_masks(self.layout, self._obs, self.action_kind)

@@ -1,8 +1,9 @@
-//! Host controllers (`cc = "policy:PATH"` naming a host policy, DRL-CC's one agent for every
-//! flow of a host): the flows that name one controller form its host (the scenario's flows
+//! Host controllers (`cc = "policy:PATH"` naming a host window policy, DRL-CC's one agent for
+//! every flow of a host; `scheduler = "policy:PATH"` naming a host path policy, MPTCP-RL's):
+//! the flows that name one controller form its host (the scenario's flows
 //! are one host: every flow is observed, the naming ones are controlled). A controller runs
 //! at its own deadline, after every other event of that instant — where a host env pauses —
-//! and sets its flows' windows through [`SimHost`].
+//! and sets its flows' windows or path preferences through [`SimHost`].
 
 use mpsched_transport::host::{HostController, HostFlow, HostFlows};
 use mpsched_transport::Instant;
@@ -42,31 +43,43 @@ impl HostFlows for SimHost<'_> {
             self.sim.set_cwnd(i, subflow, bytes);
         }
     }
+    fn set_path_preference(&mut self, i: usize, pref: Option<&[f32]>) {
+        if self.controlled.get(i).copied().unwrap_or(false) {
+            self.sim.set_path_preference(i, pref);
+        }
+    }
 }
 
 impl Sim {
-    /// One controller per host policy named by a flow's `cc`, its flows marked controlled.
+    /// One controller per host policy named by a flow's `cc` (window policies, DRL-CC) or
+    /// `scheduler` (path policies, MPTCP-RL: the flow runs `dmptcp`), its flows marked
+    /// controlled. The registries refuse a policy named where its role cannot apply
+    /// (`mpsched_policy::register`), so each name here is of the right kind.
     pub(super) fn build_hosts(&mut self) {
         let mut hosts: Vec<HostRt> = Vec::new();
         for f in 0..self.sc.flows.len() {
-            let label = self.sc.flows[f].cc.label().to_string();
-            if let Some(h) = hosts.iter_mut().find(|h| h.ctrl.name() == label) {
-                h.controlled[f] = true;
-                continue;
+            let def = &self.sc.flows[f];
+            let labels = [def.cc.label().to_string(), def.scheduler.label().to_string()];
+            for label in labels {
+                if let Some(h) = hosts.iter_mut().find(|h| h.ctrl.name() == label) {
+                    h.controlled[f] = true;
+                    continue;
+                }
+                let Some(policy) = mpsched_policy::host_policy(&label) else { continue };
+                let Some(ctrl) = mpsched_policy::PolicyHost::new(&label, &policy, Instant(0)) else { continue };
+                let mut controlled = vec![false; self.sc.flows.len()];
+                controlled[f] = true;
+                hosts.push(HostRt { ctrl: Box::new(ctrl), controlled });
             }
-            let Some(policy) = mpsched_policy::host_policy(&label) else { continue };
-            let Some(ctrl) = mpsched_policy::PolicyHost::new(&label, &policy, Instant(0)) else { continue };
-            let mut controlled = vec![false; self.sc.flows.len()];
-            controlled[f] = true;
-            hosts.push(HostRt { ctrl: Box::new(ctrl), controlled });
         }
         self.hosts = hosts;
         self.update_host_due();
     }
 
-    /// Flow `f` is no host controller's any more; controllers without flows are dropped.
-    pub(super) fn release_from_hosts(&mut self, f: usize) {
-        self.hosts.iter_mut().for_each(|h| h.controlled[f] = false);
+    /// Flow `f` is no longer controlled by the host controller named `label` (if any);
+    /// controllers without flows are dropped.
+    pub(super) fn release_from_host(&mut self, f: usize, label: &str) {
+        self.hosts.iter_mut().filter(|h| h.ctrl.name() == label).for_each(|h| h.controlled[f] = false);
         self.hosts.retain(|h| h.controlled.iter().any(|&c| c));
         self.update_host_due();
     }

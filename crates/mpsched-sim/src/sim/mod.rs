@@ -306,6 +306,19 @@ impl Sim {
         self.drive(2 * f);
     }
 
+    /// Sets (`Some`) or clears (`None`) flow `f`'s path preference
+    /// ([`Connection::set_path_preference`], MPTCP-RL's path probabilities) and re-drives its
+    /// sender at the current instant.
+    pub fn set_path_preference(&mut self, f: usize, pref: Option<&[f32]>) {
+        if let Some(c) = self.eps[2 * f].conn.as_mut() {
+            match pref {
+                Some(p) => c.set_path_preference(p),
+                None => c.clear_path_preference(),
+            }
+        }
+        self.drive(2 * f);
+    }
+
     /// The sending connection of flow `f`, once started.
     pub fn connection(&self, f: usize) -> Option<&Connection> {
         self.eps[2 * f].conn.as_ref()
@@ -344,10 +357,16 @@ impl Sim {
         if self.flows[f].started {
             return false;
         }
+        // The caller's now: no host controller named by the replaced algorithm (`cc =
+        // "drl-cc"` sets windows, a path policy as `scheduler` sets path preferences) acts on
+        // it, and a controller left with no flow of its own is gone.
         if cc.is_some() {
-            // The caller's now: no host controller (`cc = "drl-cc"`) sets its windows, and a
-            // controller left with no flow of its own is gone.
-            self.release_from_hosts(f);
+            let old = self.sc.flows[f].cc.label().to_string();
+            self.release_from_host(f, &old);
+        }
+        if scheduler.is_some() {
+            let old = self.sc.flows[f].scheduler.label().to_string();
+            self.release_from_host(f, &old);
         }
         let def = &mut self.sc.flows[f];
         if let Some(cc) = cc {

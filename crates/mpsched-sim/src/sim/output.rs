@@ -131,7 +131,10 @@ impl Sim {
             .map(|(name, d)| {
                 if let Some(label) = name.strip_prefix("host ") {
                     let sha = mpsched_policy::policy_digest(label).and_then(Result::ok);
-                    return json!({"host": self.host_flows(label), "cc": label, "sha256": sha, "decisions": d.decisions});
+                    // A path policy (MPTCP-RL) is named by its flows' scheduler, a window policy by their cc.
+                    let by_sched = self.sc.flows.iter().any(|f| f.scheduler.label() == label);
+                    let key = if by_sched { "scheduler" } else { "cc" };
+                    return json!({"host": self.host_flows(label), key: label, "sha256": sha, "decisions": d.decisions});
                 }
                 let def = self.sc.flows.iter().find(|f| &f.name == name).expect("a flow of the scenario");
                 let label = def.scheduler.label();

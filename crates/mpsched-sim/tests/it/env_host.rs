@@ -190,6 +190,85 @@ fn select_actions_choose_each_flows_subflows() {
     }
 }
 
+/// New segments (retransmissions excluded) flow `f` has sent on subflow `i`.
+fn new_segments(env: &HostEnv, f: usize, i: usize) -> u64 {
+    let s = env.sim().connection(f).unwrap().subflow_info(i);
+    s.segments_sent - s.segments_retransmitted
+}
+
+/// `paths` (MPTCP-RL): one value per path slot shared by both MPTCP flows, set as each flow's
+/// path preference under `dmptcp`; TCP keeps its scheduler. Preferring only path b stops new
+/// data on mp1's subflow 0; negative, NaN and infinite values count as 0; a flow whose
+/// positively valued paths are none usable (mp2: its join on b waits behind full queues) gets
+/// no preference, and neither does a row with nothing positive (dmptcp's own order: both
+/// subflows again).
+#[test]
+fn paths_actions_set_every_controlled_flows_path_preference() {
+    let mut env = HostEnv::new(spec(HOST, serde_json::json!({"action": "paths"})), 1).unwrap();
+    assert_eq!(env.spec.action_len(), 2);
+    let sched = |env: &HostEnv, f: usize| env.sim().connection(f).unwrap().scheduler_name();
+    for _ in 0..14 {
+        env.step(&[1.0, 1.0]);
+    }
+    assert_eq!((sched(&env, 0), sched(&env, 1), sched(&env, 2)), ("dmptcp", "minrtt", "dmptcp"));
+    assert_eq!(targets(&env), [0, 2], "the controlled, running flows");
+    let pref = |env: &HostEnv, f: usize| env.sim().connection(f).unwrap().path_preference().map(<[f32]>::to_vec);
+    assert!(env.sim().subflow_usable(0, 1) && !env.sim().subflow_usable(2, 1));
+    env.step(&[f32::INFINITY, 0.5]);
+    assert_eq!((pref(&env, 0), pref(&env, 1), pref(&env, 2)), (Some(vec![0.0, 0.5]), None, None));
+    let (a_before, b_before) = (new_segments(&env, 0, 0), new_segments(&env, 0, 1));
+    for _ in 0..3 {
+        env.step(&[-1.0, 0.5]);
+        assert_eq!(new_segments(&env, 0, 0), a_before, "path a gets no new data from mp1");
+    }
+    assert!(new_segments(&env, 0, 1) > b_before + 100, "path b carries mp1");
+    env.step(&[f32::NAN, -2.0]);
+    assert_eq!(pref(&env, 0), None, "nothing positive: no preference");
+    for _ in 0..3 {
+        env.step(&[f32::NAN, -2.0]);
+    }
+    assert!(new_segments(&env, 0, 0) > a_before, "mp1 uses path a again");
+}
+
+/// `control = "none"`: every flow keeps its scenario's algorithms and actions are ignored (the
+/// run is the plain simulation), while the flows are observed.
+#[test]
+fn control_none_observes_the_scenarios_own_schedulers() {
+    let mut env = HostEnv::new(spec(HOST, serde_json::json!({"action": "paths", "control": "none"})), 1).unwrap();
+    for _ in 0..20 {
+        env.step(&[0.0, 1.0]);
+    }
+    assert_eq!(env.sim().connection(0).unwrap().scheduler_name(), "minrtt");
+    assert_eq!(env.sim().connection(2).unwrap().scheduler_name(), "minrtt");
+    assert_eq!(targets(&env), [] as [usize; 0], "no flow is the agent's");
+    assert!(new_segments(&env, 0, 0) > 0 && new_segments(&env, 0, 1) > 0);
+}
+
+/// A `paths` env over flows whose scenario names a host path policy as their scheduler takes
+/// them from it: the env's preference holds (not the policy's constant (0, 1)), and the
+/// controller left without flows is gone (no `policies` row).
+#[test]
+fn a_paths_env_takes_its_flows_from_a_host_path_policy() {
+    let dir = std::env::temp_dir().join(format!("mpsched-env-paths-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layout = mpsched_transport::observe::HostLayout { max_flows: 4, max_subflows: 2, history: 1 };
+    let obs = serde_json::json!({"env": "host", "action": "paths", "interval": 100.0, "max_flows": 4,
+        "max_subflows": 2, "history": 1, "sender_only": true});
+    let path = super::policy_sched::constant_policy(&dir, "pref-b", layout.size(), &[0.0, 1.0], obs);
+    let scenario =
+        HOST.replace("paths = [\"a\", \"b\"]", &format!("paths = [\"a\", \"b\"]\nscheduler = \"policy:{path}\""));
+    assert_eq!(scenario.matches("policy:").count(), 2);
+    let mut env = HostEnv::new(spec(&scenario, serde_json::json!({"action": "paths"})), 1).unwrap();
+    for _ in 0..15 {
+        env.step(&[1.0, 0.0]);
+    }
+    let pref = |f: usize| env.sim().connection(f).unwrap().path_preference().map(<[f32]>::to_vec);
+    assert_eq!((pref(0), pref(2)), (Some(vec![1.0, 0.0]), Some(vec![1.0, 0.0])));
+    let s: serde_json::Value = serde_json::from_str(&env.output().summary_json).unwrap();
+    assert!(s.get("policies").is_none_or(|p| p.as_array().is_some_and(|a| a.is_empty())), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Flow and subflow features are the simulation's state at their named offsets.
 #[test]
 fn features_sit_at_their_named_offsets() {

@@ -101,3 +101,99 @@ fn policy_paths_and_bad_policy_files() {
     assert!(e.contains("algorithm: expected one of [\"edar\", \"net\", \"drl_cc\"], got \"lstm9\""), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Writes a `"net"` policy file `dir/NAME.{json,safetensors}`: one linear layer with zero
+/// weights, so its output is `bias` whatever it observes; `obs` is the description's block.
+pub(crate) fn constant_policy(
+    dir: &std::path::Path,
+    name: &str,
+    inputs: usize,
+    bias: &[f32],
+    obs: serde_json::Value,
+) -> String {
+    let n = bias.len();
+    let header = serde_json::json!({
+        "w": {"dtype": "F32", "shape": [n, inputs], "data_offsets": [0, 4 * n * inputs]},
+        "b": {"dtype": "F32", "shape": [n], "data_offsets": [4 * n * inputs, 4 * n * inputs + 4 * n]},
+    })
+    .to_string();
+    let mut st = (header.len() as u64).to_le_bytes().to_vec();
+    st.extend_from_slice(header.as_bytes());
+    st.extend(std::iter::repeat_n(0u8, 4 * n * inputs));
+    bias.iter().for_each(|x| st.extend_from_slice(&x.to_le_bytes()));
+    std::fs::write(dir.join(format!("{name}.safetensors")), st).unwrap();
+    let desc = serde_json::json!({
+        "format": "mpsched-policy/1", "algorithm": "net",
+        "net": {"input": {"size": inputs}, "layers": [{"type": "linear", "weight": "w", "bias": "b"}],
+                "head": {"type": "identity"}},
+        "obs": obs,
+    });
+    std::fs::write(dir.join(format!("{name}.json")), desc.to_string()).unwrap();
+    dir.join(format!("{name}.json")).to_str().unwrap().to_string()
+}
+
+/// A host path policy (MPTCP-RL) whose output is the constant preference (0, 1), named as the
+/// MPTCP flows' scheduler, gives the same packets as `dmptcp` with that preference set by hand
+/// on the running flows at every 100 ms boundary (the host env's `paths` action); as a `cc` it
+/// is a one-line error naming the right place.
+#[test]
+fn a_constant_paths_policy_is_dmptcp_with_that_preference() {
+    use mpsched_sim::env::{HostEnv, HostSpec};
+    let dir = std::env::temp_dir().join(format!("mpsched-paths-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layout = mpsched_transport::observe::HostLayout { max_flows: 4, max_subflows: 2, history: 1 };
+    let obs = serde_json::json!({"env": "host", "action": "paths", "interval": 100.0, "max_flows": 4,
+        "max_subflows": 2, "history": 1, "sender_only": true});
+    let path = constant_policy(&dir, "pref-b", layout.size(), &[0.0, 1.0], obs);
+    let text = |sched: &str, cc: &str| {
+        format!(
+            r#"
+            [sim]
+            duration_s = 3
+            seed = 4
+            [[paths]]
+            name = "a"
+            rate_mbps = 10
+            delay_ms = 10
+            loss = {{ model = "bernoulli", p = 0.01 }}
+            [[paths]]
+            name = "b"
+            rate_mbps = 6
+            delay_ms = 30
+            [[flows]]
+            name = "m1"
+            paths = ["a", "b"]
+            scheduler = "{sched}"
+            cc = "{cc}"
+            [[flows]]
+            name = "tcp"
+            path = "a"
+            [[flows]]
+            name = "m2"
+            paths = ["a", "b"]
+            start_s = 0.55
+            size_bytes = 300000
+            scheduler = "{sched}"
+            cc = "{cc}"
+            "#
+        )
+    };
+    let run = run_text(&text(&format!("policy:{path}"), "lia"), "<test>").unwrap();
+    let spec = serde_json::json!({"scenario": text("dmptcp", "lia"), "source": "<test>", "format": "toml",
+        "action": "paths", "interval_ms": 100, "max_flows": 4, "max_subflows": 2, "sender_only": true});
+    let mut env = HostEnv::new(HostSpec::from_json(&spec.to_string()).unwrap(), 4).unwrap();
+    while !env.status().terminated && !env.status().truncated {
+        env.step(&[0.0, 1.0]);
+    }
+    let by_hand = env.output();
+    assert_eq!(run.timeseries, by_hand.timeseries);
+    assert_eq!(run.subflows, by_hand.subflows);
+    let plain = run_text(&text("dmptcp", "lia"), "<test>").unwrap();
+    assert_ne!(run.subflows, plain.subflows, "the preference changes dmptcp's path sets");
+    let s = summary(&run);
+    assert_eq!(s["policies"][0]["host"], serde_json::json!(["m1", "m2"]));
+    assert_eq!(s["policies"][0]["scheduler"].as_str(), Some(format!("policy:{path}").as_str()));
+    let e = error(&text("minrtt", &format!("policy:{path}")), "<test>");
+    assert!(e.contains("use it as scheduler = \"policy:") && e.lines().count() == 1, "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,8 +5,8 @@
 //! - At every boundary (and at reset), a host flow that is running, or starts before the next
 //!   boundary, takes the lowest free slot, in scenario order. If it has not started yet and is
 //!   one the agent controls ([`Controlled`]), it is set up for control before it starts
-//!   (external congestion control for `cwnd`, the external weights scheduler for path
-//!   actions); a flow that started while every slot was taken runs its own algorithms, and is
+//!   (external congestion control for `cwnd`, the external weights scheduler for `weights`
+//!   and `select`, `dmptcp` for `paths`); a flow that started while every slot was taken runs its own algorithms, and is
 //!   only observed once a slot frees (counted by the `unslotted` term while it waits).
 //! - A flow that completed is reported in the interval it completed in, then frees its slot;
 //!   a reassigned slot's history is cleared.
@@ -210,6 +210,12 @@ impl HostEnv {
     fn apply(&mut self, action: &[f32]) {
         let s = self.spec.max_subflows;
         match (self.spec.action, self.spec.target) {
+            (HostAction::Paths, _) => {
+                // One row shared by every flow slot.
+                for j in 0..self.spec.max_flows {
+                    self.apply_slot(j, action);
+                }
+            }
             (HostAction::Cwnd, CwndTarget::Rotate) => {
                 if let Some(j) = self.target {
                     self.apply_slot(j, &action[..s.min(action.len())]);
@@ -225,7 +231,14 @@ impl HostEnv {
     }
 
     /// Applies one flow slot's row of the action (nothing if its flow is not controlled or
-    /// not running).
+    /// not running). A value that is NaN or infinite counts as 0 (`cwnd`: no change; path
+    /// actions: the path gets no new data).
+    ///
+    /// `paths` (the row is the shared action): the values as the flow's path preference; a
+    /// negative value counts as 0 (blocked, like a masked path: mptcp-rl.txt §"Action"), values
+    /// beyond the flow's subflows are ignored. When no usable subflow of the flow has a
+    /// positive value, the preference is cleared and `dmptcp` orders by srtt (as the weights
+    /// actions fall back to their scheduler), so a flow never stalls on a choice.
     fn apply_slot(&mut self, j: usize, row: &[f32]) {
         let Some(f) = self.controlled_in(j) else { return };
         let s = self.spec.max_subflows;
@@ -241,6 +254,15 @@ impl HostEnv {
                     let cwnd = (cwnd + a as f64 * self.spec.cwnd_step * mss).max(2.0 * mss) as u64;
                     self.sim.set_cwnd(f, i, cwnd);
                 }
+            }
+            HostAction::Paths => {
+                let mut p = [0.0f32; 8];
+                for (i, pi) in p.iter_mut().enumerate().take(n) {
+                    *pi = at(i).max(0.0);
+                    self.prev_action[j * s + i] = *pi;
+                }
+                let any = (0..n).any(|i| p[i] > 0.0 && self.sim.subflow_usable(f, i));
+                self.sim.set_path_preference(f, any.then_some(&p[..n]));
             }
             HostAction::Weights | HostAction::Select => {
                 let mut w = [0.0f32; 8];
@@ -324,7 +346,11 @@ impl HostEnv {
 
     /// Whether the agent controls flow `f` (by [`Controlled`]).
     fn wants_control(&self, f: usize) -> bool {
-        self.spec.control == Controlled::All || self.sim.scenario().flows[f].paths.len() > 1
+        match self.spec.control {
+            Controlled::All => true,
+            Controlled::Multipath => self.sim.scenario().flows[f].paths.len() > 1,
+            Controlled::None => false,
+        }
     }
 
     /// Zeroes slot `j` in every frame, its rate history and its previous action.

@@ -20,6 +20,12 @@ pub enum HostAction {
     Weights,
     /// Values in {0, 1} per flow slot and subflow slot: the subflows each multipath flow uses.
     Select,
+    /// Values >= 0 per path slot (subflow index), shared by every controlled flow: MPTCP-RL's
+    /// host-level per-path usage probabilities (mptcp-rl.txt §"Action"), applied as each
+    /// flow's path preference ([`mpsched_transport::Connection::set_path_preference`]); the
+    /// flows run `dmptcp`, which picks each flow's path set by the MPTCP transmission model in
+    /// preference order (§"Paths selection based on the MPTCP transmission model").
+    Paths,
 }
 
 /// Which flows a `cwnd` action sets each step.
@@ -44,6 +50,10 @@ pub enum Controlled {
     Multipath,
     /// Every flow (`cwnd` only: a path choice needs several paths).
     All,
+    /// No flow: the env observes the host's flows under their scenario's own algorithms and
+    /// ignores actions (the traditional schedulers' transitions of MPTCP-RL's offline phase,
+    /// mptcp-rl.txt §"The MPTCP-RL learning framework").
+    None,
 }
 
 /// What a host env is, as the Python side sends it (JSON).
@@ -82,7 +92,8 @@ pub struct HostSpec {
     #[serde(default = "default_cwnd_step")]
     pub cwnd_step: f64,
     /// `weights`/`select`: the scheduler when a flow's choice has no usable subflow
-    /// (`external:mode=weights,fallback=...`).
+    /// (`external:mode=weights,fallback=...`); `paths` flows run `dmptcp` instead (its own
+    /// srtt order when the action prefers no usable path).
     #[serde(default = "default_fallback")]
     pub fallback: String,
     /// Observations hold only what the flows' sender computes (receiver and model features
@@ -154,7 +165,7 @@ impl HostSpec {
     /// Length of an action.
     pub fn action_len(&self) -> usize {
         match (self.action, self.target) {
-            (HostAction::Cwnd, CwndTarget::Rotate) => self.max_subflows,
+            (HostAction::Cwnd, CwndTarget::Rotate) | (HostAction::Paths, _) => self.max_subflows,
             _ => self.max_flows * self.max_subflows,
         }
     }
@@ -163,6 +174,7 @@ impl HostSpec {
     pub(crate) fn control_algos(&self) -> (Option<CcSpec>, Option<SchedSpec>) {
         match self.action {
             HostAction::Cwnd => (Some(CcSpec::parse("external").expect("registered")), None),
+            HostAction::Paths => (None, Some(SchedSpec::parse("dmptcp").expect("registered"))),
             _ => (None, Some(self.scheduler().expect("checked by from_json"))),
         }
     }
@@ -241,5 +253,7 @@ mod tests {
         assert_eq!(spec(json!({"target": "all"})).unwrap().action_len(), 8);
         assert_eq!(spec(json!({})).unwrap().action_len(), 2);
         assert_eq!(spec(json!({"action": "select"})).unwrap().action_len(), 8);
+        assert_eq!(spec(json!({"action": "paths"})).unwrap().action_len(), 2);
+        assert_eq!(spec(json!({"action": "paths", "target": "all"})).unwrap().action_len(), 2);
     }
 }

@@ -1,0 +1,108 @@
+"""MPTCP-RL's agent (python/mpsched/agents/mptcp_rl.py): the paper's hyperparameters, the
+offline transitions of the traditional schedulers, a smoke training whose policy file runs as
+``scheduler = "policy:PATH"``, the same file for the same seed, and the command line's bad
+arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+import mpsched  # noqa: E402
+from mpsched import _core  # noqa: E402
+from mpsched.agents.mptcp_rl import collect_offline, masked_softmax, train  # noqa: E402
+from mpsched.agents.mptcp_rl_args import PAPER_VALUES, Args  # noqa: E402
+
+#: WiFi (lossy) and LTE, four short MPTCP downloads at 0.1 s and one at 0.8 s; 1.5 s.
+SCENARIO = {
+    "sim": {"duration_s": 1.5, "seed": 1},
+    "paths": [
+        {"name": "wifi", "interface": "wifi", "rate_mbps": 8.0, "delay_ms": 20.0,
+         "loss": {"model": "bernoulli", "p": 0.005}},
+        {"name": "lte", "interface": "lte", "rate_mbps": 15.0, "delay_ms": 60.0},
+    ],
+    "flows": [
+        *({"name": f"s{k}", "paths": ["wifi", "lte"], "cc": "lia", "start_s": 0.1,
+           "size_bytes": 60_000 * (k + 1)} for k in range(4)),
+        {"name": "late", "paths": ["wifi", "lte"], "cc": "lia", "start_s": 0.8,
+         "size_bytes": 200_000},
+    ],
+}  # fmt: skip
+
+
+def _args(tmp_path: Path, **kw) -> Args:
+    base = dict(
+        scenario=SCENARIO, out=str(tmp_path / "out"), offline_episodes=1, offline_epochs=3,
+        online_steps=24, sync_s=0.8, max_flows=6,
+    )  # fmt: skip
+    return Args(**{**base, **kw})
+
+
+def test_defaults_are_the_papers_values() -> None:
+    for name, value in PAPER_VALUES.items():
+        assert getattr(Args(), name) == value, name
+
+
+def test_masked_softmax_blocks_unusable_paths() -> None:
+    z = np.array([1.0, 3.0, 2.0], np.float32)
+    a = masked_softmax(z, np.array([1, 0, 1]))
+    assert a[1] == 0.0 and a.sum() == pytest.approx(1.0) and a[2] > a[0]
+    assert masked_softmax(z, np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_offline_transitions_record_each_behaviours_path_usage(tmp_path: Path) -> None:
+    """The host runs each traditional scheduler on its own; the label is the next interval's
+    share of bytes per path (a distribution where anything was sent)."""
+    data = collect_offline(_args(tmp_path))
+    n = len(data["obs"])
+    assert data["share"].shape == (n, 2) and data["mask"].shape == (n, 2)
+    # Episodes end when every flow completed: roundrobin and minrtt in 14 intervals, dmptcp
+    # (short flows kept on WiFi) in 12.
+    assert np.nonzero(data["done"])[0].tolist() == [13, 27, 39]
+    sent = data["share"].sum(-1)
+    assert np.allclose(sent[sent > 0], 1.0) and (sent == 0).sum() == 6
+    # The first interval: only WiFi's MP_CAPABLE subflow is up (mask), and it carries it all.
+    assert data["mask"][[0, 14, 28]].tolist() == [[0.0, 0.0]] * 3
+    assert data["share"][[0, 14, 28]].tolist() == [[1.0, 0.0]] * 3
+    assert data["mask"][1].tolist() == [1.0, 0.0]
+
+
+def test_smoke_training_writes_a_runtime_policy_deterministically(tmp_path: Path) -> None:
+    res = train(_args(tmp_path))
+    assert res.updates == 3 and res.online_steps == 24 and res.offline_transitions == 40
+    policy = f"policy:{res.written['policy']}"
+    flows = [dict(f, scheduler=policy) for f in SCENARIO["flows"]]
+    run = mpsched.run({**SCENARIO, "flows": flows}, seed=1)
+    (row,) = run.summary["policies"]
+    assert row["scheduler"] == policy and len(row["host"]) == 5
+    a = _core.Policy(str(res.written["policy"])).act(np.zeros((1, 6 * 36 + 18), np.float32))
+    assert a.shape == (1, 2) and a.sum() == pytest.approx(1.0, abs=1e-5)
+    again = train(_args(tmp_path, out=str(tmp_path / "again")))
+    assert again.written["weights"].read_bytes() == res.written["weights"].read_bytes()
+
+
+def test_args_and_cli_options_agree() -> None:
+    from mpsched.cli.train import MPTCPRL_OPTIONS
+
+    assert set(MPTCPRL_OPTIONS) <= {f.name for f in dataclasses.fields(Args)}
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--online-steps", "0"], "--online-steps"),
+        (["--sync", "0"], "--sync"),
+        (["--scenario", "nope.toml"], "nope.toml"),
+    ],
+)
+def test_cli_bad_argument_is_one_line_exit_2(cli, tmp_path: Path, argv, message) -> None:
+    res = cli("train", "mptcp-rl", "--out", str(tmp_path / "t"), *argv)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
