@@ -5,6 +5,7 @@
 //! - [`checkpoint`]: reading a policy file (and its SHA-256);
 //! - [`network`]: the network types ([`edar`]: EdAR's Q-network; [`net`]: generic layer stacks
 //!   with actor heads), one registry line each;
+//! - [`pdaa3c`]: PDAA3C's subflow quality evaluation (eqs. 4–5) and its rank-choosing actor;
 //! - [`spec`]: what a policy observes and how its action acts, checked on load;
 //! - [`sched`]: a scheduler policy as a [`mpsched_transport::sched::Scheduler`];
 //! - [`host`]: a host policy (DRL-CC's, [`drl_cc`]) as a
@@ -27,6 +28,7 @@ pub mod edar;
 pub mod host;
 pub mod net;
 pub mod network;
+pub mod pdaa3c;
 pub mod safetensors;
 pub mod sched;
 pub mod spec;
