@@ -146,3 +146,17 @@ def test_cli_bad_argument_is_one_line_exit_2(cli, tmp_path: Path, argv, message)
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
     assert not (tmp_path / "t").exists()
+
+
+def test_shipped_policy_runs_by_name(tmp_path: Path) -> None:
+    """`--scheduler pdaa3c`: the shipped checkpoint (one worker, seed 1: reproducible), the
+    same network as its file, deciding every 100 ms."""
+    shipped = Path(mpsched.__file__).parent / "agents" / "checkpoints" / "pdaa3c-default.json"
+    tr = json.loads(shipped.read_text())["train"]
+    assert (tr["workers"], tr["seed"], tr["deterministic"], tr["updates"]) == (1, 1, True, 12000)
+    assert _core.policy_digest("pdaa3c") == _core.Policy(str(shipped)).sha256
+    text = SCENARIO.read_text().replace("duration_s = 70", "duration_s = 2")
+    sc = tmp_path / "sc.toml"
+    sc.write_text(text.replace('scheduler = "minrtt"', 'scheduler = "pdaa3c"'))
+    (row,) = mpsched.run(str(sc), seed=1001).summary["policies"]
+    assert row["decisions"] == 20

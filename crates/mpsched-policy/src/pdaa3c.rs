@@ -39,10 +39,10 @@
 
 use mpsched_transport::observe::features::SubflowFeature;
 use mpsched_transport::observe::ObsLayout;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::checkpoint::Checkpoint;
-use crate::net::{Net, Tensors};
+use crate::net::{linear_stack, Net, Tensors};
 use crate::spec::Layout;
 use crate::PolicyError;
 
@@ -169,7 +169,7 @@ impl Pdaa3cNet {
             return Err(PolicyError(format!("{file}: obs.max_paths: expected 1..={MAX_SLOTS}")));
         }
         let mut t = Tensors { t: tensors, file: &js };
-        let d = actor_description(&net["actor"], max_paths * RANK_INPUTS).map_err(|w| err("actor", w))?;
+        let d = linear_stack(&net["actor"], max_paths * RANK_INPUTS, "tanh", None).map_err(|w| err("actor", w))?;
         let actor = Net::build(&d, &mut t)?;
         if let Some(extra) = t.t.keys().next() {
             return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", weights_path.display())));
@@ -192,24 +192,6 @@ impl Pdaa3cNet {
         }
         self.order[best]
     }
-}
-
-/// The generic description of the actor: linear layers named by `prefixes`, tanh between them,
-/// logits out.
-fn actor_description(prefixes: &Value, input: usize) -> Result<Value, &'static str> {
-    let names: Vec<&str> = prefixes
-        .as_array()
-        .and_then(|a| a.iter().map(|v| v.as_str()).collect::<Option<Vec<_>>>())
-        .filter(|v| !v.is_empty())
-        .ok_or("a non-empty list of linear layer names")?;
-    let mut layers = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        if i > 0 {
-            layers.push(json!({"type": "tanh"}));
-        }
-        layers.push(json!({"type": "linear", "weight": format!("{name}.weight"), "bias": format!("{name}.bias")}));
-    }
-    Ok(json!({"input": {"size": input}, "layers": layers}))
 }
 
 impl crate::network::Network for Pdaa3cNet {
@@ -329,7 +311,7 @@ mod tests {
         // Rank 0 = slot 2: cwnd 0.4, Q = (0.7·1000/400 000 + 0.3·400 000)·8e-7 = 0.096000001.
         let r0 = &x[..RANK_INPUTS];
         assert_eq!((r0[2], r0[6]), (0.4, 1.0));
-        assert!((r0[5] - 0.096_000_001).abs() < 1e-7, "{}", r0[5]);
+        assert!((f64::from(r0[5]) - 0.096_000_001).abs() < 1e-7, "{}", r0[5]);
         assert_eq!(x[RANK_INPUTS + 2], 0.2);
         assert!(x[3 * RANK_INPUTS..].iter().all(|&v| v == 0.0));
     }

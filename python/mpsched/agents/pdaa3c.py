@@ -57,6 +57,7 @@ from torch import nn
 from .. import _core
 from ..envs import SUBFLOW_FEATURES, SchedulerVectorEnv
 from .checkpoint import save_checkpoint
+from .drl_cc import mlp
 from .pdaa3c_args import Args, env_seed_base, resolve_scenario
 
 __all__ = ["Args", "ActorCritic", "SharedAdam", "TrainResult", "train", "ranked", "STATE"]
@@ -78,25 +79,15 @@ DETERMINISM = (
 # --- network (§2.1, eqs. 1-3) ---------------------------------------------------------------
 
 
-def mlp(n_in: int, hidden: Tuple[int, ...], n_out: int) -> nn.Sequential:
-    """Linear layers with tanh between them (``0``, ``2``, ... are the linear layers)."""
-    layers: List[nn.Module] = []
-    for h in hidden:
-        layers += [nn.Linear(n_in, h), nn.Tanh()]
-        n_in = h
-    layers.append(nn.Linear(n_in, n_out))
-    return nn.Sequential(*layers)
-
-
 class ActorCritic(nn.Module):
-    """The actor π(a|s; θ) (one logit per quality rank) and the critic V(s; θ_v), separate
+    """Tanh MLPs: the actor π(a|s; θ) (one logit per quality rank) and the critic V(s; θ_v), separate
     parameter sets as the letter writes them (eqs. 1-3)."""
 
     def __init__(self, max_paths: int, hidden: Tuple[int, ...]) -> None:
         super().__init__()
         n_in = max_paths * RANK_INPUTS
-        self.actor = mlp(n_in, hidden, max_paths)
-        self.critic = mlp(n_in, hidden, 1)
+        self.actor = mlp(n_in, hidden, max_paths, nn.Tanh)
+        self.critic = mlp(n_in, hidden, 1, nn.Tanh)
 
     def forward(self, x: torch.Tensor, n_valid: torch.Tensor) -> Tuple[Any, torch.Tensor]:
         """The masked categorical policy over ranks (ranks past the usable subflows have
@@ -168,8 +159,8 @@ class Shared:
     updates: Any
     steps: Any
     stop_at: float
-    #: when the first worker started its loop (time.time(); after the processes' start-up)
-    loop_start: Any
+    #: per worker: loop start, loop end (time.time(), process start-up excluded), env steps
+    timing: Any
 
 
 def n_step_returns(
@@ -225,7 +216,7 @@ def losses(args, local, batch) -> Tuple[torch.Tensor, Dict[str, float]]:
     value = adv.pow(2).mean()
     entropy = dist.entropy().mean()
     loss = policy + args.value_coef * value - args.entropy_beta * entropy
-    stats = {"policy": float(policy), "value": float(value), "entropy": float(entropy)}
+    stats = {"policy": policy.item(), "value": value.item(), "entropy": entropy.item()}
     return loss, stats
 
 
@@ -238,9 +229,7 @@ def worker(rank: int, args: Args, shared_model, optimizer, shared: Shared, logdi
     envs = make_envs(args, rank)
     obs, _ = envs.reset(seed=env_seed_base(args.seed, rank))
     local = ActorCritic(args.max_paths, tuple(args.hidden_units))
-    with shared.loop_start.get_lock():
-        if shared.loop_start.value == 0.0 or time.time() < shared.loop_start.value:
-            shared.loop_start.value = time.time()
+    shared.timing[3 * rank] = time.time()
     writer = None
     if rank == 0 and logdir is not None:
         from torch.utils.tensorboard import SummaryWriter
@@ -264,6 +253,8 @@ def worker(rank: int, args: Args, shared_model, optimizer, shared: Shared, logdi
             u = shared.updates.value
         with shared.steps.get_lock():
             shared.steps.value += args.t_max * args.envs_per_worker
+        shared.timing[3 * rank + 2] += args.t_max * args.envs_per_worker
+        shared.timing[3 * rank + 1] = time.time()
         if writer is not None and u % args.log_every == 0:
             for k, v in stats.items():
                 writer.add_scalar(f"loss/{k}", v, u)
@@ -284,7 +275,7 @@ class TrainResult:
     updates: int
     env_steps: int
     wall_s: float
-    #: env steps per second of the workers' loops (process start-up excluded)
+    #: env steps per second: the sum of each worker's steps / its loop time (start-up excluded)
     env_steps_per_s: float
     written: Dict[str, Path] = field(default_factory=dict)
 
@@ -356,6 +347,12 @@ def _run_workers(args: Args, model: ActorCritic, optimizer, shared: Shared, logd
         raise RuntimeError(f"pdaa3c worker {bad[0]} failed (exit code {procs[bad[0]].exitcode})")
 
 
+def steps_per_s(timing: List[float]) -> float:
+    """The sum over workers of env steps / loop time, from ``[start, end, steps] × workers``."""
+    rows = [timing[i : i + 3] for i in range(0, len(timing), 3)]
+    return sum(n / (end - start) for start, end, n in rows if end > start)
+
+
 def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
     """Algorithm 1 in ``args.workers`` asynchronous processes until ``args.updates`` shared
     updates (or ``args.max_minutes``); writes ``pdaa3c.{json,safetensors}`` and TensorBoard
@@ -370,7 +367,8 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
     optimizer = SharedAdam(model.parameters(), args.learning_rate)
     ctx = mp.get_context("spawn")
     limit = args.max_minutes * 60 if args.max_minutes is not None else float("inf")
-    shared = Shared(ctx.Value("q", 0), ctx.Value("q", 0), time.time() + limit, ctx.Value("d", 0.0))
+    timing = ctx.Array("d", 3 * args.workers)
+    shared = Shared(ctx.Value("q", 0), ctx.Value("q", 0), time.time() + limit, timing)
     probe = make_envs(args, 0)
     obs_block = dict(probe.policy_obs)
     probe.close()
@@ -379,7 +377,7 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
         started = time.perf_counter()
         _run_workers(args, model, optimizer, shared, tmp / "runs")
         wall = time.perf_counter() - started
-        loop_s = max(time.time() - shared.loop_start.value, 1e-9)
+        rate = steps_per_s(list(shared.timing))
         steps, updates = int(shared.steps.value), int(shared.updates.value)
         info = {
             "algorithm": "a3c",
@@ -394,8 +392,7 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
             "updates": updates,
             "env_steps": steps,
             "wall_s": round(wall, 2),
-            "loop_s": round(loop_s, 2),
-            "env_steps_per_s": round(steps / loop_s, 1),
+            "env_steps_per_s": round(rate, 1),
             "args": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(args).items()},
         }
         save_checkpoint(
@@ -404,14 +401,14 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
         (tmp / "train.json").write_text(json.dumps(info, indent=2) + "\n")
     log(
         f"{updates} updates, {steps} env steps in {wall:.1f} s with {args.workers} worker(s) "
-        f"({loop_s:.1f} s after the workers' start-up: {steps / loop_s:.1f} env steps/s)"
+        f"({rate:.1f} env steps/s: the sum of the workers' own rates, start-up excluded)"
     )
     return TrainResult(
         policy=out / f"{POLICY_NAME}.json",
         updates=updates,
         env_steps=steps,
         wall_s=wall,
-        env_steps_per_s=steps / loop_s,
+        env_steps_per_s=rate,
         written={"policy": out / f"{POLICY_NAME}.json", "runs": out / "runs"},
     )
 

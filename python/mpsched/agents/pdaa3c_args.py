@@ -98,9 +98,6 @@ def env_seed_base(seed: int, worker: int) -> int:
 def resolve_scenario(scenario: str) -> Path:
     """The scenario file: the path given, or, for the default outside a checkout, the copy
     shipped with the package (ScenarioError if there is none)."""
-    p = Path(scenario)
-    if p.is_file() or scenario != Args().scenario:
-        return p
-    from ..scenario import shipped_scenario
+    from ..scenario import resolve_default_scenario
 
-    return shipped_scenario(p.name)
+    return resolve_default_scenario(scenario, Args().scenario)

@@ -167,6 +167,42 @@ def _ready_to_train(out: Path) -> None:
     require_extra(["gymnasium", "torch"], "mpsched train")
 
 
+def check_training_input(args: Any, resolve_scenario: Callable[[str], Path]) -> None:
+    """``args.scenario`` resolved and loadable (the scenario loader's message, as `mpsched
+    run` gives it), ``args.out`` usable and the ``rl`` extra installed; else exit 2."""
+    from .. import _core
+    from ..scenario import load as load_scenario
+
+    try:
+        args.scenario = str(resolve_scenario(args.scenario))
+        load_scenario(args.scenario)
+    except _core.ScenarioError as e:
+        fail(str(e))
+    _ready_to_train(Path(args.out))
+
+
+def run_training(train_fn: Callable[..., Any], args: Any, summary: Callable[[Any], str]) -> None:
+    """``train_fn(args, log=...)`` logging to stderr, then ``summary(result)`` (stderr) and
+    the files written (``result.written``, stdout); bad input (env, checkpoint, scenario, a
+    value) is one ``error:`` line and exit 2, a missing extra exit 1."""
+    from rich.console import Console
+
+    from .. import _core
+    from ..agents.checkpoint import CheckpointError
+    from ..envs import EnvConfigError
+
+    console = Console(stderr=True)
+    try:
+        result = train_fn(args, log=lambda m: console.print(m))
+    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
+        fail(str(e))
+    except ImportError as e:
+        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
+    console.print(summary(result))
+    for name, path in result.written.items():
+        typer.echo(f"{name}: {path}")
+
+
 #: The Args fields `mpsched train drl-cc` exposes, in --help order.
 DRLCC_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
     "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
@@ -187,36 +223,20 @@ def drl_cc_command(**options: Any) -> None:
     Writes the policy file `drl-cc.{json,safetensors}` (docs/drl-cc.md) and TensorBoard logs
     under `runs/` to the output directory.
     """
-    from rich.console import Console
-
-    from .. import _core
     from ..agents.drl_cc_args import resolve_scenario
-    from ..scenario import load as load_scenario
 
     args = DrlCcArgs(**options)
-    try:  # the scenario loader's message, as `mpsched run` gives it
-        args.scenario = str(resolve_scenario(args.scenario))
-        load_scenario(args.scenario)
-    except _core.ScenarioError as e:
-        fail(str(e))
-    _ready_to_train(Path(args.out))
-    from ..agents.checkpoint import CheckpointError
+    check_training_input(args, resolve_scenario)
     from ..agents.drl_cc import train as train_drl_cc
-    from ..envs import EnvConfigError
 
-    console = Console(stderr=True)
-    try:
-        result = train_drl_cc(args, log=lambda m: console.print(m))
-    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
-        fail(str(e))
-    except ImportError as e:
-        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
-    console.print(
-        f"trained in {result.wall_s:.1f} s: {result.transitions_per_s:.0f} transitions/s, "
-        f"{result.updates_per_s:.0f} updates/s"
+    run_training(
+        train_drl_cc,
+        args,
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.transitions_per_s:.0f} transitions/s, "
+            f"{r.updates_per_s:.0f} updates/s"
+        ),
     )
-    for name, path in result.written.items():
-        typer.echo(f"{name}: {path}")
 
 
 train_app.command("drl-cc")(

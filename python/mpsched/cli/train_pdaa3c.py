@@ -3,14 +3,10 @@
 (types, defaults and help from the field docs) as for ``train edar`` and ``train drl-cc``;
 bad input is one ``error:`` line naming the argument and exit code 2."""
 
-from pathlib import Path
 from typing import Any, Dict, Tuple
 
-import typer
-
 from ..agents.pdaa3c_args import Args as Pdaa3cArgs
-from .errors import fail
-from .train import _ready_to_train, _with_signature, options_from_args, train_app
+from .train import _with_signature, check_training_input, options_from_args, run_training, train_app
 
 #: The Args fields `mpsched train pdaa3c` exposes, in --help order.
 PDAA3C_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
@@ -35,36 +31,20 @@ def pdaa3c_command(**options: Any) -> None:
     and TensorBoard logs under `runs/` to the output directory. Run the policy with
     `mpsched run SCENARIO --scheduler policy:DIR/pdaa3c.json`.
     """
-    from rich.console import Console
-
-    from .. import _core
     from ..agents.pdaa3c_args import resolve_scenario
-    from ..scenario import load as load_scenario
 
     args = Pdaa3cArgs(**options)
-    try:  # the scenario loader's message, as `mpsched run` gives it
-        args.scenario = str(resolve_scenario(args.scenario))
-        load_scenario(args.scenario)
-    except _core.ScenarioError as e:
-        fail(str(e))
-    _ready_to_train(Path(args.out))
-    from ..agents.checkpoint import CheckpointError
+    check_training_input(args, resolve_scenario)
     from ..agents.pdaa3c import train as train_pdaa3c
-    from ..envs import EnvConfigError
 
-    console = Console(stderr=True)
-    try:
-        result = train_pdaa3c(args, log=lambda m: console.print(m))
-    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
-        fail(str(e))
-    except ImportError as e:
-        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
-    console.print(
-        f"trained in {result.wall_s:.1f} s: {result.env_steps_per_s:.1f} env steps/s in the workers, "
-        f"{result.updates / max(result.wall_s, 1e-9):.1f} updates/s"
+    run_training(
+        train_pdaa3c,
+        args,
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s: {r.env_steps_per_s:.1f} env steps/s in the "
+            f"workers, {r.updates / max(r.wall_s, 1e-9):.1f} updates/s"
+        ),
     )
-    for name, path in result.written.items():
-        typer.echo(f"{name}: {path}")
 
 
 train_app.command("pdaa3c")(
