@@ -91,12 +91,16 @@ def test_one_worker_is_reproducible(tmp_path: Path) -> None:
 
 
 def test_two_workers_run_in_parallel_processes(tmp_path: Path) -> None:
-    args = _tiny(tmp_path, "w2", workers=2, updates=8)
+    args = _tiny(tmp_path, "w2", workers=2, updates=20)
     res = train(args, log=lambda m: None)
-    assert res.updates >= 8 and res.env_steps == res.updates * 5
+    assert res.updates >= 20 and res.env_steps == res.updates * 5
     tr = json.loads(res.policy.read_text())["train"]
     assert (tr["workers"], tr["seed"], tr["deterministic"]) == (2, 1, False)
     assert tr["env_seed_bases"] == [env_seed_base(1, 0), env_seed_base(1, 1)]
+    # Both processes stepped their own envs, and their loops overlapped in time.
+    (s0, e0, n0), (s1, e1, n1) = tr["worker_loops"]
+    assert n0 > 0 and n1 > 0 and n0 + n1 == res.env_steps
+    assert s0 < e1 and s1 < e0
 
 
 def test_exported_policy_acts_in_rust_as_the_actor(tmp_path: Path) -> None:

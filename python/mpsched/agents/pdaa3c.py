@@ -161,6 +161,8 @@ class Shared:
     stop_at: float
     #: per worker: loop start, loop end (time.time(), process start-up excluded), env steps
     timing: Any
+    #: the workers start their loops together, once every one has its envs
+    ready: Any
 
 
 def n_step_returns(
@@ -229,12 +231,13 @@ def worker(rank: int, args: Args, shared_model, optimizer, shared: Shared, logdi
     envs = make_envs(args, rank)
     obs, _ = envs.reset(seed=env_seed_base(args.seed, rank))
     local = ActorCritic(args.max_paths, tuple(args.hidden_units))
-    shared.timing[3 * rank] = time.time()
     writer = None
     if rank == 0 and logdir is not None:
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(logdir))
+    shared.ready.wait(timeout=600)
+    shared.timing[3 * rank] = time.time()
     while True:
         with shared.updates.get_lock():
             if shared.updates.value >= args.updates or time.time() >= shared.stop_at:
@@ -368,7 +371,9 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
     ctx = mp.get_context("spawn")
     limit = args.max_minutes * 60 if args.max_minutes is not None else float("inf")
     timing = ctx.Array("d", 3 * args.workers)
-    shared = Shared(ctx.Value("q", 0), ctx.Value("q", 0), time.time() + limit, timing)
+    shared = Shared(
+        ctx.Value("q", 0), ctx.Value("q", 0), time.time() + limit, timing, ctx.Barrier(args.workers)
+    )
     probe = make_envs(args, 0)
     obs_block = dict(probe.policy_obs)
     probe.close()
@@ -377,7 +382,9 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
         started = time.perf_counter()
         _run_workers(args, model, optimizer, shared, tmp / "runs")
         wall = time.perf_counter() - started
-        rate = steps_per_s(list(shared.timing))
+        timing = list(shared.timing)
+        rate = steps_per_s(timing)
+        t0 = min(timing[0::3])
         steps, updates = int(shared.steps.value), int(shared.updates.value)
         info = {
             "algorithm": "a3c",
@@ -393,6 +400,11 @@ def train(args: Args, log: Callable[[str], Any] = print) -> TrainResult:
             "env_steps": steps,
             "wall_s": round(wall, 2),
             "env_steps_per_s": round(rate, 1),
+            # per worker: loop start and end (s after the first worker's start), env steps
+            "worker_loops": [
+                [round(timing[i] - t0, 3), round(timing[i + 1] - t0, 3), int(timing[i + 2])]
+                for i in range(0, len(timing), 3)
+            ],
             "args": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(args).items()},
         }
         save_checkpoint(
