@@ -164,3 +164,13 @@ def test_shipped_policy_runs_by_name(tmp_path: Path) -> None:
     sc.write_text(text.replace('scheduler = "minrtt"', 'scheduler = "pdaa3c"'))
     (row,) = mpsched.run(str(sc), seed=1001).summary["policies"]
     assert row["decisions"] == 20
+
+
+def test_pdaa3c_prefix_refuses_another_network(tmp_path: Path) -> None:
+    """`pdaa3c:PATH` must name a PDAA3C policy file; another network type is a one-line error."""
+    edar = Path(mpsched.__file__).parent / "agents" / "checkpoints" / "edar-default.json"
+    text = SCENARIO.read_text().replace("duration_s = 70", "duration_s = 1")
+    sc = tmp_path / "sc.toml"
+    sc.write_text(text.replace('scheduler = "minrtt"', f'scheduler = "pdaa3c:{edar}"'))
+    with pytest.raises(mpsched.ScenarioError, match="not a PDAA3C policy .*: use policy:"):
+        mpsched.run(str(sc), seed=1001)
