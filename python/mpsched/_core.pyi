@@ -195,6 +195,19 @@ def obs_features() -> List[Tuple[str, List[Tuple[str, str, str, str, str]]]]:
 def obs_layout(max_paths: int, history: int, max_flows: int) -> List[Tuple[str, int]]:
     """Every offset and length of an observation, by name."""
 
+def pdaa3c_inputs(
+    obs: npt.NDArray[np.float32],
+    max_paths: int,
+    history: int,
+    gamma: float = 0.7,
+    eta: float = 0.3,
+    alpha: float = 1000.0,
+) -> Tuple[
+    npt.NDArray[np.float32], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]
+]:
+    """PDAA3C's actor inputs ranked by subflow quality Q (eqs. 4-5), rank -> slot (-1 past the
+    usable subflows), usable counts and Q per slot (bytes/s) of scheduler observations."""
+
 def host_layout(max_flows: int, max_subflows: int, history: int) -> List[Tuple[str, int]]:
     """Every offset and length of a host env's observation, by name."""
 

@@ -183,6 +183,16 @@ def shipped_scenario(name: str) -> Path:
     return path
 
 
+def resolve_default_scenario(scenario: str, default: str) -> Path:
+    """A training command's scenario file: the path given, or, for the ``default`` (a path
+    relative to a checkout) outside a checkout, the copy shipped with the package
+    (ScenarioError if there is none)."""
+    p = Path(scenario)
+    if p.is_file() or scenario != default:
+        return p
+    return shipped_scenario(p.name)
+
+
 def _has_sweep(value: Any) -> bool:
     if isinstance(value, dict):
         if "range" in value and "steps" in value:

@@ -26,10 +26,10 @@
 
 use mpsched_transport::observe::features::FlowFeature;
 use mpsched_transport::observe::HostLayout;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::checkpoint::Checkpoint;
-use crate::net::{Net, Tensors};
+use crate::net::{linear_stack, Net, Tensors};
 use crate::spec::Layout;
 use crate::PolicyError;
 
@@ -92,7 +92,8 @@ impl DrlCcNet {
         let mut layer = lstm.clone();
         layer["type"] = json!("lstm");
         let repr = Net::build(&json!({"input": {"size": MAX_FLOWS * n}, "layers": [layer]}), &mut t)?;
-        let actor = Net::build(&actor_description(&net["actor"], hidden + n).map_err(|w| err("actor", w))?, &mut t)?;
+        let actor = linear_stack(&net["actor"], hidden + n, "relu", Some("tanh")).map_err(|w| err("actor", w))?;
+        let actor = Net::build(&actor, &mut t)?;
         if let Some(extra) = t.t.keys().next() {
             return Err(PolicyError(format!("{}: unexpected tensor {extra:?}", weights_path.display())));
         }
@@ -151,22 +152,6 @@ impl DrlCcNet {
         let k = action.len().min(out.len());
         action[..k].copy_from_slice(&out[..k]);
     }
-}
-
-/// The generic network description of the actor: linear layers named by `prefixes`, ReLU
-/// between them, tanh after the last.
-fn actor_description(prefixes: &Value, input: usize) -> Result<Value, &'static str> {
-    let names: Vec<&str> = prefixes
-        .as_array()
-        .and_then(|a| a.iter().map(|v| v.as_str()).collect::<Option<Vec<_>>>())
-        .filter(|v| !v.is_empty())
-        .ok_or("a non-empty list of linear layer names")?;
-    let mut layers = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        layers.push(json!({"type": "linear", "weight": format!("{name}.weight"), "bias": format!("{name}.bias")}));
-        layers.push(json!({"type": if i + 1 < names.len() { "relu" } else { "tanh" }}));
-    }
-    Ok(json!({"input": {"size": input}, "layers": layers}))
 }
 
 impl crate::network::Network for DrlCcNet {

@@ -5,6 +5,7 @@
 //! - [`checkpoint`]: reading a policy file (and its SHA-256);
 //! - [`network`]: the network types ([`edar`]: EdAR's Q-network; [`net`]: generic layer stacks
 //!   with actor heads), one registry line each;
+//! - [`pdaa3c`]: PDAA3C's subflow quality evaluation (eqs. 4–5) and its rank-choosing actor;
 //! - [`spec`]: what a policy observes and how its action acts, checked on load;
 //! - [`sched`]: a scheduler policy as a [`mpsched_transport::sched::Scheduler`];
 //! - [`host`]: a host policy (DRL-CC's, [`drl_cc`]) as a
@@ -27,6 +28,7 @@ pub mod edar;
 pub mod host;
 pub mod net;
 pub mod network;
+pub mod pdaa3c;
 pub mod safetensors;
 pub mod sched;
 pub mod spec;
@@ -74,6 +76,7 @@ shipped! {
     "edar" => "edar-default",
     "drl-cc" => "drl-cc-default",
     "rlds" => "rlds-default",
+    "pdaa3c" => "pdaa3c-default",
 }
 
 /// A policy from a read checkpoint.
@@ -84,8 +87,8 @@ pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
     Ok(Policy { net, role, sha256 })
 }
 
-/// The shipped policy `name` (`edar`, `drl-cc`, `rlds`: RLDS-proxy, a stand-in for PDAA3C's
-/// RLDS baseline, shared/specs/rl-baselines.md §4), built once per process.
+/// The shipped policy `name` (`edar`, `drl-cc`, `pdaa3c`, `rlds`: RLDS-proxy, a stand-in for
+/// PDAA3C's RLDS baseline, shared/specs/rl-baselines.md §4), built once per process.
 pub fn shipped(name: &str) -> Result<Arc<Policy>, PolicyError> {
     static BUILT: Mutex<Vec<(&'static str, Arc<Policy>)>> = Mutex::new(Vec::new());
     let &(name, json, weights) = SHIPPED
@@ -171,13 +174,14 @@ fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl 
     Ok(Custom { name: label, factory: Arc::new(|| Box::new(ExternalCc)) })
 }
 
-/// The policy an algorithm name loads: `edar` and `drl-cc` (the shipped ones), and
-/// `edar:PATH`, `drl-cc:PATH`, `policy:PATH` (files); `None` for a name that is no policy.
+/// The policy an algorithm name loads: `edar`, `drl-cc` and `pdaa3c` (the shipped ones), and
+/// `edar:PATH`, `drl-cc:PATH`, `pdaa3c:PATH`, `policy:PATH` (files); `None` for a name that is
+/// no policy.
 fn policy_of(name: &str) -> Option<Result<Arc<Policy>, PolicyError>> {
     let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
     match (prefix.trim().to_ascii_lowercase().as_str(), arg.trim()) {
-        (p @ ("edar" | "drl-cc" | "rlds"), "") => Some(shipped(p)),
-        ("edar" | "drl-cc" | "rlds" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
+        (p @ ("edar" | "drl-cc" | "rlds" | "pdaa3c"), "") => Some(shipped(p)),
+        ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
         _ => None,
     }
 }
@@ -193,13 +197,14 @@ pub fn host_policy(label: &str) -> Option<Arc<Policy>> {
 /// Makes the policies known to the registries (idempotent): schedulers `policy:PATH` (any
 /// scheduler policy file), `edar` (the shipped EdAR checkpoint), `edar:PATH` (an EdAR
 /// checkpoint), `rlds` (the shipped RLDS-proxy policy) and `rlds:PATH` (a policy file, as
-/// `policy:PATH`); congestion controllers `policy:PATH` (any host policy file), `drl-cc` (the
-/// shipped DRL-CC policy) and `drl-cc:PATH`. Drivers call it once before resolving scenarios
+/// `policy:PATH`), `pdaa3c` (the shipped PDAA3C policy) and `pdaa3c:PATH`; congestion
+/// controllers `policy:PATH` (any host policy file), `drl-cc` (the shipped DRL-CC policy) and
+/// `drl-cc:PATH`. Drivers call it once before resolving scenarios
 /// (the simulator does).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for prefix in ["policy", "edar", "rlds"] {
+        for prefix in ["policy", "edar", "rlds", "pdaa3c"] {
             let loader = Arc::new(move |arg: &str| named(prefix, arg).and_then(|(l, p)| scheduler_of(l, p)));
             SchedSpec::register_loader(prefix, loader).expect("not a built-in name");
         }
@@ -210,8 +215,9 @@ pub fn register() {
     });
 }
 
-/// The label and policy a name `prefix:ARG` loads: the shipped policy for a bare `edar` or
-/// `drl-cc`, else the file ARG, which after `edar:` / `drl-cc:` must hold that network type.
+/// The label and policy a name `prefix:ARG` loads: the shipped policy for a bare `edar`,
+/// `drl-cc` or `pdaa3c`, else the file ARG, which after `edar:` / `drl-cc:` / `pdaa3c:` must
+/// hold that network type.
 fn named(prefix: &str, arg: &str) -> Result<(String, Arc<Policy>), String> {
     if arg.is_empty() {
         if prefix == "policy" {
@@ -223,6 +229,7 @@ fn named(prefix: &str, arg: &str) -> Result<(String, Arc<Policy>), String> {
     let wrong = match prefix {
         "edar" if !matches!(p.net, AnyNet::Edar(_)) => "not an EdAR checkpoint (\"algorithm\" is not \"edar\")",
         "drl-cc" if !matches!(p.net, AnyNet::DrlCc(_)) => "not a DRL-CC policy (\"algorithm\" is not \"drl_cc\")",
+        "pdaa3c" if !matches!(p.net, AnyNet::Pdaa3c(_)) => "not a PDAA3C policy (\"algorithm\" is not \"pdaa3c\")",
         _ => return Ok((format!("{prefix}:{arg}"), p)),
     };
     Err(format!("{arg}: {wrong}: use policy:{arg}"))

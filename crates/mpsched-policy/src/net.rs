@@ -658,6 +658,35 @@ fn apply_head(head: &Head, x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// The generic network description of linear layers named by `prefixes` (`NAME.weight`,
+/// `NAME.bias`) reading `input` values, activation `between` (`"relu"`, `"tanh"`, ...) between
+/// them and `last` after the last one (DRL-CC's and PDAA3C's actors).
+pub(crate) fn linear_stack(
+    prefixes: &serde_json::Value,
+    input: usize,
+    between: &str,
+    last: Option<&str>,
+) -> Result<serde_json::Value, &'static str> {
+    let names: Vec<&str> = prefixes
+        .as_array()
+        .and_then(|a| a.iter().map(|v| v.as_str()).collect::<Option<Vec<_>>>())
+        .filter(|v| !v.is_empty())
+        .ok_or("a non-empty list of linear layer names")?;
+    let mut layers = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            layers.push(serde_json::json!({"type": between}));
+        }
+        layers.push(
+            serde_json::json!({"type": "linear", "weight": format!("{name}.weight"), "bias": format!("{name}.bias")}),
+        );
+    }
+    if let Some(act) = last {
+        layers.push(serde_json::json!({"type": act}));
+    }
+    Ok(serde_json::json!({"input": {"size": input}, "layers": layers}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use crate::checkpoint::Checkpoint;
 use crate::drl_cc::DrlCcNet;
 use crate::edar::EdarNet;
 use crate::net::Net;
+use crate::pdaa3c::Pdaa3cNet;
 use crate::spec::Layout;
 use crate::PolicyError;
 
@@ -191,4 +192,6 @@ networks! {
     Net(Box<Net>) "net";
     /// DRL-CC's actor (drl-cc.txt §III-B/C): an LSTM over the host's flows, then the target flow.
     DrlCc(Box<DrlCcNet>) "drl_cc";
+    /// PDAA3C's actor (pdaa3c.txt §2.2–2.3): subflows ranked by the quality Q, then a choice of rank.
+    Pdaa3c(Box<Pdaa3cNet>) "pdaa3c";
 }

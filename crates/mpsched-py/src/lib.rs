@@ -13,6 +13,7 @@ use mpsched_sim::{Column, Format, Table};
 mod algos;
 mod env;
 mod panics;
+mod pdaa3c;
 mod policy;
 mod pysched;
 mod tracegen;
@@ -388,6 +389,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_syntax, m)?)?;
     m.add_function(wrap_pyfunction!(policy::policy_digest, m)?)?;
     m.add_function(wrap_pyfunction!(policy::policy_prefixes, m)?)?;
+    m.add_function(wrap_pyfunction!(pdaa3c::pdaa3c_inputs, m)?)?;
     mpsched_policy::register();
     m.add_class::<policy::PyEdarNet>()?;
     m.add_class::<policy::PyNet>()?;

@@ -113,11 +113,14 @@ def split_obs(
 # --- networks (§III-B, §III-C) ------------------------------------------------------------
 
 
-def mlp(n_in: int, hidden: Sequence[int], n_out: int) -> nn.Sequential:
-    """Linear layers with ReLU between them (indices 0, 2, 4: the contract's layer names)."""
+def mlp(
+    n_in: int, hidden: Sequence[int], n_out: int, activation: Callable[[], nn.Module] = nn.ReLU
+) -> nn.Sequential:
+    """Linear layers with ``activation`` (ReLU) between them (indices 0, 2, 4: the contract's
+    layer names)."""
     layers: List[nn.Module] = []
     for h in hidden:
-        layers += [nn.Linear(n_in, h), nn.ReLU()]
+        layers += [nn.Linear(n_in, h), activation()]
         n_in = h
     layers.append(nn.Linear(n_in, n_out))
     return nn.Sequential(*layers)

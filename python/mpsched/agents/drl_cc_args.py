@@ -106,9 +106,6 @@ DDPG_VALUES = {"ou_theta": 0.15, "ou_sigma": 0.2}
 def resolve_scenario(scenario: str, default: Optional[str] = None) -> Path:
     """The scenario file: the path given, or, for the default (``default``, else DRL-CC's)
     outside a checkout, the copy shipped with the package (ScenarioError if there is none)."""
-    p = Path(scenario)
-    if p.is_file() or scenario != (Args().scenario if default is None else default):
-        return p
-    from ..scenario import shipped_scenario
+    from ..scenario import resolve_default_scenario
 
-    return shipped_scenario(p.name)
+    return resolve_default_scenario(scenario, Args().scenario if default is None else default)

@@ -43,3 +43,11 @@ def _add_reproduce() -> None:
 
 
 _add_reproduce()
+
+
+def _add_train_pdaa3c() -> None:
+    """`mpsched train pdaa3c` (its own module, registered on the `train` group)."""
+    from . import train_pdaa3c  # noqa: F401
+
+
+_add_train_pdaa3c()

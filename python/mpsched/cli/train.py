@@ -171,6 +171,42 @@ def _ready_to_train(out: Path) -> None:
     require_extra(["gymnasium", "torch"], "mpsched train")
 
 
+def check_training_input(args: Any, resolve_scenario: Callable[[str], Path]) -> None:
+    """``args.scenario`` resolved and loadable (the scenario loader's message, as `mpsched
+    run` gives it), ``args.out`` usable and the ``rl`` extra installed; else exit 2."""
+    from .. import _core
+    from ..scenario import load as load_scenario
+
+    try:
+        args.scenario = str(resolve_scenario(args.scenario))
+        load_scenario(args.scenario)
+    except _core.ScenarioError as e:
+        fail(str(e))
+    _ready_to_train(Path(args.out))
+
+
+def run_training(train_fn: Callable[..., Any], args: Any, summary: Callable[[Any], str]) -> None:
+    """``train_fn(args, log=...)`` logging to stderr, then ``summary(result)`` (stderr) and
+    the files written (``result.written``, stdout); bad input (env, checkpoint, scenario, a
+    value) is one ``error:`` line and exit 2, a missing extra exit 1."""
+    from rich.console import Console
+
+    from .. import _core
+    from ..agents.checkpoint import CheckpointError
+    from ..envs import EnvConfigError
+
+    console = Console(stderr=True)
+    try:
+        result = train_fn(args, log=lambda m: console.print(m))
+    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
+        fail(str(e))
+    except ImportError as e:
+        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
+    console.print(summary(result))
+    for name, path in result.written.items():
+        typer.echo(f"{name}: {path}")
+
+
 #: The Args fields `mpsched train drl-cc` exposes, in --help order.
 DRLCC_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
     "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
@@ -205,36 +241,16 @@ def drl_cc_command(**options: Any) -> None:
 
 
 def _train_with(args: Any, resolve: Callable[[str], Path], agent: str, summary: Callable) -> None:
-    """Resolves and loads ``args.scenario``, checks ``--out``, runs ``mpsched.agents.<agent>``'s
-    ``train(args, log)`` and prints ``summary(result)`` and the files written. Bad input is one
-    ``error:`` line and exit 2."""
+    """:func:`check_training_input`, then :func:`run_training` of ``mpsched.agents.<agent>``'s
+    ``train`` (imported only then: torch loads with it)."""
     import importlib
 
-    from rich.console import Console
-
-    from .. import _core
-    from ..scenario import load as load_scenario
-
-    try:  # the scenario loader's message, as `mpsched run` gives it
-        args.scenario = str(resolve(args.scenario))
-        load_scenario(args.scenario)
-    except _core.ScenarioError as e:
-        fail(str(e))
-    _ready_to_train(Path(args.out))
-    from ..agents.checkpoint import CheckpointError
-    from ..envs import EnvConfigError
-
-    console = Console(stderr=True)
+    check_training_input(args, resolve)
     try:
         train = importlib.import_module(f"..agents.{agent}", __package__).train
-        result = train(args, log=lambda m: console.print(m))
-    except (EnvConfigError, CheckpointError, _core.ScenarioError, ValueError) as e:
-        fail(str(e))
     except ImportError as e:
         fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
-    console.print(summary(result))
-    for name, path in result.written.items():
-        typer.echo(f"{name}: {path}")
+    run_training(train, args, summary)
 
 
 train_app.command("drl-cc")(
