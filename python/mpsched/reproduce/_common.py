@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
+
+from rich.console import Console
 
 from ..scenario import shipped_scenario
 
@@ -22,3 +24,18 @@ def write_scenario(scenario: Dict[str, Any], out: Path, name: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(scenario, indent=1), encoding="utf-8")
     return path
+
+
+def print_outcome(out: Path, claims: Sequence[Any], quick: bool) -> None:
+    """What a ``reproduce`` command wrote and its verdict counts (a quick run is flagged as a
+    test of the pipeline)."""
+    counts: Dict[str, int] = {}
+    for c in claims:
+        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    con = Console()
+    con.print(f"wrote {out}/claims.md, {out}/claims.json, {out}/results.md, {out}/figures/")
+    con.print("verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()), markup=False)
+    if quick:
+        con.print(
+            "QUICK RUN: a test of the pipeline, NOT the reproduction; its verdicts mean nothing."
+        )

@@ -378,13 +378,4 @@ def drl_cc_command(
             )
             raise typer.Exit(EXIT_BAD_INPUT)
     claims = reproduce_drl_cc(out, seeds=seeds, jobs=jobs, quick=quick, scenarios=names)
-    counts: Dict[str, int] = {}
-    for c in claims:
-        counts[c.verdict] = counts.get(c.verdict, 0) + 1
-    con = Console()
-    con.print(f"wrote {out}/claims.md, {out}/claims.json, {out}/results.md, {out}/figures/")
-    con.print("verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()), markup=False)
-    if quick:
-        con.print(
-            "QUICK RUN: a test of the pipeline, NOT the reproduction; its verdicts mean nothing."
-        )
+    _common.print_outcome(out, claims, quick)

@@ -433,13 +433,4 @@ def edar_command(
         fail(str(e))
     except ImportError as e:
         fail(f"EdAR-o's online learning (--adapt-steps) needs the `rl` extra (torch); use --adapt-steps 0 without it: {e}", 1)  # fmt: skip
-    counts: Dict[str, int] = {}
-    for c in claims:
-        counts[c.verdict] = counts.get(c.verdict, 0) + 1
-    con = Console()
-    con.print(f"wrote {out}/claims.md, {out}/claims.json, {out}/results.md, {out}/figures/")
-    con.print("verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()), markup=False)
-    if quick:
-        con.print(
-            "QUICK RUN: a test of the pipeline, NOT the reproduction; its verdicts mean nothing."
-        )
+    _common.print_outcome(out, claims, quick)
