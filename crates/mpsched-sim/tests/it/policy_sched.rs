@@ -98,7 +98,7 @@ fn policy_paths_and_bad_policy_files() {
     std::fs::write(dir.join("sub/bad.json"), r#"{"format": "mpsched-policy/1", "algorithm": "lstm9"}"#).unwrap();
     std::fs::copy(dir.join("sub/e.safetensors"), dir.join("sub/bad.safetensors")).unwrap();
     let e = error(&scenario("policy:sub/bad.json"), source);
-    assert!(e.contains("algorithm: expected one of [\"edar\", \"net\", \"drl_cc\"], got \"lstm9\""), "{e}");
+    assert!(e.contains("algorithm: expected one of [\"edar\", \"net\", \"drl_cc\", \"pdaa3c\"], got \"lstm9\""), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
