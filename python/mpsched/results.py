@@ -263,10 +263,7 @@ def result_files(results: Results) -> Dict[str, bytes]:
     files = {"summary.json": results.summary_json().encode("utf-8")}
     for name, table in results.tables.items():
         files[f"{name}.parquet"] = parquet_bytes(table)
-    toml_text = results.resolved_toml
-    if not toml_text.endswith("\n"):
-        toml_text += "\n"
-    files["scenario.toml"] = toml_text.encode("utf-8")
+    files["scenario.toml"] = _scenario_text(results).encode("utf-8")
     return files
 
 
@@ -295,10 +292,13 @@ def write_files(results: Results, directory: Path, tables: Sequence[str] = TABLE
     (directory / "summary.json").write_text(results.summary_json(), encoding="utf-8")
     for name in tables:
         write_parquet(getattr(results, name), str(directory / f"{name}.parquet"))
-    toml_text = results.resolved_toml
-    if not toml_text.endswith("\n"):
-        toml_text += "\n"
-    (directory / "scenario.toml").write_text(toml_text, encoding="utf-8")
+    (directory / "scenario.toml").write_text(_scenario_text(results), encoding="utf-8")
+
+
+def _scenario_text(results: Results) -> str:
+    """The resolved scenario as ``scenario.toml`` holds it: ending with a newline."""
+    text = results.resolved_toml
+    return text if text.endswith("\n") else text + "\n"
 
 
 def check_replaceable(out_dir: Path) -> None:
