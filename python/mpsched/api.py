@@ -22,8 +22,9 @@ Progress = Callable[[float, float, int], None]
 #: ``on_rows(table)``: timeseries rows sampled since the last call (a pyarrow Table).
 OnRows = Callable[[pa.Table], None]
 
-#: Seeds are unsigned 64-bit integers.
-MAX_SEED = 2**64 - 1
+#: Largest seed, everywhere (`run --seed`, `compare --seeds`, `[sim].seed`, a synthetic trace's
+#: `seed`): TOML integers are signed 64-bit, and the run's written `scenario.toml` must run again.
+MAX_SEED = 2**63 - 1
 
 #: A scenario file path (TOML, or JSON if it ends in ``.json``), or the scenario as a dict.
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -93,7 +94,7 @@ def run_streaming(
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
     ):
-        raise ValueError(f"seed: expected an integer in [0, 2**64 - 1], got {seed!r}")
+        raise ValueError(f"seed: expected an integer in [0, 2**63 - 1], got {seed!r}")
     loaded = load(scenario)
 
     def on_chunk(

@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from ._core import ScenarioError
+from .api import MAX_SEED as _API_MAX_SEED
 from .api import run as run_scenario
 from .scenario import LoadedScenario, check, load, load_dict
 
@@ -44,8 +45,9 @@ __all__ = [
 ]
 
 #: Largest seed of the command line (`run --seed`, `compare --seeds`): compare stores seeds in
-#: an int64 Parquet column, and every seed `run` takes must be one a compare can repeat.
-MAX_SEED = 2**63 - 1
+#: an int64 Parquet column, and every seed `run` takes must be one a compare can repeat (the API's
+#: bound, re-exported here).
+MAX_SEED = _API_MAX_SEED
 #: Most seeds one ``--seeds`` value may expand to.
 MAX_SEEDS = 100_000
 

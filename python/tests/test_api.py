@@ -155,7 +155,7 @@ def test_bad_arguments_are_rejected(fast_dict, tmp_path):
     with pytest.raises(ValueError):
         mpsched.run(fast_dict, seed=-1)
     with pytest.raises(ValueError):
-        mpsched.run(fast_dict, seed=2**64)
+        mpsched.run(fast_dict, seed=2**63)
     with pytest.raises(FileNotFoundError):
         mpsched.run(tmp_path / "missing.toml")
 

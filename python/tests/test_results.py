@@ -46,6 +46,19 @@ def test_resolved_scenario_is_valid_toml_that_reruns_identically(fast_dict, tmp_
     assert mpsched.run(resolved).summary == res.summary
 
 
+def test_synthetic_trace_scenario_reruns_from_its_written_copy(tmp_path):
+    """cellular-synthetic's scenario.toml for seed 18446744073 recorded a derived trace seed
+    above 2**63 - 1, and running it again failed ("u64 value was too large"): every recorded
+    seed now fits TOML's integers, and a seed past that is refused up front."""
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "cellular-synthetic.toml"
+    res = mpsched.run(scenario, seed=18_446_744_073)
+    resolved = tmp_path / "resolved.toml"
+    resolved.write_text(res.resolved_toml)
+    assert mpsched.run(resolved).summary == res.summary
+    with pytest.raises(ValueError, match=r"seed: expected an integer in \[0, 2\*\*63 - 1\]"):
+        mpsched.run(scenario, seed=2**63)
+
+
 def test_same_seed_gives_byte_identical_files(fast_dict, tmp_path):
     a = mpsched.write_results(mpsched.run(fast_dict, seed=3), tmp_path / "a")
     b = mpsched.write_results(mpsched.run(fast_dict, seed=3), tmp_path / "b")

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::link::TRACE_OPPORTUNITY_BYTES;
 use crate::ranges::show;
 use crate::rng::Rng;
-use crate::scenario::MIN_DURATION_S;
+use crate::scenario::{MAX_SEED, MIN_DURATION_S};
 
 /// Number of rate states of the Markov chain.
 pub const STATES: usize = 5;
@@ -88,6 +88,9 @@ impl SynthParams {
             outage_s: spec.outage_s.unwrap_or(Self::DEFAULT_OUTAGE_S),
         };
         p.validate()?;
+        if let Some(seed) = spec.seed.filter(|&s| s > MAX_SEED) {
+            return Err(("seed", format!("expected an integer in [0, 2^63 - 1] (TOML's integer range), got {seed}")));
+        }
         Ok(p)
     }
 

@@ -117,6 +117,10 @@ impl Profile {
 /// chunk periods, timers, trace dwell times, arrival periods), s: 1 µs. Shorter ones give
 /// billions of events per simulated second (a run that never finishes).
 pub const MIN_DURATION_S: f64 = 1e-6;
+
+/// Largest seed (`[sim].seed`, a synthetic trace's `seed`, a derived trace seed): 2^63 − 1,
+/// TOML's largest integer, so every seed a run records can be read back from its `scenario.toml`.
+pub const MAX_SEED: u64 = i64::MAX as u64;
 /// Shortest timeseries sample interval, ms: samples are kept in memory (one row per flow and
 /// subflow), and sampling every 1 µs took 834 MB per simulated second of a single flow.
 pub const MIN_SAMPLE_MS: f64 = 1.0;

@@ -121,9 +121,11 @@ impl Resolver<'_> {
         Ok(t)
     }
 
-    /// Seed of a synthetic trace: its own, or one derived from the scenario seed and the link.
+    /// Seed of a synthetic trace: its own, or one derived from the scenario seed and the link,
+    /// in [0, 2^63 − 1] like every seed: the resolved `scenario.toml` writes it out, and TOML
+    /// integers are signed 64-bit (a derived seed above that made the file unreadable).
     pub(super) fn synth_seed(&self, link: &str, spec: &SynthSpec) -> u64 {
-        spec.seed.unwrap_or_else(|| stream_seed(self.seed, &format!("trace/{link}")))
+        spec.seed.unwrap_or_else(|| stream_seed(self.seed, &format!("trace/{link}")) & MAX_SEED)
     }
 
     pub(super) fn synthetic(&self, field: &str, link: &str, spec: &SynthSpec) -> Result<Arc<Trace>, ScenarioError> {
@@ -246,6 +248,10 @@ impl Resolver<'_> {
             other => return Err(self.err("sim.profile", format!("expected \"linux\" or \"ns3\", got {other:?}"))),
         };
         let seed = file.sim.seed.unwrap_or(1);
+        if seed > MAX_SEED {
+            return Err(self
+                .err("sim.seed", format!("expected an integer in [0, 2^63 - 1] (TOML's integer range), got {seed}")));
+        }
         self.seed = seed;
         let energy_states = file.sim.energy_states.unwrap_or(false);
         let stop_when_done = file.sim.stop_when_done.unwrap_or(true);

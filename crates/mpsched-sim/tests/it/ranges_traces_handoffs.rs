@@ -160,6 +160,38 @@ fn synthetic_traces_inline() {
     assert_eq!(e, "s.toml: paths[0].trace.synthetic.mean_mbps: expected a positive number, got -1");
 }
 
+/// Every seed a run records is in TOML's integer range, so its `scenario.toml` runs again: a
+/// derived synthetic-trace seed used to be any u64 (`--seed 18446744073` derived
+/// 10298806105355800493 for cellular-synthetic's link, and re-running the written file failed
+/// with "u64 value was too large"). Seeds past 2^63 − 1 given directly are one-line errors.
+#[test]
+fn every_recorded_seed_reads_back_from_the_resolved_copy() {
+    for seed in [0, 1, 3, 18_446_744_073, (1 << 62) + 17, i64::MAX as u64] {
+        let sc = parse(SYNTH, Some(seed));
+        let text = sc.resolved_toml();
+        let again = Scenario::from_toml(&text, "r.toml").unwrap_or_else(|e| panic!("seed {seed}: {}", e.0));
+        assert_eq!(again.resolved_toml(), text, "seed {seed}");
+        assert_eq!(again.links[0].trace.as_ref().unwrap().times_ms, sc.links[0].trace.as_ref().unwrap().times_ms);
+        let t = resolved(&sc);
+        let fwd_seed = t["links"][0]["trace"]["synthetic"]["seed"].as_integer().unwrap();
+        assert!(fwd_seed >= 0, "seed {seed}: trace seed {fwd_seed}");
+    }
+    let err = |text: &str, seed| parse_text(text, "s.toml", Format::Json, seed).unwrap_err().0;
+    let json = r#"{"sim": {"duration_s": 1, "seed": 9223372036854775808}, "paths": [{"name": "p", "rate_mbps": 1, "delay_ms": 1}],
+        "flows": [{"name": "f", "paths": ["p"]}]}"#;
+    assert_eq!(
+        err(json, None),
+        "s.toml: sim.seed: expected an integer in [0, 2^63 - 1] (TOML's integer range), got 9223372036854775808"
+    );
+    let json = r#"{"sim": {"duration_s": 1}, "paths": [{"name": "p", "delay_ms": 1,
+        "trace": {"synthetic": {"mean_mbps": 5, "seed": 18446744073709551615}}}], "flows": [{"name": "f", "paths": ["p"]}]}"#;
+    assert_eq!(
+        err(json, None),
+        "s.toml: paths[0].trace.synthetic.seed: expected an integer in [0, 2^63 - 1] (TOML's integer range), \
+         got 18446744073709551615"
+    );
+}
+
 const HANDOFF: &str = r#"
 [sim]
 duration_s = 3600
