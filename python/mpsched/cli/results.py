@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from .. import _core
+from .. import _core, experiment
 from .._display import print_table, print_written
 from ..dataset import Dataset, ResultsError, load_results
-from ..matrix import MatrixError, build_matrix, format_seeds, parse_names, parse_seeds
+from ..matrix import MatrixError, format_seeds
 from ..stats import summarize
 from ..sweep import (
     BackendError,
@@ -19,7 +19,6 @@ from ..sweep import (
     SweepInterrupted,
     check_backend,
     check_output_dir,
-    run_sweep,
 )
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, fail, fail_missing_extra, require_extra
 from .run import PluginOption, ScenarioArgument, load_plugins
@@ -132,10 +131,7 @@ def compare_command(
     load_plugins(plugin)
     try:
         check_backend(backend.value)
-        seed_list = parse_seeds(seeds) if seeds is not None else None
-        schedulers = parse_names(scheduler, "--scheduler") if scheduler is not None else None
-        ccs = parse_names(cc, "--cc") if cc is not None else None
-        matrix = build_matrix(scenario, seed_list, schedulers, ccs)
+        matrix = experiment.prepare(scenario, scheduler, cc, seeds, cli=True)
         out_dir = out if out is not None else default_compare_dir(scenario)
         check_output_dir(out_dir)
     except (MatrixError, OutputDirError, BackendError) as e:
@@ -176,7 +172,7 @@ def compare_command(
     try:
         progress.start()
         try:
-            result = run_sweep(
+            result = experiment.execute(
                 matrix,
                 out_dir,
                 backend=backend.value,
