@@ -26,7 +26,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Union
 
 import pyarrow.parquet as pq
 
@@ -35,6 +35,7 @@ from .matrix import MAX_SEED, Matrix, MatrixError, build_matrix, parse_names, pa
 from .stats import SummaryRow, summarize
 from .sweep import (
     DoneCallback,
+    OutputDirError,
     StartCallback,
     SweepResult,
     check_backend,
@@ -175,6 +176,11 @@ def prepare(
         raise
 
 
+def _check_jobs(jobs: Optional[int]) -> None:
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise MatrixError(f"jobs: expected an integer >= 1, got {jobs!r}")
+
+
 def execute(
     matrix: Matrix,
     out_dir: Path,
@@ -185,8 +191,7 @@ def execute(
     on_done: Optional[DoneCallback] = None,
 ) -> SweepResult:
     """Run ``matrix`` into ``out_dir`` (resuming it): :func:`mpsched.sweep.run_sweep`."""
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise MatrixError(f"jobs: expected an integer >= 1, got {jobs!r}")
+    _check_jobs(jobs)
     return run_sweep(
         matrix, out_dir, backend=backend, jobs=jobs, on_start=on_start, on_done=on_done
     )
@@ -221,8 +226,91 @@ def _load(out_dir: Path, sweep: SweepResult, keep_path: bool) -> Comparison:
     )
 
 
+def _concat(parts: Sequence[Comparison], stems: Sequence[str], out: Optional[Path]) -> Comparison:
+    """One Comparison of several scenarios' comparisons: a ``scenario`` column first in every
+    table; in the dataset (for figures) each variant is prefixed with its scenario."""
+    import pandas as pd
+
+    def table(name: str, prefixed: bool = False) -> "pd.DataFrame":
+        frames = []
+        for stem, part in zip(stems, parts):
+            frame = getattr(part, name).copy()
+            if prefixed:
+                frame["variant"] = stem + " / " + frame["variant"].astype(str)
+            frame.insert(0, "scenario", stem)
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True)
+
+    fair = [p.dataset.fairness for p in parts]
+    dataset = Dataset(
+        path=out if out is not None else Path("."),
+        kind="compare",
+        scenario=", ".join(stems),
+        flows=table("flows", True).drop(columns="scenario"),
+        subflows=table("subflows", True).drop(columns="scenario"),
+        timeseries=table("timeseries", True).drop(columns="scenario"),
+        variants=tuple(f"{st} / {v}" for st, p in zip(stems, parts) for v in p.variants),
+        seeds=tuple(dict.fromkeys(s for p in parts for s in p.seeds)),
+        fairness=None if any(f is None for f in fair) else pd.concat(
+            [f.assign(variant=st + " / " + f["variant"]) for st, f in zip(stems, fair)],
+            ignore_index=True,
+        ),
+    )  # fmt: skip
+    sweeps = [p.sweep for p in parts]
+    return Comparison(
+        flows=table("flows"),
+        subflows=table("subflows"),
+        timeseries=table("timeseries"),
+        links=table("links"),
+        summary=table("summary"),
+        variants=tuple(dict.fromkeys(v for p in parts for v in p.variants)),
+        seeds=dataset.seeds,
+        dataset=dataset,
+        sweep=SweepResult(
+            out if out is not None else Path("."),
+            total=sum(w.total for w in sweeps),
+            reused=sum(w.reused for w in sweeps),
+            ran=sum(w.ran for w in sweeps),
+        ),
+        out_dir=out,
+    )
+
+
+def _compare_several(
+    scenarios: Sequence[PathLike],
+    out: Optional[PathLike],
+    run: Callable[[Matrix, Path], SweepResult],
+    **axes: object,
+) -> Comparison:
+    """:func:`compare` of several scenario files: each is checked first, then swept into
+    ``out/<file stem>/`` (or a temporary directory)."""
+    if not scenarios:
+        raise MatrixError("scenario: expected a scenario file or a non-empty list of them")
+    paths = [_scenario_path(s) for s in scenarios]
+    stems = [p.stem for p in paths]
+    repeated = sorted({s for s in stems if stems.count(s) > 1})
+    if repeated:
+        raise MatrixError(
+            f"scenario: two files are named {repeated[0]!r} (their results would share out/{repeated[0]}/)"
+        )
+    matrices = [prepare(p, **axes) for p in paths]  # type: ignore[arg-type]
+    root = Path(out) if out is not None else None
+    if root is not None:
+        if root.exists() and not root.is_dir():
+            raise OutputDirError(f"{root}: exists and is not a directory")
+        for stem in stems:
+            check_output_dir(root / stem)
+    with tempfile.TemporaryDirectory(prefix="mpsched-compare-") as tmp:
+        base = root if root is not None else Path(tmp)
+        parts = [
+            _load(base / stem, run(m, base / stem), root is not None)
+            for stem, m in zip(stems, matrices)
+        ]
+        return _concat(parts, stems, root)
+
+
 def compare(
-    scenario: PathLike,
+    scenario: Union[PathLike, Sequence[PathLike]],
     schedulers: Optional[Names] = None,
     ccs: Optional[Names] = None,
     seeds: Optional[Seeds] = None,
@@ -234,7 +322,10 @@ def compare(
 
     Args:
         scenario: a scenario file (TOML, or JSON if the name ends in ``.json``); fields written
-            ``{ range = [lo, hi], steps = N }`` are swept (docs/scenarios.md).
+            ``{ range = [lo, hi], steps = N }`` are swept (docs/scenarios.md). A list of files
+            (distinct stems): each is swept as one compare (in ``out/<stem>/`` with ``out=``),
+            and the tables are concatenated with a ``scenario`` column (the stem) first; the
+            ``dataset`` prefixes each variant with its scenario.
         schedulers: scheduler names applied to every multipath flow, ``["minrtt", "blest"]``
             or ``"minrtt,blest"``; parameters as ``"olms:app=bandwidth,l=2"``; None: as in
             the scenario.
@@ -251,8 +342,15 @@ def compare(
         mpsched.sweep.OutputDirError, mpsched.sweep.BackendError: see the module docstring.
         mpsched.SchedulerError: a Python scheduler failed in a run.
     """
-    matrix = prepare(scenario, schedulers, ccs, seeds)
     check_backend(backend)
+    _check_jobs(jobs)
+    if isinstance(scenario, (list, tuple)):
+
+        def run(matrix: Matrix, out_dir: Path) -> SweepResult:
+            return execute(matrix, out_dir, backend=backend, jobs=jobs)
+
+        return _compare_several(scenario, out, run, schedulers=schedulers, ccs=ccs, seeds=seeds)
+    matrix = prepare(scenario, schedulers, ccs, seeds)
     if out is not None:
         out_dir = Path(out)
         check_output_dir(out_dir)

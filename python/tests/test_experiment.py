@@ -132,3 +132,31 @@ def test_bad_scenarios_raise_one_line_errors(fast_toml, tmp_path):
     (tmp_path / "taken" / "file").write_text("x")
     with pytest.raises(OutputDirError, match="is not a `mpsched compare` output directory"):
         mpsched.compare(fast_toml, out=tmp_path / "taken")
+
+
+def test_several_scenarios_concatenate_with_a_scenario_column(mini_toml, fast_toml, tmp_path):
+    out = tmp_path / "both"
+    cmp = mpsched.compare(
+        [mini_toml, fast_toml], ccs=["cubic", "newreno"], seeds=1, jobs=1, out=out
+    )
+    assert (out / "mini" / "compare.json").is_file() and (out / "fast" / "compare.json").is_file()
+    assert list(cmp.flows.columns[:3]) == ["scenario", "run_id", "scheduler"]
+    assert cmp.flows.groupby("scenario", sort=False)["run_id"].nunique().to_dict() == {
+        "mini": 2,
+        "fast": 2,
+    }
+    mini = mpsched.compare(mini_toml, ccs=["cubic", "newreno"], seeds=1, jobs=1)
+    pd.testing.assert_frame_equal(
+        cmp.flows[cmp.flows["scenario"] == "mini"].drop(columns="scenario"), mini.flows
+    )
+    assert cmp.dataset.variants == (
+        "mini / cubic",
+        "mini / newreno",
+        "fast / cubic",
+        "fast / newreno",
+    )
+    assert set(cmp.summary["scenario"]) == {"mini", "fast"} and cmp.sweep.ran == 4
+    with pytest.raises(MatrixError, match="two files are named 'mini'"):
+        mpsched.compare([mini_toml, mini_toml])
+    with pytest.raises(MatrixError, match="non-empty list"):
+        mpsched.compare([])
