@@ -128,10 +128,10 @@ def test_smooth_is_a_trailing_moving_average():
     assert list(figures.smooth(t, y, 0.0)) == list(y)
 
 
-def test_many_variants_are_split_into_readable_pages(sweep_ds, tmp_path):
-    ds = many_variants(sweep_ds, 25)
+def test_fifty_variants_are_split_into_readable_pages(sweep_ds):
+    ds = many_variants(sweep_ds, 50)
     pages = draw("goodput_flows", ds)
-    assert len(pages) == 4  # 25 lines: pages of 7, 6, 6 and 6
+    assert len(pages) == 7  # 50 lines: pages of 8, 7, 7, 7, 7, 7 and 7
     seen = []
     for i, fig in enumerate(pages, start=1):
         labels = [
@@ -140,13 +140,15 @@ def test_many_variants_are_split_into_readable_pages(sweep_ds, tmp_path):
         half = len(labels) // 2  # two flow panels, the same lines in each
         assert half <= figures.LINES_PER_PAGE and labels[:half] == labels[half:]
         seen += labels[:half]
-        assert f"part {i} of 4" in fig._suptitle.get_text()
+        assert f"part {i} of 7" in fig._suptitle.get_text()
         assert pixels(fig) <= (MAX_W, MAX_H)
     assert seen == list(ds.variants)
-    bars = draw("goodput_bars", ds)
-    assert [len(fig.axes[0].patches) for fig in bars] == [13, 12]
-    panels = draw("goodput_subflows", ds)
-    assert [len(fig.axes) for fig in panels] == [5] * 5
+    bars = [plot._frozen(fig) for fig in draw("goodput_bars", ds)]  # laid out: tick texts set
+    assert [len(fig.axes[0].patches) for fig in bars] == [17, 17, 16]
+    ticks = [t.get_text() for fig in bars for t in fig.axes[-1].get_xticklabels()]  # shared x
+    assert ticks == list(ds.variants) and bars[0].axes[-1].get_xticklabels()[0].get_rotation() == 30
+    panels = draw("goodput_subflows", figures.subset(ds, ds.variants[:10]))
+    assert [len(fig.axes) for fig in panels] == [5, 5]
     assert max(pixels(fig) for fig in bars + panels) <= (MAX_W, MAX_H)
     png = plot.figure_bytes(plot._frozen(panels[0]), "png")
     with Image.open(io.BytesIO(png)) as image:
