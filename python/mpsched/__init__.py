@@ -10,7 +10,7 @@ The simulator is written in Rust (``mpsched._core``); this package is what users
     dfs = res.to_pandas()                               # {"flows": DataFrame, ...}
     mpsched.write_results(res, "out/demo")              # summary.json, *.parquet, scenario.toml
     mpsched.run_to_dir("long.toml", "out/long")         # the same files, timeseries streamed
-    cmp = mpsched.compare("scenarios/demo.toml", schedulers=["minrtt", "blest"], seeds=range(1, 4))
+    cmp = mpsched.compare("scenarios/edar-handoff.toml", schedulers=["minrtt", "blest"], seeds=[1, 2])
     cmp.summary, cmp.flows, cmp.timeseries             # pandas DataFrames over every run
 
     sim = mpsched.Simulation("scenarios/edar-handoff.toml")  # step by step, for outside policies

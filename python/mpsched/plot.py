@@ -65,6 +65,7 @@ FORMATS = ("png", "svg", "pdf")
 _RC: Dict[str, Any] = {
     "svg.hashsalt": "mpsched",
     "svg.fonttype": "path",
+    "pdf.fonttype": 42,  # TrueType fonts embedded in PDFs (publishers refuse Type 3)
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.titlesize": 10,

@@ -180,6 +180,7 @@ def test_png_pdf_svg_are_deterministic(sweep_ds):
 
     pdf = encoded("pdf")
     assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf and b"Matplotlib" not in pdf
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType embedded, no Type 3 fonts
     assert encoded("pdf") == pdf
     svg = encoded("svg")
     assert svg.startswith(b"<?xml") and encoded("svg") == svg
