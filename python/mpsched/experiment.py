@@ -34,6 +34,7 @@ from .dataset import Dataset, load_results
 from .matrix import MAX_SEED, Matrix, MatrixError, build_matrix, parse_names, parse_seeds
 from .stats import SummaryRow, summarize
 from .sweep import (
+    BackendError,
     DoneCallback,
     OutputDirError,
     StartCallback,
@@ -70,7 +71,9 @@ class Comparison:
             their 95 % confidence intervals (``*_ci``), the table ``mpsched compare`` prints.
         variants, seeds: in matrix order.
         dataset: the same tables as :func:`mpsched.dataset.load_results` gives, for
-            :func:`mpsched.plot.render` and :func:`mpsched.report.write_report`.
+            :func:`mpsched.plot.render` and :func:`mpsched.report.write_report` (those two
+            read the run directories too, for outage shading and the report's file: without
+            ``out=`` they are gone, and the figures are drawn without shading).
         sweep: what the sweep did (runs run and reused).
         out_dir: where the dataset was written, None without ``out=``.
     """
@@ -342,7 +345,10 @@ def compare(
         mpsched.sweep.OutputDirError, mpsched.sweep.BackendError: see the module docstring.
         mpsched.SchedulerError: a Python scheduler failed in a run.
     """
-    check_backend(backend)
+    try:
+        check_backend(backend)
+    except BackendError as e:  # the sweep's messages name the command line's option
+        raise BackendError(str(e).replace("--backend", "backend", 1)) from None
     _check_jobs(jobs)
     if isinstance(scenario, (list, tuple)):
 

@@ -11,7 +11,7 @@ from conftest import FAST_DICT
 
 import mpsched
 from mpsched.matrix import MatrixError
-from mpsched.sweep import OutputDirError
+from mpsched.sweep import BackendError, OutputDirError
 
 
 def tree_bytes(root: Path) -> Dict[str, bytes]:
@@ -128,6 +128,8 @@ def test_bad_scenarios_raise_one_line_errors(fast_toml, tmp_path):
         mpsched.compare(tmp_path / "missing.toml")
     with pytest.raises(MatrixError, match="nosuch"):
         mpsched.compare(fast_toml, ccs="nosuch")
+    with pytest.raises(BackendError, match=r"^backend: expected one of local, ray, got 'nope'$"):
+        mpsched.compare(fast_toml, backend="nope")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "file").write_text("x")
     with pytest.raises(OutputDirError, match="is not a `mpsched compare` output directory"):
