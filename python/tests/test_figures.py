@@ -198,3 +198,18 @@ def test_plot_variants_option(cli, sweep_ds, tmp_path):
     bad = cli("plot", str(sweep_ds.path), "--variants", "nope", "--out", str(tmp_path / "q"))
     assert bad.returncode == 2 and bad.stderr.startswith("error: --variants: no variant 'nope'")
     assert len(bad.stderr.splitlines()) == 1
+
+
+def test_periods_of_a_run_directory_end_when_the_link_is_restored(tmp_path):
+    import mpsched
+
+    text = SWEEP_TOML.replace("{ range = [1, 1000], steps = 3, log = true }", "30.0")
+    (tmp_path / "one.toml").write_text(text)
+    out = mpsched.write_results(mpsched.run(tmp_path / "one.toml"), tmp_path / "run")
+    ds = load_results(out)
+    assert figures.periods(ds, str(ds.flows["run_id"].iloc[0])) == [
+        Period("changed", "b", 0.4, 1.4),  # back to its own 30 ms at 1.4 s
+        Period("outage", "b", 0.6, 1.2),
+    ]
+    (fig,) = draw("goodput_subflows", ds)
+    assert legend_labels(fig)[-2:] == ["changed: b", "outage: b"]
