@@ -89,6 +89,23 @@ class Comparison:
     sweep: SweepResult
     out_dir: Optional[Path]
 
+    def plot(
+        self,
+        out_dir: PathLike,
+        formats: Sequence[str] = ("png",),
+        variants: Optional[Sequence[str]] = None,
+        smooth_s: float = 0.0,
+    ) -> List[Path]:
+        """Draw the figures of ``mpsched plot`` into ``out_dir`` (needs the ``plot`` extra);
+        ``variants``: only these, in this order; ``smooth_s``: a moving average over that many
+        seconds for the time series. Returns the files written (docs/figures.md)."""
+        from . import plot
+        from .figures import select_variants
+
+        ds = self.dataset if variants is None else select_variants(self.dataset, list(variants))
+        formats = plot.parse_formats(",".join(formats))
+        return plot.render(ds, Path(out_dir), formats, options=plot.PlotOptions(smooth_s=smooth_s))
+
 
 def _names(value: Optional[Names], option: str, argument: str) -> Optional[List[str]]:
     """``value`` checked as ``--scheduler`` / ``--cc`` are, messages naming ``argument``."""

@@ -162,3 +162,15 @@ def test_several_scenarios_concatenate_with_a_scenario_column(mini_toml, fast_to
         mpsched.compare([mini_toml, mini_toml])
     with pytest.raises(MatrixError, match="non-empty list"):
         mpsched.compare([])
+
+
+def test_plot_draws_the_chosen_variants(two_by_two, tmp_path):
+    _, _, cmp = two_by_two
+    written = cmp.plot(tmp_path / "plots", formats=["svg"], variants=["redundant"], smooth_s=0.4)
+    names = sorted(p.name for p in written)
+    assert "goodput_flows.svg" in names and "fct_bars.svg" in names
+    assert all(p.suffix == ".svg" for p in written)
+    svg = (tmp_path / "plots" / "goodput_flows.svg").read_text()
+    assert "0.4 s moving average" in svg  # the title, kept as a comment beside its glyphs
+    with pytest.raises(ValueError, match="--variants: no variant 'nope'"):
+        cmp.plot(tmp_path / "other", variants=["nope"])
