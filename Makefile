@@ -12,7 +12,7 @@ BUILD_INPUTS := $(shell find crates python/mpsched -type f \
                   -not -path '*/__pycache__/*' -not -name '*.so' 2>/dev/null) \
                 Cargo.toml $(wildcard Cargo.lock) pyproject.toml
 
-.PHONY: dev demo test fuzz bench clean distclean
+.PHONY: dev demo test docs fuzz bench clean distclean
 
 ## dev: virtualenv + `maturin develop --release` with the extras `make demo` and `make test`
 ## need (plot: figures; rl: envs, training, the EdAR policy; test: pytest, ruff, SB3)
@@ -40,6 +40,11 @@ demo: dev
 test: dev
 	cargo test --release --workspace --exclude mpsched-py
 	$(PY) -m pytest -q
+
+## docs: the documentation site from docs/ into out/site (MkDocs, pinned in the `test` extra;
+## --strict: a broken link fails); the test suite builds it too (python/tests/test_docs.py)
+docs: dev
+	$(PY) -m mkdocs build --strict --site-dir out/site
 
 ## fuzz: the long fuzzing run: FUZZ_INPUTS (10,000) seeded inputs per target (scenario
 ## resolver, short runs with output invariants, trace parser, policy loader, segment handling),

@@ -10,6 +10,8 @@ The simulator is written in Rust (``mpsched._core``); this package is what users
     dfs = res.to_pandas()                               # {"flows": DataFrame, ...}
     mpsched.write_results(res, "out/demo")              # summary.json, *.parquet, scenario.toml
     mpsched.run_to_dir("long.toml", "out/long")         # the same files, timeseries streamed
+    cmp = mpsched.compare("scenarios/edar-handoff.toml", schedulers=["minrtt", "blest"], seeds=[1, 2])
+    cmp.summary, cmp.flows, cmp.timeseries             # pandas DataFrames over every run
 
     sim = mpsched.Simulation("scenarios/edar-handoff.toml")  # step by step, for outside policies
     for kind, flow in sim: ...                          # decision points: decide, continue
@@ -64,7 +66,20 @@ ENV_IDS = {
 
 _register_envs()
 
+
+def __getattr__(name: str):
+    """``compare`` and ``Comparison`` load on first use (:mod:`mpsched.experiment` needs the
+    package's ``__version__``, and its sweep machinery is not needed by ``import mpsched``)."""
+    if name in ("compare", "Comparison"):
+        from . import experiment
+
+        return getattr(experiment, name)
+    raise AttributeError(f"module 'mpsched' has no attribute {name!r}")
+
+
 __all__ = [
+    "compare",
+    "Comparison",
     "run",
     "run_streaming",
     "run_to_dir",

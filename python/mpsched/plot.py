@@ -1,6 +1,6 @@
 """Figures of a results directory (``mpsched run`` or ``mpsched compare`` output).
 
-Figures, each written as ``<name>.png`` and/or ``<name>.svg``:
+Figures, each written as ``<name>.png``, ``.svg`` and/or ``.pdf``:
 
 - ``goodput_flows``: goodput over time per flow (mean over seeds, band: their min-max range);
 - ``goodput_subflows``: goodput over time per subflow (one run per variant: its first seed);
@@ -9,7 +9,15 @@ Figures, each written as ``<name>.png`` and/or ``<name>.svg``:
   mean and range over seeds);
 - ``fct_cdf``: CDF of flow completion times (only when the scenario has sized flows);
 - ``goodput_bars``: mean goodput per variant with 95 % confidence intervals across seeds
-  (compare directories only).
+  (compare directories only); ``fairness_bars`` and ``energy`` likewise;
+- ``fct_bars``: mean download time of the sized flows per variant, 95 % CIs (compare);
+- ``sweep_goodput``, ``sweep_fct``: the metric against a swept parameter, a line and a 95 %
+  confidence band per variant (sweeps only; :mod:`mpsched.figures`).
+
+Time series can be smoothed (:class:`PlotOptions`) and show the outages and changed-link
+(handoff) periods of the run drawn, read from its resolved scenario. A figure with more
+variants than fit (:mod:`mpsched.figures`: 8 lines, 20 bars, 6 panels) is split into pages,
+``<name>.png``, ``<name>-2.png``, ...; flows beyond 8 are summed.
 
 Output is deterministic: matplotlib's Agg renderer, fixed rc settings, no dates or version
 strings in the files, and a fixed SVG id salt, so the same results give byte-identical files
@@ -18,10 +26,11 @@ strings in the files, and a fixed SVG id salt, so the same results give byte-ide
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import matplotlib
 import numpy as np
@@ -29,21 +38,34 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image  # a dependency of matplotlib
 
+from . import figures
 from ._atomic import write_file_atomic
 from .dataset import Dataset
+from .figures import ci_note
 from .stats import jain_columns, mean_ci
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMATS", "PlotSpec", "figure_specs", "render", "parse_formats"]
+__all__ = [
+    "FORMATS",
+    "PlotOptions",
+    "PlotSpec",
+    "figure_specs",
+    "render",
+    "render_figures",
+    "parse_formats",
+    "color",
+    "legend",
+]
 
-FORMATS = ("png", "svg")
+FORMATS = ("png", "svg", "pdf")
 
 # Readable, fixed defaults (rc_context: the caller's settings are left alone).
 _RC: Dict[str, Any] = {
     "svg.hashsalt": "mpsched",
     "svg.fonttype": "path",
+    "pdf.fonttype": 42,  # TrueType fonts embedded in PDFs (publishers refuse Type 3)
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.titlesize": 10,
@@ -59,21 +81,36 @@ _RC: Dict[str, Any] = {
     "savefig.dpi": 100,
 }
 # No software version or creation date in the files.
-_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+_METADATA = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+}
 _COLORS = matplotlib.colormaps["tab10"].colors
 _WIDTH_IN = 9.0
 _PANEL_IN = 2.4
 # More flows than this: the bar chart shows the runs' total goodput instead of one panel each.
-_MAX_FLOW_PANELS = 8
+_MAX_FLOW_PANELS = 4
+
+
+@dataclass(frozen=True)
+class PlotOptions:
+    """How time series are drawn: ``smooth_s``, a moving average over that many seconds
+    (0: the samples as they are); ``shade``, whether outage and changed-link periods are
+    shaded."""
+
+    smooth_s: float = 0.0
+    shade: bool = True
 
 
 @dataclass(frozen=True)
 class PlotSpec:
-    """One figure: file stem, a caption for reports, and how to draw it."""
+    """One figure: file stem, a caption for reports, and how to draw it (one figure, or a
+    list of pages)."""
 
     name: str
     caption: str
-    draw: Callable[[Dataset], Figure]
+    draw: Callable[[Dataset], Union[Figure, List[Figure]]]
 
 
 def parse_formats(text: str) -> List[str]:
@@ -102,6 +139,16 @@ def _legend(ax: Any) -> None:
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
 
 
+def legend(ax: Any) -> None:
+    """The legend of ``ax``, right of the axes (nothing without labelled artists)."""
+    _legend(ax)
+
+
+def color(i: int) -> Any:
+    """The ``i``-th line colour (tab10, cycling)."""
+    return _COLORS[i % len(_COLORS)]
+
+
 def _seeds_note(ds: Dataset) -> str:
     n = len(ds.seeds)
     return f" (mean of {n} seeds, band: min-max)" if n > 1 else ""
@@ -113,7 +160,12 @@ def _per_flow(ts: "pd.DataFrame") -> "pd.DataFrame":
 
 
 def _mean_band(
-    ax: Any, frame: "pd.DataFrame", value: Callable[["pd.DataFrame"], Any], label: str, color: Any
+    ax: Any,
+    frame: "pd.DataFrame",
+    value: Callable[["pd.DataFrame"], Any],
+    label: str,
+    color: Any,
+    smooth_s: float = 0.0,
 ) -> None:
     """Plot the mean of ``value`` over runs at each sample time, with the min-max range as a band.
 
@@ -123,41 +175,70 @@ def _mean_band(
     values = frame.assign(_v=value(frame))
     g = values.groupby("time_s")["_v"].agg(["mean", "min", "max", "count"]).sort_index()
     t = g.index.to_numpy(dtype=float)
-    ax.plot(t, g["mean"].to_numpy(), color=color, label=label)
+    ax.plot(t, figures.smooth(t, g["mean"].to_numpy(), smooth_s), color=color, label=label)
     if g["count"].max() > 1:
-        ax.fill_between(
-            t, g["min"].to_numpy(), g["max"].to_numpy(), color=color, alpha=0.12, linewidth=0
-        )
+        lo = figures.smooth(t, g["min"].to_numpy(), smooth_s)
+        hi = figures.smooth(t, g["max"].to_numpy(), smooth_s)
+        ax.fill_between(t, lo, hi, color=color, alpha=0.12, linewidth=0)
+
+
+def _summed_flows(rows: "pd.DataFrame", value: Callable[["pd.DataFrame"], Any]) -> "pd.DataFrame":
+    """One row per run and sample: ``value`` summed over the flows (as column ``_sum``)."""
+    keys = ["run_id", "variant", "time_s"]
+    return rows.assign(_sum=value(rows)).groupby(keys, sort=False)["_sum"].sum().reset_index()
+
+
+def _flow_groups(
+    ds: Dataset, rows: "pd.DataFrame", value: Callable[["pd.DataFrame"], Any]
+) -> Tuple[List[Tuple[str, "pd.DataFrame"]], Callable[["pd.DataFrame"], Any]]:
+    """(label, rows) per flow, or one group of the sum over flows when there are more flows
+    than a figure shows (:data:`figures.LINES_PER_PAGE`, or 4 panels of variants)."""
+    flows = list(dict.fromkeys(ds.flows["name"]))
+    limit = figures.LINES_PER_PAGE if len(ds.variants) == 1 else 4
+    if len(flows) <= limit:
+        return [(flow, rows[rows["flow"] == flow]) for flow in flows], value
+    return [(f"all {len(flows)} flows (sum)", _summed_flows(rows, value))], lambda f: f["_sum"]
+
+
+def _shade_first_run(ax: Any, ds: Dataset, options: PlotOptions) -> str:
+    """Shade the outage and changed-link periods of the first run drawn; a title note on
+    which seed's periods they are when there are several seeds."""
+    if not options.shade or ds.flows.empty:
+        return ""
+    run_id = str(ds.flows["run_id"].iloc[0])
+    spans = figures.periods(ds, run_id)
+    figures.shade(ax, spans)
+    if spans and len(ds.seeds) > 1:
+        return f"; shaded: periods of seed {int(ds.flows['seed'].iloc[0])}"
+    return ""
 
 
 def _flow_timeline(
-    ds: Dataset, value: Callable[["pd.DataFrame"], Any], ylabel: str, title: str
+    ds: Dataset,
+    value: Callable[["pd.DataFrame"], Any],
+    ylabel: str,
+    title: str,
+    options: PlotOptions = PlotOptions(),
 ) -> Figure:
-    """A flow-level quantity over time: lines per flow (one variant) or a panel per flow."""
-    rows = _per_flow(ds.timeseries)
-    flows = list(dict.fromkeys(ds.flows["name"]))
+    """A flow-level quantity over time: lines per flow (one variant) or a panel per flow
+    (lines per variant); the sum over the flows when they are many."""
+    groups, value = _flow_groups(ds, _per_flow(ds.timeseries), value)
+    smooth = f", {options.smooth_s:g} s moving average" if options.smooth_s > 0 else ""
     if len(ds.variants) == 1:
         fig, axes = _figure(1)
-        ax = axes[0, 0]
-        for i, flow in enumerate(flows):
-            _mean_band(ax, rows[rows["flow"] == flow], value, flow, _COLORS[i % len(_COLORS)])
-        ax.set_title(f"{ds.scenario}: {title}{_seeds_note(ds)}")
-        panels = [ax]
+        panels = [axes[0, 0]]
+        for i, (label, frame) in enumerate(groups):
+            _mean_band(panels[0], frame, value, label, color(i), options.smooth_s)
     else:
-        fig, axes = _figure(len(flows))
+        fig, axes = _figure(len(groups))
         panels = list(axes[:, 0])
-        for ax, flow in zip(panels, flows):
-            of_flow = rows[rows["flow"] == flow]
+        for ax, (label, frame) in zip(panels, groups):
             for i, variant in enumerate(ds.variants):
-                _mean_band(
-                    ax,
-                    of_flow[of_flow["variant"] == variant],
-                    value,
-                    variant,
-                    _COLORS[i % len(_COLORS)],
-                )
-            ax.set_title(f"flow {flow}")
-        fig.suptitle(f"{ds.scenario}: {title}{_seeds_note(ds)}")
+                of_variant = frame[frame["variant"] == variant]
+                _mean_band(ax, of_variant, value, variant, color(i), options.smooth_s)
+            ax.set_title(label if label.startswith("all ") else f"flow {label}")
+    notes = [_shade_first_run(ax, ds, options) for ax in panels][0]
+    fig.suptitle(f"{ds.scenario}: {title}{_seeds_note(ds)}{smooth}{notes}")
     for ax in panels:
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
@@ -178,7 +259,13 @@ def _subflow_labels(subflows: "pd.DataFrame") -> Dict[Tuple[str, int], str]:
 
 
 def _subflow_lines(
-    ax: Any, ds: Dataset, run_id: str, column: str, scale: float, positive: bool = False
+    ax: Any,
+    ds: Dataset,
+    run_id: str,
+    column: str,
+    scale: float,
+    positive: bool = False,
+    smooth_s: float = 0.0,
 ) -> None:
     """One line per subflow of one run: ``column`` × ``scale`` over time."""
     ts = ds.timeseries[ds.timeseries["run_id"] == run_id]
@@ -188,9 +275,8 @@ def _subflow_lines(
         if positive:  # e.g. no RTT sample yet: a gap, not a drop to zero
             y = np.where(y > 0, y, np.nan)
         label = labels.get((flow, int(sub)), f"{flow} sf{sub}")
-        ax.plot(
-            group["time_s"].to_numpy(dtype=float), y, color=_COLORS[i % len(_COLORS)], label=label
-        )
+        t = group["time_s"].to_numpy(dtype=float)
+        ax.plot(t, figures.smooth(t, y, smooth_s), color=color(i), label=label)
 
 
 def _run_title(ds: Dataset, variant: str, run_id: str) -> str:
@@ -201,25 +287,29 @@ def _run_title(ds: Dataset, variant: str, run_id: str) -> str:
 # --- figures --------------------------------------------------------------------------------
 
 
-def goodput_flows(ds: Dataset) -> Figure:
+def goodput_flows(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure:
     """Application goodput over time per flow."""
     return _flow_timeline(
-        ds, lambda f: f["flow_goodput_mbps"], "goodput (Mbit/s)", "goodput per flow"
+        ds, lambda f: f["flow_goodput_mbps"], "goodput (Mbit/s)", "goodput per flow", options
     )
 
 
-def goodput_subflows(ds: Dataset) -> Figure:
-    """Goodput (newly acknowledged bytes) over time per subflow, one panel per variant."""
+def goodput_subflows(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure:
+    """Goodput (newly acknowledged bytes) over time per subflow, one panel per variant (its
+    first seed's run, with that run's outage and changed-link periods shaded)."""
     runs = ds.first_seed_runs()
     fig, axes = _figure(len(runs))
     for ax, (variant, run_id) in zip(axes[:, 0], runs.items()):
-        _subflow_lines(ax, ds, run_id, "goodput_mbps", 1.0)
+        _subflow_lines(ax, ds, run_id, "goodput_mbps", 1.0, smooth_s=options.smooth_s)
+        if options.shade:
+            figures.shade(ax, figures.periods(ds, run_id))
         ax.set_title(_run_title(ds, variant, run_id))
         ax.set_ylabel("goodput (Mbit/s)")
         ax.set_ylim(bottom=0)
         _legend(ax)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle(f"{ds.scenario}: goodput per subflow")
+    smooth = f" ({options.smooth_s:g} s moving average)" if options.smooth_s > 0 else ""
+    fig.suptitle(f"{ds.scenario}: goodput per subflow{smooth}")
     return fig
 
 
@@ -242,10 +332,14 @@ def cwnd_rtt(ds: Dataset) -> Figure:
     return fig
 
 
-def hol(ds: Dataset) -> Figure:
+def hol(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure:
     """Out-of-order bytes waiting in the receive buffer over time (head-of-line blocking)."""
     return _flow_timeline(
-        ds, lambda f: f["ooo_bytes"] / 1e3, "out-of-order data (kB)", "head-of-line blocking"
+        ds,
+        lambda f: f["ooo_bytes"] / 1e3,
+        "out-of-order data (kB)",
+        "head-of-line blocking",
+        options,
     )
 
 
@@ -292,10 +386,13 @@ def _variant_bars(
         means.append(mean if mean is not None else np.nan)
         errs.append(ci if ci is not None else 0.0)
     x = np.arange(len(ds.variants))
-    colors = [_COLORS[i % len(_COLORS)] for i in range(len(ds.variants))]
-    bars = ax.bar(x, means, yerr=errs, capsize=4, color=colors, width=0.6)
+    colors = [color(i) for i in range(len(ds.variants))]
+    bars = ax.bar(x, means, yerr=errs if any(errs) else None, capsize=4, color=colors, width=0.6)
     ax.bar_label(bars, labels=[fmt.format(m) for m in means], padding=2, fontsize=8)
-    ax.set_xticks(x, list(ds.variants))
+    crowded = len(ds.variants) > 6 or sum(len(v) for v in ds.variants) > 80
+    ax.set_xticks(
+        x, list(ds.variants), rotation=30 if crowded else 0, ha="right" if crowded else "center"
+    )
     ax.set_ylabel(ylabel)
     ax.grid(axis="x", visible=False)
     ax.margins(y=0.15)
@@ -315,7 +412,7 @@ def goodput_bars(ds: Dataset) -> Figure:
     for ax, (title, frame) in zip(axes[:, 0], panels):
         _variant_bars(ax, ds, frame, "goodput_mbps", "goodput (Mbit/s)")
         ax.set_title(title)
-    fig.suptitle(f"{ds.scenario}: mean goodput, 95 % CI over {len(ds.seeds)} seeds")
+    fig.suptitle(f"{ds.scenario}: mean goodput, {ci_note(len(ds.seeds))}")
     return fig
 
 
@@ -332,8 +429,7 @@ def fairness_bars(ds: Dataset) -> Figure:
         ax.set_ylim(0, 1.15)
         ax.set_title(_JAIN_TITLES[column])
     fig.suptitle(
-        f"{ds.scenario}: Jain's fairness index of the flows' goodputs, "
-        f"95 % CI over {len(ds.seeds)} seeds"
+        f"{ds.scenario}: Jain's fairness index of the flows' goodputs, {ci_note(len(ds.seeds))}"
     )
     return fig
 
@@ -361,19 +457,27 @@ def energy_bars(ds: Dataset) -> Figure:
     axes[0, 0].set_title("device energy per run, all flows")
     _variant_bars(axes[1, 0], ds, per_run, "j_per_mb", "energy per MB (J/MB)", "{:.3f}")
     axes[1, 0].set_title("energy per delivered megabyte")
-    fig.suptitle(f"{ds.scenario}: energy, 95 % CI over {len(ds.seeds)} seeds")
+    fig.suptitle(f"{ds.scenario}: energy, {ci_note(len(ds.seeds))}")
     return fig
 
 
-def figure_specs(ds: Dataset) -> List[PlotSpec]:
-    """The figures that apply to ``ds``, in report order."""
+def figure_specs(ds: Dataset, options: PlotOptions = PlotOptions()) -> List[PlotSpec]:
+    """The figures that apply to ``ds``, in report order; each draws a list of pages."""
+    lines, bars, panels = figures.LINES_PER_PAGE, figures.BARS_PER_PAGE, figures.PANELS_PER_PAGE
+    paged = figures.paged
     specs = [
-        PlotSpec("goodput_flows", "Goodput per flow over time", goodput_flows),
+        PlotSpec(
+            "goodput_flows",
+            "Goodput per flow over time",
+            paged(functools.partial(goodput_flows, options=options), lines),
+        ),
     ]
     if ds.kind == "compare":
         specs.append(
             PlotSpec(
-                "goodput_bars", "Mean goodput per variant (95 % CI across seeds)", goodput_bars
+                "goodput_bars",
+                "Mean goodput per variant (95 % CI across seeds)",
+                paged(goodput_bars, bars),
             )
         )
         if jain_columns(ds.fairness):
@@ -381,20 +485,69 @@ def figure_specs(ds: Dataset) -> List[PlotSpec]:
                 PlotSpec(
                     "fairness_bars",
                     "Jain's fairness index per variant (95 % CI across seeds)",
-                    fairness_bars,
+                    paged(fairness_bars, bars),
                 )
             )
+        specs += _compare_specs(ds)
     specs += [
-        PlotSpec("goodput_subflows", "Goodput per subflow over time", goodput_subflows),
-        PlotSpec("cwnd_rtt", "Congestion window and smoothed RTT per subflow", cwnd_rtt),
-        PlotSpec("hol", "Head-of-line blocking: out-of-order bytes in the receive buffer", hol),
+        PlotSpec(
+            "goodput_subflows",
+            "Goodput per subflow over time",
+            paged(functools.partial(goodput_subflows, options=options), panels),
+        ),
+        PlotSpec(
+            "cwnd_rtt",
+            "Congestion window and smoothed RTT per subflow",
+            paged(cwnd_rtt, panels - 2),
+        ),
+        PlotSpec(
+            "hol",
+            "Head-of-line blocking: out-of-order bytes in the receive buffer",
+            paged(functools.partial(hol, options=options), lines),
+        ),
     ]
     if ds.flows["size_bytes"].notna().any():
-        specs.append(PlotSpec("fct_cdf", "Flow completion times (CDF)", fct_cdf))
+        specs.append(PlotSpec("fct_cdf", "Flow completion times (CDF)", paged(fct_cdf, lines)))
     if has_energy(ds):
         specs.append(
-            PlotSpec("energy", "Device energy per run and per delivered megabyte", energy_bars)
+            PlotSpec(
+                "energy",
+                "Device energy per run and per delivered megabyte",
+                paged(energy_bars, bars),
+            )
         )
+    return specs
+
+
+def _compare_specs(ds: Dataset) -> List[PlotSpec]:
+    """Download-time bars and the sweep figures of a compare dataset, where they apply."""
+    specs = []
+    fct = figures.has_fct(ds)
+    if fct:
+        specs.append(
+            PlotSpec(
+                "fct_bars",
+                "Mean download time of the sized flows per variant (95 % CI across seeds)",
+                figures.paged(figures.fct_bars, figures.BARS_PER_PAGE),
+            )
+        )
+    if figures.has_sweep(ds):
+        axis = figures.sweep_axes(ds)[0]
+        specs.append(
+            PlotSpec(
+                "sweep_goodput",
+                f"Total goodput against {axis} (95 % confidence bands across seeds)",
+                functools.partial(figures.sweep_lines, metric="goodput"),
+            )
+        )
+        if fct:
+            specs.append(
+                PlotSpec(
+                    "sweep_fct",
+                    f"Mean download time against {axis} (95 % confidence bands across seeds)",
+                    functools.partial(figures.sweep_lines, metric="fct"),
+                )
+            )
     return specs
 
 
@@ -410,7 +563,7 @@ def _frozen(fig: Figure) -> Figure:
 
 
 def figure_bytes(fig: Figure, fmt: str) -> bytes:
-    """``fig`` encoded as ``fmt`` (png or svg), without dates or version strings.
+    """``fig`` encoded as ``fmt`` (png, svg or pdf), without dates or version strings.
 
     PNGs are reduced to a 256-colour palette (no dithering): line plots look the same and
     the files are about 2.5 times smaller.
@@ -429,26 +582,55 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
     return out.getvalue()
 
 
+def page_name(name: str, page: int, fmt: str) -> str:
+    """``name.fmt`` for the first page, ``name-<page>.fmt`` for the others (1-based)."""
+    return f"{name}.{fmt}" if page == 1 else f"{name}-{page}.{fmt}"
+
+
+def render_figures(
+    ds: Dataset,
+    out_dir: Path,
+    formats: Sequence[str] = FORMATS,
+    options: PlotOptions = PlotOptions(),
+    on_file: Optional[Callable[[Path], None]] = None,
+) -> List[Tuple[PlotSpec, List[Path]]]:
+    """Draw every figure of ``ds`` into ``out_dir`` in each format: each spec with the files
+    written for it (its pages, in order, each in every format).
+
+    Each file is written atomically; files of other figures or formats in ``out_dir`` are left
+    alone, pages of these figures beyond their new page count are removed.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out: List[Tuple[PlotSpec, List[Path]]] = []
+    with matplotlib.rc_context(_RC):
+        for spec in figure_specs(ds, options):
+            drawn = spec.draw(ds)
+            pages = drawn if isinstance(drawn, list) else [drawn]
+            written: List[Path] = []
+            for page, fig in enumerate(pages, start=1):
+                fig = _frozen(fig)
+                for fmt in formats:
+                    path = out_dir / page_name(spec.name, page, fmt)
+                    write_file_atomic(path, figure_bytes(fig, fmt))
+                    written.append(path)
+                    if on_file is not None:
+                        on_file(path)
+            for fmt in formats:
+                stale = len(pages) + 1
+                while (out_dir / page_name(spec.name, stale, fmt)).is_file():
+                    (out_dir / page_name(spec.name, stale, fmt)).unlink()
+                    stale += 1
+            out.append((spec, written))
+    return out
+
+
 def render(
     ds: Dataset,
     out_dir: Path,
     formats: Sequence[str] = FORMATS,
     on_file: Optional[Callable[[Path], None]] = None,
+    options: PlotOptions = PlotOptions(),
 ) -> List[Path]:
-    """Draw every figure of ``ds`` into ``out_dir`` in each format; return the files written.
-
-    Each file is written atomically; files of other figures or formats in ``out_dir`` are left
-    alone.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: List[Path] = []
-    with matplotlib.rc_context(_RC):
-        for spec in figure_specs(ds):
-            fig = _frozen(spec.draw(ds))
-            for fmt in formats:
-                path = out_dir / f"{spec.name}.{fmt}"
-                write_file_atomic(path, figure_bytes(fig, fmt))
-                written.append(path)
-                if on_file is not None:
-                    on_file(path)
-    return written
+    """Draw every figure of ``ds`` into ``out_dir`` in each format; return the files written
+    (:func:`render_figures`)."""
+    return [p for _, paths in render_figures(ds, out_dir, formats, options, on_file) for p in paths]

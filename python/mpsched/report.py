@@ -196,15 +196,18 @@ def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
 def write_report(ds: Dataset, as_html: bool = False) -> Path:
     """Draw the figures (PNG, into ``plots/``), then write ``report.md`` or ``report.html``."""
     plots = ds.path / PLOTS_DIR
-    from .plot import figure_specs, render  # matplotlib: only when drawing
+    from .plot import render_figures  # matplotlib: only when drawing
 
-    render(ds, plots, ["png"])
-    specs = figure_specs(ds)
+    pages = [
+        (spec.caption if len(paths) == 1 else f"{spec.caption} ({i} of {len(paths)})", path)
+        for spec, paths in render_figures(ds, plots, ["png"])
+        for i, path in enumerate(paths, start=1)
+    ]
     if as_html:
-        text = html_report(ds, [(s.caption, (plots / f"{s.name}.png").read_bytes()) for s in specs])
+        text = html_report(ds, [(caption, png.read_bytes()) for caption, png in pages])
         path = ds.path / "report.html"
     else:
-        text = markdown_report(ds, [(s.caption, f"{PLOTS_DIR}/{s.name}.png") for s in specs])
+        text = markdown_report(ds, [(caption, f"{PLOTS_DIR}/{png.name}") for caption, png in pages])
         path = ds.path / "report.md"
     write_file_atomic(path, text.encode("utf-8"))
     return path

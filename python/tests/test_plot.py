@@ -26,6 +26,7 @@ COMPARE_FIGURES = [
     "goodput_subflows",
     "hol",
     "fct_cdf",
+    "fct_bars",  # the sized TCP flow's download time
 ]
 RUN_FIGURES = ["cwnd_rtt", "goodput_flows", "goodput_subflows", "hol", "fct_cdf"]
 

@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from .. import _core
+from .. import _core, experiment
 from .._display import print_table, print_written
 from ..dataset import Dataset, ResultsError, load_results
-from ..matrix import MatrixError, build_matrix, format_seeds, parse_names, parse_seeds
+from ..matrix import MatrixError, format_seeds
 from ..stats import summarize
 from ..sweep import (
     BackendError,
@@ -19,7 +19,6 @@ from ..sweep import (
     SweepInterrupted,
     check_backend,
     check_output_dir,
-    run_sweep,
 )
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, fail, fail_missing_extra, require_extra
 from .run import PluginOption, ScenarioArgument, load_plugins
@@ -132,10 +131,7 @@ def compare_command(
     load_plugins(plugin)
     try:
         check_backend(backend.value)
-        seed_list = parse_seeds(seeds) if seeds is not None else None
-        schedulers = parse_names(scheduler, "--scheduler") if scheduler is not None else None
-        ccs = parse_names(cc, "--cc") if cc is not None else None
-        matrix = build_matrix(scenario, seed_list, schedulers, ccs)
+        matrix = experiment.prepare(scenario, scheduler, cc, seeds, cli=True)
         out_dir = out if out is not None else default_compare_dir(scenario)
         check_output_dir(out_dir)
     except (MatrixError, OutputDirError, BackendError) as e:
@@ -176,7 +172,7 @@ def compare_command(
     try:
         progress.start()
         try:
-            result = run_sweep(
+            result = experiment.execute(
                 matrix,
                 out_dir,
                 backend=backend.value,
@@ -238,9 +234,31 @@ def plot_command(
     formats: Annotated[
         str,
         typer.Option(
-            "--format", "-f", metavar="FORMATS", help="Comma-separated image formats: `png`, `svg`."
+            "--format",
+            "-f",
+            metavar="FORMATS",
+            help="Comma-separated image formats: `png`, `svg`, `pdf`.",
         ),
     ] = "png",
+    variants: Annotated[
+        Optional[str],
+        typer.Option(
+            "--variants",
+            metavar="NAMES",
+            help="Comma-separated variants to draw, in that order (the labels of the summary "
+            "table, e.g. `minrtt,blest`). Default: all.",
+            show_default=False,
+        ),
+    ] = None,
+    smooth: Annotated[
+        float,
+        typer.Option(
+            "--smooth",
+            metavar="SECONDS",
+            min=0.0,
+            help="Moving average over this many seconds for the time series (0: none).",
+        ),
+    ] = 0.0,
     out: Annotated[
         Optional[Path],
         typer.Option(
@@ -257,21 +275,30 @@ def plot_command(
     Goodput over time per flow and per subflow, congestion window and RTT per subflow,
     out-of-order bytes over time (head-of-line blocking), the CDF of flow completion times
     (sized flows), and for `compare` results mean goodput and Jain's fairness index per
-    variant with 95 % confidence intervals across seeds. Same results, byte-identical files.
+    variant with 95 % confidence intervals across seeds, download-time bars, and for sweeps
+    the metrics against the swept parameter with 95 % confidence bands. Time series shade the
+    outages and changed-link (handoff) periods of the scenario. More variants than a figure
+    holds are split into pages (`NAME-2.png`, ...). Same results, byte-identical files.
     """
     require_extra(["matplotlib"], "mpsched plot")
     from .. import plot
+    from ..figures import select_variants
 
     try:
         fmt_list = plot.parse_formats(formats)
     except ValueError as e:
         fail(str(e))
     ds = _load_results_or_fail(results)
+    if variants is not None:
+        try:
+            ds = select_variants(ds, [v.strip() for v in variants.split(",") if v.strip()])
+        except ValueError as e:
+            fail(str(e))
     out_dir = out if out is not None else results / "plots"
     if out_dir.exists() and not out_dir.is_dir():
         fail(f"{out_dir}: exists and is not a directory")
     try:
-        written = plot.render(ds, out_dir, fmt_list)
+        written = plot.render(ds, out_dir, fmt_list, options=plot.PlotOptions(smooth_s=smooth))
     except OSError as e:
         fail(f"cannot write {out_dir}: {e.strerror or e}", code=EXIT_FAILURE)
     print_written(Console(), out_dir, [p.name for p in written])
