@@ -294,6 +294,8 @@ def command_line(args: Args) -> str:
         a += ["--duration", str(args.duration_s)]
     if args.max_minutes is not None:
         a += ["--max-minutes", str(args.max_minutes)]
+    if args.busy != "next":
+        a += ["--busy", args.busy]
     return shlex.join(a)
 
 
