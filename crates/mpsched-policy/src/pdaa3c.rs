@@ -2,7 +2,9 @@
 //! Q_t^i of §2.2 (eqs. 4–5) and the actor that chooses among the subflows ranked by it
 //! (§2.3 ii–iii, Algorithm 1 lines 6–10).
 //!
-//! **Quality** (eqs. 4–5, γ = 0.7, η = 0.3, α = 1000 = the packet size):
+//! **Quality** (eqs. 4–5, γ = 0.7, η = 0.3, α = 1000 = the packet size; the formula is
+//! [`Quality`], defined in `mpsched_transport::sched::quality` so that the external
+//! scheduler's `busy = "next"` ranks by it too, and re-exported here):
 //!
 //! ```text
 //! ST = C / (RTT − TT)                      (5)
