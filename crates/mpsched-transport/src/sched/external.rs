@@ -59,8 +59,9 @@ crate::params! {
         /// (not in `mode` mode, whose normal mode is the EdAR paper's minRTT, without
         /// opportunistic retransmission).
         fallback: ExternalFallback = ExternalFallback::Minrtt;
-        /// `weights` mode, when the subflow due has no window space: wait for it, or send on
-        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4).
+        /// `weights` mode, when the subflow due has no window space: wait for it, send on
+        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4), or on the next subflow by quality
+        /// Q (PDAA3C, docs/pdaa3c.md).
         busy: ExternalBusy = ExternalBusy::Wait;
     }
 }
