@@ -220,5 +220,7 @@ def test_runtime_refuses_a_bad_busy_field(trained, tmp_path: Path) -> None:
     )
     sc = _short()
     sc["flows"][0]["scheduler"] = f"policy:{bad}"
-    with pytest.raises(Exception, match='obs.busy: expected "wait" or "minrtt", got "later"'):
+    with pytest.raises(
+        Exception, match='obs.busy: expected "wait", "minrtt" or "next", got "later"'
+    ):
         mpsched.run(sc, seed=1)

@@ -2,7 +2,9 @@
 //! Q_t^i of §2.2 (eqs. 4–5) and the actor that chooses among the subflows ranked by it
 //! (§2.3 ii–iii, Algorithm 1 lines 6–10).
 //!
-//! **Quality** (eqs. 4–5, γ = 0.7, η = 0.3, α = 1000 = the packet size):
+//! **Quality** (eqs. 4–5, γ = 0.7, η = 0.3, α = 1000 = the packet size; the formula is
+//! [`Quality`], defined in `mpsched_transport::sched::quality` so that the external
+//! scheduler's `busy = "next"` ranks by it too, and re-exported here):
 //!
 //! ```text
 //! ST = C / (RTT − TT)                      (5)
@@ -39,6 +41,7 @@
 
 use mpsched_transport::observe::features::SubflowFeature;
 use mpsched_transport::observe::ObsLayout;
+pub use mpsched_transport::sched::quality::Quality;
 use serde_json::json;
 
 use crate::checkpoint::Checkpoint;
@@ -65,50 +68,17 @@ pub const Q_SCALE: f64 = 8.0 / 1e7;
 /// Most subflow slots a PDAA3C policy ranks.
 pub const MAX_SLOTS: usize = 8;
 
-/// The constants of eq. 4.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Quality {
-    /// γ, weight of the packet-time term (0.7).
-    pub gamma: f64,
-    /// η, weight of the rate term (0.3).
-    pub eta: f64,
-    /// α, the packet size in bytes (1000, Algorithm 1 line 3).
-    pub alpha: f64,
-}
-
-impl Default for Quality {
-    fn default() -> Self {
-        Quality { gamma: 0.7, eta: 0.3, alpha: 1000.0 }
-    }
-}
-
-impl Quality {
-    /// ST of eq. 5 in bytes/s from the smoothed RTT (s), throughput (bit/s) and window
-    /// (segments, each α bytes); `None` when it is undefined (no RTT, no window, RTT ≤ TT).
-    pub fn st(&self, rtt_s: f64, tput_bps: f64, cwnd_segments: f64) -> Option<f64> {
-        let tt_s = if tput_bps > 0.0 { 8.0 * self.alpha / tput_bps } else { 0.0 };
-        let d = rtt_s - tt_s;
-        (rtt_s > 0.0 && cwnd_segments > 0.0 && d > 0.0).then(|| cwnd_segments * self.alpha / d)
-    }
-
-    /// Q of eq. 4 (0 where ST is undefined); `loss` is PLR as a fraction.
-    pub fn q(&self, rtt_s: f64, tput_bps: f64, cwnd_segments: f64, loss: f64) -> f64 {
-        self.st(rtt_s, tput_bps, cwnd_segments)
-            .map_or(0.0, |st| self.gamma * self.alpha * (1.0 - loss.clamp(0.0, 1.0)) / st + self.eta * st)
-    }
-
-    /// Q of subflow slot `i` in the newest frame of a scheduler observation (the units of
-    /// [`SubflowFeature`]: srtt in 100 ms, throughput in 10 Mbit/s, cwnd in 100 segments).
-    pub fn of_slot(&self, obs: &[f32], l: &ObsLayout, i: usize) -> f64 {
-        let base = l.frame(l.history - 1);
-        let v = |f: SubflowFeature| f64::from(obs[base + l.subflow(i, f)]);
-        self.q(
-            v(SubflowFeature::Srtt) * 0.1,
-            v(SubflowFeature::Throughput) * 1e7,
-            v(SubflowFeature::Cwnd) * 100.0,
-            v(SubflowFeature::Loss),
-        )
-    }
+/// Q of subflow slot `i` in the newest frame of a scheduler observation (the units of
+/// [`SubflowFeature`]: srtt in 100 ms, throughput in 10 Mbit/s, cwnd in 100 segments).
+pub fn of_slot(q: &Quality, obs: &[f32], l: &ObsLayout, i: usize) -> f64 {
+    let base = l.frame(l.history - 1);
+    let v = |f: SubflowFeature| f64::from(obs[base + l.subflow(i, f)]);
+    q.q(
+        v(SubflowFeature::Srtt) * 0.1,
+        v(SubflowFeature::Throughput) * 1e7,
+        v(SubflowFeature::Cwnd) * 100.0,
+        v(SubflowFeature::Loss),
+    )
 }
 
 /// Ranks the usable subflow slots of `obs` by Q (best first, ties by slot) into `order`,
@@ -119,7 +89,7 @@ pub fn ranked_input(q: &Quality, obs: &[f32], l: &ObsLayout, order: &mut [usize]
     let mut n = 0;
     for i in 0..p {
         if obs[l.path_mask_offset() + i] > 0.5 {
-            qs[i] = q.of_slot(obs, l, i);
+            qs[i] = of_slot(q, obs, l, i);
             order[n] = i;
             n += 1;
         }
@@ -238,31 +208,10 @@ impl crate::network::Network for Pdaa3cNet {
 mod tests {
     use super::*;
 
-    /// Eqs. 4–5 by hand: RTT 60 ms, 8 Mbit/s, 20 segments of 1000 B, 1 % loss.
-    /// TT = 8·1000/8e6 = 1 ms; ST = 20 000 / 0.059 = 338 983.05 B/s;
-    /// Q = 0.7·1000·0.99/338 983.05 + 0.3·338 983.05 = 0.0020444 + 101 694.915 = 101 694.917.
+    /// Q by hand: docs/pdaa3c.md's example (transport `sched::quality` tests the formula).
     #[test]
-    fn quality_by_hand() {
-        let q = Quality::default();
-        let st = q.st(0.060, 8e6, 20.0).unwrap();
-        assert!((st - 20_000.0 / 0.059).abs() < 1e-6, "{st}");
-        let v = q.q(0.060, 8e6, 20.0, 0.01);
-        let want = 0.7 * 1000.0 * 0.99 / (20_000.0 / 0.059) + 0.3 * (20_000.0 / 0.059);
-        assert!((v - want).abs() < 1e-9, "{v} vs {want}");
-        assert!((v - 101_694.917).abs() < 1e-3, "{v}");
-        // Nothing sent: TT = 0, ST = C/RTT = 10 000 / 0.1 = 100 000; lossless.
-        assert!((q.q(0.1, 0.0, 10.0, 0.0) - (0.7 * 1000.0 / 100_000.0 + 30_000.0)).abs() < 1e-9);
-    }
-
-    /// ST undefined: no RTT sample, no window, or the packet time reaching the RTT (Q = 0).
-    #[test]
-    fn quality_undefined() {
-        let q = Quality::default();
-        assert_eq!(q.q(0.0, 1e6, 10.0, 0.0), 0.0);
-        assert_eq!(q.q(0.05, 1e6, 0.0, 0.0), 0.0);
-        // 8000 bits at 100 kbit/s = 80 ms >= 50 ms RTT.
-        assert_eq!(q.q(0.05, 1e5, 10.0, 0.0), 0.0);
-        assert_eq!(q.st(0.05, 1e5, 10.0), None);
+    fn quality_is_the_transport_formula() {
+        assert!((Quality::default().q(0.060, 8e6, 20.0, 0.01) - 101_694.917).abs() < 1e-3);
     }
 
     fn layout(p: usize) -> ObsLayout {
@@ -293,8 +242,8 @@ mod tests {
         let l = layout(2);
         let o = obs(&l, &[(0.6, 0.8, 0.2, 0.01, true), (0.0, 0.0, 0.0, 0.0, true)]);
         let q = Quality::default();
-        assert!((q.of_slot(&o, &l, 0) - 101_694.917).abs() < 0.05, "{}", q.of_slot(&o, &l, 0));
-        assert_eq!(q.of_slot(&o, &l, 1), 0.0);
+        assert!((of_slot(&q, &o, &l, 0) - 101_694.917).abs() < 0.05, "{}", of_slot(&q, &o, &l, 0));
+        assert_eq!(of_slot(&q, &o, &l, 1), 0.0);
     }
 
     /// Ranking: usable slots only, best Q first, ties by slot; inputs per rank, zeros after.

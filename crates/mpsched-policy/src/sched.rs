@@ -113,6 +113,7 @@ impl Scheduler for PolicySched {
         self.inner.decide(d);
     }
     fn start(&mut self, st: &SchedStart) {
+        self.inner.start(st);
         let s = &self.spec;
         let cfg = RecorderConfig {
             max_paths: s.layout.max_paths,

@@ -151,7 +151,8 @@ pub struct PolicySpec {
     /// choice (`"minrtt"`), or without (`"minrtt-norp"`).
     pub fallback_norp: bool,
     /// A weights, select or choose policy whose subflow due has no window space: wait for it
-    /// (`"wait"`, the default) or send on minRTT's choice (`"minrtt"`: RLDS-proxy).
+    /// (`"wait"`, the default), send on minRTT's choice (`"minrtt"`: RLDS-proxy) or on the next
+    /// subflow by quality Q (`"next"`: PDAA3C, docs/pdaa3c.md).
     pub busy: ExternalBusy,
 }
 
@@ -211,7 +212,8 @@ impl PolicySpec {
         let busy = match obs.get("busy").map(|v| v.as_str()) {
             None | Some(Some("wait")) => ExternalBusy::Wait,
             Some(Some("minrtt")) => ExternalBusy::Minrtt,
-            _ => return Err(err(file, "busy", "\"wait\" or \"minrtt\"", obs.get("busy"))),
+            Some(Some("next")) => ExternalBusy::Next,
+            _ => return Err(err(file, "busy", "\"wait\", \"minrtt\" or \"next\"", obs.get("busy"))),
         };
         check_features(obs, file, &["subflow", "connection", "flow"])?;
         let layout = ObsLayout { max_paths, history, max_flows: 0 };

@@ -4,7 +4,7 @@
 use numpy::{PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-use mpsched_policy::pdaa3c::{ranked_input, Quality, MAX_SLOTS, RANK_INPUTS};
+use mpsched_policy::pdaa3c::{of_slot, ranked_input, Quality, MAX_SLOTS, RANK_INPUTS};
 use mpsched_transport::observe::ObsLayout;
 
 /// Actor inputs `[B, P·RANK_INPUTS]`, rank → slot `[B, P]` (-1 past the usable ones), usable
@@ -46,7 +46,7 @@ pub fn pdaa3c_inputs<'py>(
         xs.push(x);
         orders.push((0..max_paths).map(|r| if r < n { order[r] as i64 } else { -1 }).collect::<Vec<_>>());
         ns.push(n as i64);
-        qs.push((0..max_paths).map(|s| q.of_slot(&row, &l, s)).collect::<Vec<_>>());
+        qs.push((0..max_paths).map(|s| of_slot(&q, &row, &l, s)).collect::<Vec<_>>());
     }
     Ok((
         PyArray2::from_vec2(py, &xs)?,

@@ -148,7 +148,7 @@ def make_envs(args: Args, worker: int) -> SchedulerVectorEnv:
     return SchedulerVectorEnv(
         str(resolve_scenario(args.scenario)), num_envs=args.envs_per_worker, action="choose",
         reward="pdaa3c", interval=args.interval_ms, max_paths=args.max_paths, history=1,
-        duration_s=args.duration_s, threads=1, sender_only=True,
+        duration_s=args.duration_s, threads=1, sender_only=True, busy=args.busy,
     )  # fmt: skip
 
 
@@ -294,6 +294,8 @@ def command_line(args: Args) -> str:
         a += ["--duration", str(args.duration_s)]
     if args.max_minutes is not None:
         a += ["--max-minutes", str(args.max_minutes)]
+    if args.busy != "next":
+        a += ["--busy", args.busy]
     return shlex.join(a)
 
 
@@ -306,6 +308,8 @@ def check_args(args: Args) -> None:
         raise ValueError(f"max_paths: expected 1..8, got {args.max_paths}")
     if not 0.0 <= args.gamma <= 1.0:
         raise ValueError(f"gamma: expected a value in [0, 1], got {args.gamma}")
+    if args.busy not in ("next", "wait"):
+        raise ValueError(f"busy: expected next or wait, got {args.busy!r}")
 
 
 def policy_tensors(model: ActorCritic) -> Dict[str, np.ndarray]:

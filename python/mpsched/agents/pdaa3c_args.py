@@ -44,6 +44,11 @@ class Args:
     interval_ms: float = 100.0
     """decision epoch: one subflow selection every 100 ms (§2.4: "capturing the throughput
     every 100ms, i.e., 1 sub-flow selection ... in every 100ms")"""
+    busy: str = "next"
+    """what the chosen subflow does without window room: ``next`` = the packet goes to the
+    next subflow by quality Q (§2.3 i, iii: the server "concurrently distributes data packets
+    to established sub-flows", the chosen one first; docs/pdaa3c.md), ``wait`` = the strict
+    reading (all new data of the epoch on the chosen subflow)"""
     max_paths: int = 2
     """subflow slots N of the state and the action (§3: two subflows)"""
     t_max: int = 5

@@ -19,6 +19,7 @@ PDAA3C_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
     "envs_per_worker": (("--envs-per-worker",), {"min": 1, "max": 64}),
     "duration_s": (("--duration",), {"min": 0.1}),
     "t_max": (("--t-max",), {"min": 1, "max": 1000}),
+    "busy": (("--busy",), {"metavar": "next|wait"}),
 }
 
 

@@ -139,6 +139,7 @@ class SchedulerVectorEnv(_CoreVectorBase):
         initial_mode: Union[int, str, None] = None,
         fallback: str = "minrtt",
         sender_only: bool = False,
+        busy: str = "wait",
     ) -> None:
         if action not in ACTIONS + ("cwnd",):
             raise EnvConfigError(
@@ -159,6 +160,7 @@ class SchedulerVectorEnv(_CoreVectorBase):
             initial_mode=initial_mode,
             fallback=fallback,
             sender_only=sender_only,
+            busy=busy,
         )
         self.action_kind = action
         self.layout = ObsLayout(max_paths, history, max_flows if action == "cwnd" else 0)

@@ -63,6 +63,10 @@ TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
     # scenario seed (63 bits) from it: reproduce.edar_runs.
     # training_scenario_seeds gives them; a test checks they miss HELD_OUT.
     "edar": tuple(range(100_003, 100_403)),
+    # agents/checkpoints/pdaa3c-default.json: `train pdaa3c --workers 1 --seed 1`, 2 envs per
+    # worker: first episodes at env_seed_base(1, 0) + i = 1 010 000 + i; later episodes draw
+    # 64-bit seeds from them by hashing (agents/pdaa3c_args.env_seed_base).
+    "pdaa3c": (1_010_000, 1_010_001),
 }
 
 #: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.

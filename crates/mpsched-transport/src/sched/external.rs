@@ -4,7 +4,8 @@
 //!   deterministic deficit counter so shares hold exactly over time;
 //! - `Packet`: per segment, ask the outside policy (OLMS); the connection pauses meanwhile.
 
-use super::{Decision, SchedView, Scheduler, SubflowSet, Verdict};
+use super::quality::Quality;
+use super::{Decision, SchedStart, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::algo::FromParams;
 use crate::time::Instant;
 
@@ -40,6 +41,12 @@ crate::choice! {
         /// Send on minRTT's choice among the available subflows (RLDS-proxy's fallback,
         /// shared/specs/rl-baselines.md §4).
         Minrtt = "minrtt",
+        /// Send on the next subflow in quality order: the available subflow of highest Q
+        /// (pdaa3c.txt eq. 4, [`super::quality::Quality::of_info`]). PDAA3C's reading of
+        /// "distributes data packets to the optimal sub-flow" (§2.3 iii) with a sender that
+        /// "concurrently distributes data packets to established sub-flows" (§2.3 i): the
+        /// chosen subflow first while it has window room, never idle data beside a free window.
+        Next = "next",
     }
 }
 
@@ -52,8 +59,9 @@ crate::params! {
         /// (not in `mode` mode, whose normal mode is the EdAR paper's minRTT, without
         /// opportunistic retransmission).
         fallback: ExternalFallback = ExternalFallback::Minrtt;
-        /// `weights` mode, when the subflow due has no window space: wait for it, or send on
-        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4).
+        /// `weights` mode, when the subflow due has no window space: wait for it, send on
+        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4), or on the next subflow by quality
+        /// Q (PDAA3C, docs/pdaa3c.md).
         busy: ExternalBusy = ExternalBusy::Wait;
     }
 }
@@ -74,6 +82,8 @@ pub struct External {
     /// Bytes each subflow was sent minus its weighted share (deficit round robin).
     credit: [f64; 8],
     answer: Option<Option<u8>>,
+    /// The connection's MSS (Q counts the window in segments).
+    mss: u64,
 }
 
 impl External {
@@ -93,6 +103,28 @@ impl External {
         self.in_fallback = true;
         v.send_min_rtt(out)
     }
+
+    /// `busy = next`: the available subflow of highest Q (ties: lower index), or wait.
+    fn next_by_quality(&self, v: &SchedView, out: &mut SubflowSet) -> Verdict {
+        let q = Quality::default();
+        let mut best: Option<(usize, f64)> = None;
+        for (j, s) in v.subflows.iter().enumerate() {
+            if !(s.usable && s.available) || s.backup {
+                continue;
+            }
+            let qj = q.of_info(&s.info, self.mss);
+            if best.is_none_or(|(_, qb)| qj > qb) {
+                best = Some((j, qj));
+            }
+        }
+        match best {
+            Some((j, _)) => {
+                out.insert(j);
+                Verdict::Send
+            }
+            None => Verdict::Wait,
+        }
+    }
 }
 
 impl FromParams for External {
@@ -107,6 +139,7 @@ impl FromParams for External {
             weights: [0.0; 8], // no decision yet: the fallback
             credit: [0.0; 8],
             answer: None,
+            mss: 1448,
         }
     }
 }
@@ -145,6 +178,7 @@ impl Scheduler for External {
                     return match self.busy {
                         ExternalBusy::Wait => Verdict::Wait,
                         ExternalBusy::Minrtt => self.fall_back(v, out),
+                        ExternalBusy::Next => self.next_by_quality(v, out),
                     };
                 }
                 let len = v.seg_len as f64;
@@ -179,6 +213,9 @@ impl Scheduler for External {
     /// EdAR fills the minRTT subflow's window first (edar.txt §IV-A).
     fn redundant_min_rtt_first(&self) -> bool {
         true
+    }
+    fn start(&mut self, st: &SchedStart) {
+        self.mss = u64::from(st.mss.max(1));
     }
     fn decide(&mut self, d: &Decision) {
         match *d {
@@ -301,6 +338,26 @@ mod tests {
         assert!(e.opportunistic_retransmission());
         assert_eq!(go(&mut e, &[idle(30), idle(10)]), (Verdict::Send, vec![1]));
         assert_eq!(go(&mut e, &[busy(30), busy(10)]), (Verdict::Wait, vec![]));
+    }
+
+    /// `busy=next` (PDAA3C): the chosen subflow first while it has window room; without room
+    /// the segment goes to the available subflow of highest Q (eq. 4), not to minRTT's choice:
+    /// subflow 1 (40 ms, 100 segments: Q ≈ 0.3·144 800/0.04 = 1 086 000) beats subflow 2
+    /// (20 ms, 10 segments: Q ≈ 217 200). No subflow with room: wait. No fallback involved.
+    #[test]
+    fn weights_busy_next_spills_by_quality() {
+        use crate::sched::tests::sf;
+        let p = ExternalParams { mode: ExternalMode::Weights, busy: ExternalBusy::Next, ..ExternalParams::default() };
+        let mut e = External::from_params(&p);
+        e.decide(&weights(&[1.0, 0.0, 0.0]));
+        assert_eq!(go(&mut e, &[idle(30), sf(40, 100, 0), idle(20)]), (Verdict::Send, vec![0]));
+        assert_eq!(go(&mut e, &[busy(30), sf(40, 100, 0), idle(20)]), (Verdict::Send, vec![1]));
+        assert!(!e.opportunistic_retransmission());
+        assert_eq!(go(&mut e, &[busy(30), sf(40, 100, 100), idle(20)]), (Verdict::Send, vec![2]));
+        assert_eq!(go(&mut e, &[busy(30), busy(10)]), (Verdict::Wait, vec![]));
+        let mut m = External::from_params(&ExternalParams { busy: ExternalBusy::Minrtt, ..p });
+        m.decide(&weights(&[1.0, 0.0, 0.0]));
+        assert_eq!(go(&mut m, &[busy(30), sf(40, 100, 0), idle(20)]), (Verdict::Send, vec![2]), "minRTT differs");
     }
 
     /// Unusable subflows are left out and the shares renormalised over the usable ones; with no

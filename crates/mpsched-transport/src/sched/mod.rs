@@ -14,6 +14,7 @@ pub mod olms;
 mod peekaboo;
 #[cfg(any(test, feature = "example-algorithms"))]
 pub mod prefer;
+pub mod quality;
 mod redundant;
 mod roundrobin;
 mod stms;

@@ -1,0 +1,106 @@
+"""`mpsched reproduce pdaa3c` (reproduce/pdaa3c*.py) on the shared protocol: eq. 6 and the
+upper bound by hand, the settings, the quick pipeline end to end, and the committed claims
+table (docs/reproductions/pdaa3c/) that docs/pdaa3c.md quotes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mpsched.reproduce import pdaa3c as E
+from mpsched.reproduce import pdaa3c_runs as R
+from mpsched.reproduce import protocol as P
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "docs" / "reproductions" / "pdaa3c"
+
+
+def test_jain_eq6_by_hand():
+    # x = T/O = (10/5, 5/5) = (2, 1): (3)² / (2 · 5) = 0.9
+    assert E.jain_eq6([10.0, 5.0], [5.0, 5.0]) == pytest.approx(0.9)
+    # throughput in proportion to capacity: absolutely fair
+    assert E.jain_eq6([10.0, 5.0], [6.0, 3.0]) == pytest.approx(1.0)
+    # a subflow that carried nothing: the limit 1/n
+    assert E.jain_eq6([10.0, 5.0], [9.0, 0.0]) == 0.5
+
+
+def test_upper_bound_by_hand():
+    # (10 + 5) Mbit/s · (1 − 0.001) · 1448/1500 = 14.465535
+    assert E.bound_mbps(R.BASE) == pytest.approx(15 * 0.999 * 1448 / 1500)
+    assert E.capacity_mbps(R.Setting("x", 2.5, 0.0)) == pytest.approx([9.6533333, 2.4133333])
+
+
+def test_settings_change_one_thing_at_a_time():
+    from mpsched.matrix import load_scenario
+
+    base = load_scenario(R._common.default_scenario_dir("pdaa3c.toml") / "pdaa3c.toml")
+    assert [p["rate_mbps"] for p in base["paths"]] == [10, R.BASE.path2_mbps]
+    assert {p["loss"]["p"] for p in base["paths"]} == {R.BASE.loss}
+    for s in R.SETTINGS[1:]:
+        assert (s.path2_mbps == R.BASE.path2_mbps) != (s.loss == R.BASE.loss), s
+    sc = R.scenario_copy(base, R.Setting("x", 2.5, 0.01), quick=True)
+    assert [p["rate_mbps"] for p in sc["paths"]] == [10, 2.5]
+    assert [p["loss"]["p"] for p in sc["paths"]] == [0.01, 0.01]
+    assert sc["sim"]["duration_s"] == R.QUICK_DURATION_S
+    assert base["paths"][1]["rate_mbps"] == R.BASE.path2_mbps  # the copy is a copy
+
+
+def test_training_seeds_are_disjoint_from_held_out():
+    from mpsched.agents.pdaa3c_args import env_seed_base
+
+    assert P.TRAINING_SEEDS["pdaa3c"] == (env_seed_base(1, 0), env_seed_base(1, 0) + 1)
+    assert not set(P.TRAINING_SEEDS["pdaa3c"]) & set(P.HELD_OUT)
+
+
+def test_quick_reproduction_end_to_end(tmp_path):
+    """`--quick` (2 seeds, 5 s, base setting) through the CLI: claims.md / claims.json agree,
+    every claim has a verdict, the figures exist."""
+    pytest.importorskip("matplotlib")
+    from typer.testing import CliRunner
+
+    from mpsched.cli import app
+
+    out = tmp_path / "r"
+    res = CliRunner().invoke(app, ["reproduce", "pdaa3c", "--quick", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "NOT the reproduction" in res.output
+    doc = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    ids = [c["id"] for c in doc["claims"]]
+    assert ids == [s["id"] for s in E._claim_specs()] + ["cost-fits-epoch", "cost-level"]
+    verdicts = {P.REPRODUCED, P.PARTLY, P.NOT_REPRODUCED}
+    assert all(c["verdict"] in verdicts for c in doc["claims"])
+    rows = P.read_md_rows(out / "claims.md")
+    for d in doc["claims"]:
+        assert rows[d["id"]] == P.claim_row(P.claim_from_dict(d))
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert set(results["results"]["base"]["goodput"]) == set(R.SCHEDULERS)
+    for stem in ("fig2-decision-cost", "fig3-subflow-throughput", "fig4-fairness"):
+        for ext in ("pdf", "png"):
+            assert (out / "figures" / f"{stem}.{ext}").stat().st_size > 0
+
+
+def test_committed_claims_md_and_json_agree():
+    doc = json.loads((COMMITTED / "claims.json").read_text(encoding="utf-8"))
+    assert doc["held_out_seeds"] == list(P.HELD_OUT)
+    rows = P.read_md_rows(COMMITTED / "claims.md")
+    claims = [P.claim_from_dict(d) for d in doc["claims"]]
+    assert list(rows) == [c.id for c in claims]
+    for c in claims:
+        assert rows[c.id] == P.claim_row(c)
+        assert c.ours_a is None or c.ours_a.n in (len(P.HELD_OUT), len(E.COST_SEEDS))
+    assert (COMMITTED / "claims-short.md").read_text(encoding="utf-8") == P.compact_table(claims)
+
+
+def test_docs_quote_the_committed_table():
+    """docs/pdaa3c.md holds claims-short.md verbatim and the verdict counts of claims.json."""
+    docs = (ROOT / "docs" / "pdaa3c.md").read_text(encoding="utf-8")
+    assert (COMMITTED / "claims-short.md").read_text(encoding="utf-8") in docs
+    doc = json.loads((COMMITTED / "claims.json").read_text(encoding="utf-8"))
+    n = doc["verdicts"]
+    said = (
+        f"Verdicts: {n.get(P.REPRODUCED, 0)} reproduced, {n.get(P.PARTLY, 0)} partly, "
+        f"{n.get(P.NOT_REPRODUCED, 0)} not reproduced ({len(doc['claims'])} claims)."
+    )
+    assert said in docs
