@@ -7,8 +7,9 @@
 #
 # Builds the `bench` example (release) in $CARGO_TARGET_DIR (default: target/), installs
 # valgrind from the distribution's packages if it is missing, and prints one row per scenario
-# plus the scaling ratios (subflows-8 / subflows-1, flows-1000 / flows-1) when both ran. The
-# digest column identifies the run's outputs: equal digests = byte-identical outputs.
+# plus the scaling ratios (subflows-8 / subflows-1, flows-1000 / flows-1) when both ran and the
+# in-memory sizes of the per-connection structures. The digest column identifies the run's
+# outputs: equal digests = byte-identical outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 names=("$@")
@@ -46,3 +47,5 @@ ratio() {
 }
 ratio subflows-8 subflows-1
 ratio flows-1000 flows-1
+echo "sizes (std::mem::size_of, inline part only):"
+"$bin" --sizes | sed 's/^/  /'

@@ -2,9 +2,15 @@
 //!
 //! `bench --count NAME`: runs NAME once through `bench::event_loop` and prints its counters
 //! (events, packets, delivered data packets, output digest); `bench/instructions.sh` runs this
-//! under callgrind.
+//! under callgrind. `bench --sizes`: the in-memory sizes of the per-connection structures.
 fn main() {
     let mut names: Vec<String> = std::env::args().skip(1).collect();
+    if names.first().is_some_and(|a| a == "--sizes") {
+        for (name, bytes) in mpsched_transport::layout::sizes() {
+            println!("{name:<28} {bytes:>5} B");
+        }
+        return;
+    }
     if names.first().is_some_and(|a| a == "--count") {
         let n = names.get(1).expect("--count NAME");
         let r = mpsched_sim::bench::counted_run(n).unwrap_or_else(|| panic!("unknown bench {n}"));

@@ -17,6 +17,7 @@ pub mod cc;
 pub mod connection;
 pub mod host;
 pub mod info;
+pub mod layout;
 pub mod observe;
 pub mod plugin;
 mod reassembly;

@@ -13,13 +13,14 @@ pub(crate) mod recv;
 pub(crate) mod scoreboard;
 mod timers;
 
-use crate::cc::{AnyCc, CcState, CongestionControl, RateSample, SiblingInfo};
+use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
 pub use crate::info::{SubflowInfo, SubflowState};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::SubflowId;
 use crate::time::{Duration, Instant};
 use close::CloseState;
+use rate::RateState;
 use recv::RecvSeq;
 use scoreboard::Scoreboard;
 
@@ -230,15 +231,10 @@ pub struct Subflow {
     delivered: u64,
     delivered_time: Instant,
     delivery_rate: u64,
-    /// Send time of the first segment of the current delivery-rate interval (subflow/rate.rs).
-    first_sent_time: Instant,
-    /// Non-zero while application-limited: the `delivered` count that ends the bubble.
-    app_limited: u64,
-    /// The rate sample of the latest ACK that delivered data (rate-based controllers only).
-    last_rate: RateSample,
-    /// The controller is rate-based ([`CongestionControl::cong_control`]): it is called in fast
-    /// recovery too and reads rate samples, which are computed only then.
-    rate_cc: bool,
+    /// Delivery-rate sampling state (subflow/rate.rs), allocated only when the controller is
+    /// rate-based ([`CongestionControl::cong_control`]): it is called in fast recovery too and
+    /// reads rate samples, which are computed only then. Other controllers carry a null pointer.
+    rate: Option<Box<RateState>>,
     stats: SubflowInfo,
 
     // ---- receive half ----
@@ -256,7 +252,7 @@ impl Subflow {
     /// A new subflow. A client sends its SYN at the first `poll_transmit`.
     pub fn new(id: SubflowId, role: Role, cfg: SubflowConfig, cc: AnyCc, now: Instant) -> Self {
         let mss = cfg.mss;
-        let rate_cc = cc.cong_control();
+        let rate = cc.cong_control().then(|| Box::new(RateState::new(now)));
         let cc_state = CcState {
             cwnd: cfg.init_cwnd as u64 * mss as u64,
             ssthresh: u64::MAX,
@@ -292,10 +288,7 @@ impl Subflow {
             delivered: 0,
             delivered_time: now,
             delivery_rate: 0,
-            first_sent_time: now,
-            app_limited: 0,
-            last_rate: RateSample::default(),
-            rate_cc,
+            rate,
             stats: SubflowInfo::default(),
             rcv: RecvSeq::default(),
             unacked_segs: 0,

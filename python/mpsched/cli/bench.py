@@ -62,12 +62,42 @@ def bench_command(
             "(EdAR scenario, against the built-in minrtt-norp making the same choices).",
         ),
     ] = False,
+    instructions: Annotated[
+        bool,
+        typer.Option(
+            "--instructions",
+            help="Instead, count instructions under callgrind (bench/instructions.sh; needs a "
+            "source checkout): per event, per packet and per delivered packet.",
+        ),
+    ] = False,
+    against: Annotated[
+        Optional[str],
+        typer.Option(
+            "--against",
+            metavar="REV",
+            help="Instead, build git revision REV and this checkout's bench binary and "
+            "interleave their runs: same-run wall-clock ratios (needs a source checkout).",
+            show_default=False,
+        ),
+    ] = None,
+    rounds: Annotated[
+        int,
+        typer.Option("--rounds", min=1, help="With --against: runs of each side per benchmark."),
+    ] = 5,
 ) -> None:
     """Measure simulator speed on built-in benchmark scenarios.
 
     Reports simulated and wall-clock seconds, events and packets per second, nanoseconds per
     event and how many times faster than real time the simulation ran.
     """
+    modes = [env, decisions, policies, python_scheduler, instructions, against is not None]
+    if sum(modes) > 1:
+        fail(
+            "choose one of --env, --decisions, --policies, --python-scheduler, --instructions, --against"
+        )
+    if instructions or against is not None:
+        _source_bench(names, against, rounds, as_json)
+        return
     if env:
         require_extra(["gymnasium"], "mpsched bench --env")
         from ..bench_env import bench_env
@@ -146,3 +176,27 @@ def bench_command(
         typer.echo(json.dumps(rows, indent=2, sort_keys=True))
     else:
         print_bench(Console(), rows)
+
+
+#: What ``--against`` runs by default: the issue-22 benchmarks that exist in older revisions too.
+AGAINST_DEFAULT = ["newreno-10m", "lia-2path", "edar-handoff", "flows-1", "flows-1000"]
+
+
+def _source_bench(
+    names: Optional[List[str]], rev: Optional[str], rounds: int, as_json: bool
+) -> None:
+    """``--instructions`` / ``--against REV``: wrappers over the checkout's bench tools."""
+    from ..bench_rev import BenchRevError, against, format_ratios, instructions, repo_root
+
+    try:
+        root = repo_root()
+        if rev is None:
+            raise typer.Exit(instructions(list(names or []), root))
+        with Console(stderr=True).status(f"bench against {rev}"):
+            rows = against(rev, list(names or AGAINST_DEFAULT), rounds, root)
+    except BenchRevError as e:
+        fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        typer.echo("\n".join(format_ratios(rows, rev)))

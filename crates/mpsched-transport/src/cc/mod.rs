@@ -334,7 +334,9 @@ registry! {
     /// wVegas (Cao et al., ICNP 2012), delay-based coupled.
     WVegas(WVegas) "wvegas" [];
     /// BBR v1 (Cardwell et al., ACM Queue 2016), paced, uncoupled per subflow (MPTCP-BBR).
-    Bbr(Bbr) "bbr" [];
+    // Boxed: its state is the largest of the built-ins and every subflow carries an `AnyCc`,
+    // so the other controllers' subflows would pay for it (issue 22).
+    Bbr(Box<Bbr>) "bbr" [];
     /// Window set from outside (learning environments).
     External(ExternalCc) "external" [];
     /// Example (docs/extending.md): AIMD(a, b).

@@ -130,7 +130,8 @@ impl Subflow {
         self.peer_wnd = seg.wnd as u64;
         let una_before = self.snd_una;
         // Delivery-rate sampling state before the ACK (only rate-based controllers read it).
-        let (prior_in_flight, lost_before) = if self.rate_cc { (self.pipe(), self.sb.segments_lost()) } else { (0, 0) };
+        let rate_cc = self.rate_cc();
+        let (prior_in_flight, lost_before) = if rate_cc { (self.pipe(), self.sb.segments_lost()) } else { (0, 0) };
         let mut acked = Acked::default();
         if seg.ack > self.snd_una && seg.ack <= self.snd_nxt {
             self.sb.cumulative_ack(seg.ack, &mut acked);
@@ -141,25 +142,26 @@ impl Subflow {
         let reo_wnd = Duration(self.rtt.min_rtt().0 / 4);
         self.sb.detect(&acked, thresh, reo_wnd, self.snd_una);
         let rtt_sample = self.take_samples(now, &acked);
-        if self.rate_cc && acked.newly_acked > 0 {
+        if rate_cc && acked.newly_acked > 0 {
             let losses = (self.sb.segments_lost() - lost_before) as u32;
-            self.last_rate = self.take_rate_sample(now, &acked, losses, prior_in_flight);
+            self.take_rate_sample(now, &acked, losses, prior_in_flight);
         }
         self.update_recovery(now, cx);
         let in_fast = matches!(self.recovery, Recovery::Fast { .. });
         // Rate-based controllers (Linux `cong_control`) see every ACK, fast recovery included.
-        if acked.newly_acked > 0 && (!in_fast || self.rate_cc) {
+        if acked.newly_acked > 0 && (!in_fast || rate_cc) {
             self.cc_state.pipe = self.pipe();
+            let rate = self.last_rate();
             let ack = AckSample {
                 newly_acked: acked.newly_acked,
                 rtt: rtt_sample,
                 delivered: self.delivered,
                 delivery_rate: self.delivery_rate,
-                app_limited: self.last_rate.is_app_limited,
-                rate: self.last_rate,
+                app_limited: rate.is_app_limited,
+                rate,
             };
             self.cc.on_ack(now, &mut self.cc_state, &ack, &cx.conn.siblings);
-            if self.rate_cc && self.cc.wants_app_limited() {
+            if rate_cc && self.cc.wants_app_limited() {
                 self.force_app_limited();
             }
         }

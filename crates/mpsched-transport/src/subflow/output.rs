@@ -1,7 +1,7 @@
 //! Segments to the peer: SYN / SYN-ACK, retransmissions (RFC 6675 NextSeg rule 1), new data
 //! handed over by the connection, window probes and pure ACKs, with pacing.
 
-use super::scoreboard::{SentSeg, APP_LIMITED};
+use super::scoreboard::SentSeg;
 use super::{Role, Subflow, SubflowCx, SubflowState, Timer};
 use crate::cc::CongestionControl;
 use crate::segment::{Flags, Segment};
@@ -158,7 +158,7 @@ impl Subflow {
             return None;
         }
         self.fast_retx_pending = false;
-        let tx = self.tx_stamp(now);
+        let tx = self.tx_stamp(now, s.end());
         self.sb.retransmitted(i, now, tx);
         self.stats.segments_retransmitted += 1;
         self.stats.bytes_retransmitted += s.len as u64;
@@ -196,21 +196,22 @@ impl Subflow {
         self.probe_backoff = 0;
         let seq = self.snd_nxt;
         self.snd_nxt += len as u64;
-        if self.sb.is_empty() {
+        let fresh = self.sb.is_empty();
+        if fresh {
             // Nothing in flight: a new delivery-rate interval starts now (Linux
             // `tcp_rate_skb_sent`; `Subflow::tx_stamp` for retransmissions).
             self.delivered_time = now;
-            self.first_sent_time = now;
         }
+        self.rate_on_send(now, seq + len as u64, fresh);
+        let flags = self.tx_flags();
         self.sb.push(SentSeg {
             seq,
             dsn,
             len,
-            flags: (self.app_limited != 0) as u8 * APP_LIMITED,
+            flags,
             sent_at: now,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
-            first_sent_time: self.first_sent_time,
         });
         if self.timers[Timer::Rto as usize].is_none() {
             self.timers[Timer::Rto as usize] = Some(now + self.current_rto());

@@ -37,9 +37,6 @@ pub(crate) struct SentSeg {
     pub delivered: u64,
     /// Time `delivered` was last advanced when the segment was sent.
     pub delivered_time: Instant,
-    /// Send time of the first segment of the flight this one was sent in (Linux
-    /// `tx.first_tx_mstamp`).
-    pub first_sent_time: Instant,
 }
 
 /// The delivery-rate state a (re)transmission records (Linux `tcp_rate_skb_sent`).
@@ -49,15 +46,15 @@ pub(crate) struct TxStamp {
     pub delivered: u64,
     /// When `delivered` last advanced.
     pub delivered_time: Instant,
-    /// Send time of the first segment of the current flight.
-    pub first_sent_time: Instant,
     /// The subflow is application-limited.
     pub app_limited: bool,
 }
 
 impl SentSeg {
+    /// One past the last sequence number (stable for the segment's life: a partial ACK moves
+    /// its start only).
     #[inline]
-    fn end(&self) -> u64 {
+    pub fn end(&self) -> u64 {
         self.seq + self.len as u64
     }
 }
@@ -410,7 +407,6 @@ impl Scoreboard {
         s.sent_at = now;
         s.delivered = tx.delivered;
         s.delivered_time = tx.delivered_time;
-        s.first_sent_time = tx.first_sent_time;
         let (end, len) = (s.seq + s.len as u64, s.len);
         self.retrans_bytes += len as u64;
         if self.head_abs + i as u64 >= self.retx_ptr {

@@ -171,7 +171,6 @@ fn run(ops: &[Op]) {
                     sent_at: Instant(now),
                     delivered: 0,
                     delivered_time: Instant(now),
-                    first_sent_time: Instant(now),
                 });
                 m.segs.push(MSeg { seq, len: *len as u64, sent_at: now, ..Default::default() });
                 m.nxt += *len as u64;
@@ -220,12 +219,7 @@ fn run(ops: &[Op]) {
                             // RFC 6675 NextSeg rule 1: the lowest lost segment.
                             assert_eq!(Some(&i), eligible.first());
                         }
-                        let tx = TxStamp {
-                            delivered: 0,
-                            delivered_time: Instant(now),
-                            first_sent_time: Instant(now),
-                            app_limited: false,
-                        };
+                        let tx = TxStamp { delivered: 0, delivered_time: Instant(now), app_limited: false };
                         sb.retransmitted(i, Instant(now), tx);
                         let s = &mut m.segs[i];
                         *s = MSeg { retrans: true, ever_retrans: true, relost: false, sent_at: now, ..*s };
