@@ -1,0 +1,126 @@
+"""``mpsched emulate SCENARIO``: the scenario on the machine's own Linux TCP/MPTCP through
+user-space emulated links (docs/emulate.md)."""
+
+# No `from __future__ import annotations`: typer reads these annotations at run time.
+import os
+import shutil
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from .._display import print_summary, print_written
+from ..results import OUTPUT_FILES, check_replaceable, write_results
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, fail
+from .run import ScenarioArgument, default_out_dir
+
+#: Where the emulator binary is looked for, after ``--emulator`` and ``$MPSCHED_EMU``.
+_REPO = Path(__file__).resolve().parents[3]
+
+
+def find_emulator(given: Optional[Path]) -> Optional[str]:
+    """The ``mpsched-emu`` binary: ``--emulator``, ``$MPSCHED_EMU``, ``PATH``, then the cargo
+    target directories (``$CARGO_TARGET_DIR`` or the repository's ``target/``)."""
+    if given is not None:
+        return str(given)
+    env = os.environ.get("MPSCHED_EMU")
+    if env:
+        return env
+    found = shutil.which("mpsched-emu")
+    if found:
+        return found
+    targets = [os.environ.get("CARGO_TARGET_DIR"), str(_REPO / "target")]
+    for t in filter(None, targets):
+        p = Path(t) / "release" / "mpsched-emu"
+        if p.is_file():
+            return str(p)
+    return None
+
+
+def emulate_command(
+    scenario: ScenarioArgument,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Output directory (default `out/<stem>-kernel`).",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        Optional[int],
+        typer.Option("--seed", "-s", help="Seed of the links' loss streams.", show_default=False),
+    ] = None,
+    emulator: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--emulator",
+            metavar="PATH",
+            help="The `mpsched-emu` binary (default: found as documented).",
+            show_default=False,
+        ),
+    ] = None,
+    prefix: Annotated[
+        str,
+        typer.Option("--netns-prefix", help="Namespaces are <prefix>-client and <prefix>-server."),
+    ] = "mpsched",
+    max_lateness_us: Annotated[
+        float,
+        typer.Option(
+            "--max-lateness-us",
+            help="Flag the run if the p99 departure lateness exceeds this (µs).",
+        ),
+    ] = 500.0,
+) -> None:
+    """Run a scenario on the machine's Linux TCP/MPTCP through emulated links (root).
+
+    Two network namespaces (client, server) joined by one TUN pair per path; the link emulator
+    applies the scenario's link model in real time. Writes the tables of `mpsched run`, with an
+    `emulation` section in summary.json (departure lateness percentiles; `flagged` when the
+    p99 exceeds `--max-lateness-us`). Unsupported fields are refused (exit 2).
+    """
+    from ..emulate.engine import EmulateOptions, emulate
+    from ..emulate.plan import UnsupportedError
+    from ..emulate.topology import TopologyError, unavailable_reason
+
+    out_dir = out if out is not None else Path(str(default_out_dir(scenario, seed)) + "-kernel")
+    try:
+        check_replaceable(out_dir)
+    except (FileExistsError, NotADirectoryError) as e:
+        fail(f"{out_dir}: {e.strerror or e}")
+    why = unavailable_reason()
+    if why is not None:
+        fail(f"cannot emulate here: {why}", code=EXIT_FAILURE)
+    binary = find_emulator(emulator)
+    if binary is None:
+        fail(
+            "no mpsched-emu binary: `cargo build --release -p mpsched-emu`, or --emulator PATH",
+            code=EXIT_FAILURE,
+        )
+    opts = EmulateOptions(
+        emulator=binary, seed=seed, prefix=prefix, max_lateness_us=max_lateness_us
+    )
+    try:
+        results = emulate(scenario, opts)
+    except UnsupportedError as e:
+        fail(f"{scenario}: {e}")
+    except ValueError as e:  # the scenario itself is invalid
+        fail(str(e))
+    except TopologyError as e:
+        fail(str(e), code=EXIT_FAILURE)
+    except KeyboardInterrupt:
+        fail("interrupted (namespaces and processes removed)", code=EXIT_INTERRUPTED)
+    write_results(results, out_dir)
+    console = Console()
+    print_summary(console, results.summary, results.summary["duration_s"])
+    emu = results.summary["emulation"]
+    lat = emu.get("lateness") or {}
+    console.print(
+        f"departure lateness: p50 {lat.get('p50_us')} us, p99 {lat.get('p99_us')} us, max {lat.get('max_us')} us"
+        + (f"  [bold red]FLAGGED: {emu['flag']}[/bold red]" if emu["flagged"] else ""),
+        highlight=False,
+    )
+    print_written(console, out_dir, OUTPUT_FILES)
