@@ -39,6 +39,7 @@ demo: dev
 ## test: Rust tests (release), then the Python tests
 test: dev
 	cargo test --release --workspace --exclude mpsched-py
+	cargo build --release -p mpsched-emu  # the link emulator of the kernel-engine tests
 	$(PY) -m pytest -q
 
 ## fuzz: the long fuzzing run: FUZZ_INPUTS (10,000) seeded inputs per target (scenario

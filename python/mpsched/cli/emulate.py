@@ -4,6 +4,7 @@ user-space emulated links (docs/emulate.md)."""
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -36,6 +37,10 @@ def find_emulator(given: Optional[Path]) -> Optional[str]:
         if p.is_file():
             return str(p)
     return None
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def emulate_command(

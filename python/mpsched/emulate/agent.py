@@ -77,14 +77,15 @@ def _sample(sock: socket.socket, mptcp: bool, src: str) -> list:
 def _send(sock: socket.socket, size: int, end: float, state: dict) -> None:
     data = b"\0" * CHUNK
     sock.settimeout(0.05)
-    while time.monotonic() < end and (not size or state["sent"] < size):
+    while time.monotonic() < end and not state["stop"] and (not size or state["sent"] < size):
         want = CHUNK if not size else min(CHUNK, size - state["sent"])
         try:
             state["sent"] += sock.send(data[:want])
         except socket.timeout:
             continue
         except OSError as e:
-            state["error"] = str(e)
+            if not state["stop"]:
+                state["error"] = str(e)
             return
 
 
@@ -96,7 +97,7 @@ def client(a: argparse.Namespace) -> dict:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
     sock.bind((a.src, 0))
     sock.settimeout(max(0.1, end - time.monotonic()))
-    state = {"sent": 0, "error": None}
+    state = {"sent": 0, "error": None, "stop": False}
     try:
         sock.connect((a.dst, a.port))
     except OSError as e:
@@ -113,8 +114,9 @@ def client(a: argparse.Namespace) -> dict:
         samples.append({"t": k * a.sample, "subflows": _sample(sock, a.mptcp, a.src)})
         k += 1
     final = _sample(sock, a.mptcp, a.src)
-    sock.close()
+    state["stop"] = True
     sender.join(timeout=1.0)
+    sock.close()
     return {"sent": state["sent"], "error": state["error"], "samples": samples, "final": final}
 
 
@@ -140,4 +142,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: leave quietly
+        sys.exit(130)

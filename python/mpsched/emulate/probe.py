@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import struct
+import sys
 import time
 
 
@@ -110,4 +111,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: leave quietly
+        sys.exit(130)
