@@ -117,8 +117,12 @@ def _probe(topo: Topology, ns: str, *args: str) -> subprocess.Popen:
 
 @needs_kernel
 def test_constant_rate_udp_is_received_at_the_link_rate(tmp_path: Path) -> None:
-    # 12 Mbit/s: one 1500-byte packet per ms; the sender offers 20 % more.
-    with _topology(tmp_path, ONE_PATH.format(dur=10, rate=12, delay=5)) as topo:
+    # 12 Mbit/s: one 1500-byte packet per ms; the sender offers 20 % more, into a queue of
+    # 400 packets (0.4 s) so a stall of the sender on a busy machine never idles the link.
+    text = ONE_PATH.format(dur=10, rate=12, delay=5).replace(
+        "delay_ms = 5", "delay_ms = 5\nqueue_bytes = 600000"
+    )
+    with _topology(tmp_path, text) as topo:
         rx = _probe(topo, topo.server_ns, "udp-recv", "--seconds", "3")
         assert json.loads(rx.stdout.readline())["ready"]
         topo.go()
@@ -135,8 +139,9 @@ def test_constant_rate_udp_is_received_at_the_link_rate(tmp_path: Path) -> None:
         )
         tx.wait(timeout=10)
         got = json.loads(rx.stdout.readline())
-    rate = (got["count"] - 1) * got["ip_bytes"] * 8 / (got["last"] - got["first"])
-    assert got["ip_bytes"] == 1500
+    assert got["ip_bytes"] == 1500 and len(got["times"]) > 2000
+    rate = probe.rate_bps(got["times"], got["ip_bytes"])
+    print(f"UDP at the receiver: {rate / 1e6:.4f} Mbit/s on a 12 Mbit/s link")
     assert abs(rate / 12e6 - 1) < 0.01, f"received {rate / 1e6:.3f} Mbit/s on a 12 Mbit/s link"
 
 
@@ -150,4 +155,7 @@ def test_ping_rtt_is_twice_the_delay(tmp_path: Path) -> None:
     assert len(rtts) == 20
     # 84-byte packets at 100 Mbit/s add 2 x 6.7 us of serialization.
     med = sorted(rtts)[len(rtts) // 2]
+    print(
+        f"ping RTT median {med:.3f} ms, min {min(rtts):.3f}, max {max(rtts):.3f} (2 x delay = 40 ms)"
+    )
     assert abs(med - 40.0) < 1.0, rtts

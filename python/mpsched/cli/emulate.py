@@ -4,7 +4,6 @@ user-space emulated links (docs/emulate.md)."""
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 import os
 import shutil
-import signal
 from pathlib import Path
 from typing import Annotated, Optional
 

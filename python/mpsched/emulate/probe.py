@@ -68,26 +68,56 @@ def udp_send(dst: str, port: int, rate_bps: float, payload: int, seconds: float)
 
 
 def udp_recv(port: int, seconds: float) -> dict:
-    """Arrival times (s, relative to the first) and IP sizes of the datagrams received."""
+    """IP size and kernel arrival times (``SO_TIMESTAMPNS``, s after the first) of the
+    datagrams received: times taken where the packets left the emulator, whatever this
+    process's scheduling."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.bind(("0.0.0.0", port))
     print(json.dumps({"ready": True}), flush=True)
     sock.settimeout(seconds)
-    first = last = None
-    count = size = 0
+    times = []
+    size = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
-            n = sock.recv(65536)
+            data, anc, _, _ = sock.recvmsg(65536, 64)
         except socket.timeout:
             break
-        t = time.monotonic()
-        first = t if first is None else first
-        last = t
-        count += 1
-        size = len(n) + 28
-    return {"count": count, "ip_bytes": size, "first": first, "last": last}
+        t = next(
+            (
+                _timespec(d)
+                for lvl, typ, d in anc
+                if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS
+            ),
+            None,
+        )
+        if t is None:
+            continue
+        times.append(t)
+        size = len(data) + 28
+    return {"ip_bytes": size, "times": [t - times[0] for t in times]}
+
+
+#: ``SO_TIMESTAMPNS`` / ``SCM_TIMESTAMPNS`` (include/uapi/asm-generic/socket.h).
+SO_TIMESTAMPNS = 35
+
+
+def _timespec(d: bytes) -> float:
+    sec, nsec = struct.unpack("=qq", d[:16])
+    return sec + nsec / 1e9
+
+
+def rate_bps(times: list, ip_bytes: int) -> float:
+    """Received rate: the least-squares slope of the arrival times against the packet index
+    (a few late deliveries move it little, unlike first-to-last)."""
+    n = len(times)
+    mx, my = (n - 1) / 2, sum(times) / n
+    slope = sum((i - mx) * (t - my) for i, t in enumerate(times)) / sum(
+        (i - mx) ** 2 for i in range(n)
+    )
+    return ip_bytes * 8 / slope
 
 
 def main() -> None:
