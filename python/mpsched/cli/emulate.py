@@ -4,6 +4,7 @@ user-space emulated links (docs/emulate.md)."""
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -71,6 +72,21 @@ def emulate_command(
         str,
         typer.Option("--netns-prefix", help="Namespaces are <prefix>-client and <prefix>-server."),
     ] = "mpsched",
+    cc: Annotated[
+        Optional[str],
+        typer.Option(
+            "--cc",
+            metavar="NAME",
+            help="Congestion control of every flow: reno, cubic or bbr.",
+            show_default=False,
+        ),
+    ] = None,
+    kernel_scheduler: Annotated[
+        bool,
+        typer.Option(
+            "--kernel-scheduler", help="Every multipath flow uses the kernel's MPTCP scheduler."
+        ),
+    ] = False,
     max_lateness_us: Annotated[
         float,
         typer.Option(
@@ -105,8 +121,14 @@ def emulate_command(
             code=EXIT_FAILURE,
         )
     opts = EmulateOptions(
-        emulator=binary, seed=seed, prefix=prefix, max_lateness_us=max_lateness_us
+        emulator=binary,
+        seed=seed,
+        prefix=prefix,
+        max_lateness_us=max_lateness_us,
+        cc=cc,
+        kernel_scheduler=kernel_scheduler,
     )
+    signal.signal(signal.SIGTERM, _interrupt)  # cleaned up as Ctrl-C is, from here on
     try:
         results = emulate(scenario, opts)
     except UnsupportedError as e:

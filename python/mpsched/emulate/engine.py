@@ -32,6 +32,8 @@ class EmulateOptions:
     seed: Optional[int] = None
     prefix: str = "mpsched"
     max_lateness_us: float = DEFAULT_MAX_LATENESS_US
+    cc: Optional[str] = None
+    kernel_scheduler: bool = False
 
 
 def _agent_cmd(
@@ -122,7 +124,7 @@ def emulate(scenario: Path, opts: EmulateOptions) -> Results:
     """Runs ``scenario`` on the kernel; raises :class:`planning.UnsupportedError` (before any
     set-up) for a field the kernel engine cannot honour."""
     desc = planning.describe(opts.emulator, scenario, opts.seed)
-    plans = planning.check_flows(desc, scenario)
+    plans = planning.check_flows(desc, scenario, opts.cc, opts.kernel_scheduler)
     server_sysctl = planning.rcv_buf_sysctl(desc)
     end_s = desc["duration_ns"] / 1e9
     sample_s = desc["sample_ns"] / 1e9

@@ -54,6 +54,7 @@ class FlowPlan:
     paths: List[int]
     mptcp: bool
     cc: str
+    cc_label: str
     scheduler: str
     start_s: float
     stop_s: Optional[float]
@@ -61,9 +62,16 @@ class FlowPlan:
     port: int
 
 
-def check_flows(desc: Dict[str, Any], scenario: Path) -> List[FlowPlan]:
+def check_flows(
+    desc: Dict[str, Any],
+    scenario: Path,
+    cc_override: Optional[str] = None,
+    kernel_scheduler: bool = False,
+) -> List[FlowPlan]:
     """The flows as sockets, or :class:`UnsupportedError` naming the first field that is not
-    possible with the machine's kernel."""
+    possible with the machine's kernel. ``cc_override`` replaces every flow's congestion
+    control; ``kernel_scheduler`` gives every multipath flow the kernel's scheduler whatever
+    the file says."""
     available_cc = _kernel_list("/proc/sys/net/ipv4/tcp_available_congestion_control") or [
         "reno",
         "cubic",
@@ -75,10 +83,13 @@ def check_flows(desc: Dict[str, Any], scenario: Path) -> List[FlowPlan]:
     mp_paths: Optional[Sequence[int]] = None
     for i, f in enumerate(desc["flows"]):
         field = f"flows[{i}]"
+        if cc_override is not None:
+            f = dict(f, cc=cc_override)
         cc = KERNEL_CC.get(f["cc"])
         if cc is None or (cc != "reno" and cc not in available_cc and cc != "bbr"):
             raise UnsupportedError(
-                f"{field}.cc: {f['cc']!r} is not a kernel congestion control here (kernel: {', '.join(available_cc)})"
+                f"{field}.cc: {f['cc']!r} is not a kernel congestion control here (kernel: "
+                f"{', '.join(available_cc)}; `--cc` overrides)"
             )
         if f["app"]["kind"] != "greedy":
             raise UnsupportedError(
@@ -95,10 +106,11 @@ def check_flows(desc: Dict[str, Any], scenario: Path) -> List[FlowPlan]:
         mptcp = len(f["paths"]) > 1
         scheduler = f["scheduler"]
         if mptcp:
-            want = explicit.get(f["name"])
+            want = None if kernel_scheduler else explicit.get(f["name"])
             if want is not None and want not in available_sched:
                 raise UnsupportedError(
-                    f"{field}.scheduler: the kernel has no MPTCP scheduler {want!r} (available: {', '.join(available_sched)})"
+                    f"{field}.scheduler: the kernel has no MPTCP scheduler {want!r} (available: "
+                    f"{', '.join(available_sched)}; `--kernel-scheduler` uses the kernel's)"
                 )
             scheduler = f"kernel-{want or sched}"
             if mp_paths is not None and list(mp_paths) != list(f["paths"]):
@@ -114,6 +126,7 @@ def check_flows(desc: Dict[str, Any], scenario: Path) -> List[FlowPlan]:
                 list(f["paths"]),
                 mptcp,
                 cc,
+                f["cc"],
                 scheduler,
                 f["start_ns"] / 1e9,
                 stop,

@@ -128,7 +128,7 @@ def _flow_row(
     active = stop - p.start_s
     srtts = [s["srtt_ms"] for s in subs]
     return {
-        "name": p.name, "path": "+".join(names), "subflows": len(p.paths), "cc": desc["flows"][p.index]["cc"],
+        "name": p.name, "path": "+".join(names), "subflows": len(p.paths), "cc": p.cc_label,
         "scheduler": p.scheduler, "start_s": p.start_s, "size_bytes": float(p.size) if p.size else None,
         "completed": done is not None, "fct_s": done - p.start_s if done is not None else None,
         "bytes_delivered": delivered, "goodput_mbps": delivered * 8 / active / 1e6 if active > 0 else 0.0,
