@@ -22,6 +22,8 @@ _WHY = unavailable_reason() or (
 )
 needs_kernel = pytest.mark.skipif(_WHY is not None, reason=f"kernel engine unavailable: {_WHY}")
 PROBE = str(Path(probe.__file__))
+#: The tests' namespaces (mpsched-test-client/-server): a user's `mpsched emulate` may run meanwhile.
+PREFIX = "mpsched-test"
 
 ONE_PATH = """
 [sim]
@@ -63,7 +65,8 @@ def _write(tmp_path: Path, text: str) -> Path:
 @needs_kernel
 def test_single_tcp_flow_5s(tmp_path: Path) -> None:
     res = emulate(
-        _write(tmp_path, ONE_PATH.format(dur=5, rate=10, delay=10)), EmulateOptions(emulator=EMU)
+        _write(tmp_path, ONE_PATH.format(dur=5, rate=10, delay=10)),
+        EmulateOptions(emulator=EMU, prefix=PREFIX),
     )
     flows = res.flows.to_pylist()
     assert len(flows) == 1 and flows[0]["subflows"] == 1
@@ -79,7 +82,7 @@ def test_single_tcp_flow_5s(tmp_path: Path) -> None:
 
 @needs_kernel
 def test_two_path_mptcp_flow_5s_uses_both_subflows(tmp_path: Path) -> None:
-    res = emulate(_write(tmp_path, TWO_PATHS), EmulateOptions(emulator=EMU))
+    res = emulate(_write(tmp_path, TWO_PATHS), EmulateOptions(emulator=EMU, prefix=PREFIX))
     subs = {row["path"]: row for row in res.subflows.to_pylist()}
     assert set(subs) == {"a", "b"}, subs
     assert subs["a"]["bytes_acked"] > 1_000_000 and subs["b"]["bytes_acked"] > 500_000, subs
@@ -94,12 +97,12 @@ def test_unsupported_fields_are_refused_before_any_setup(tmp_path: Path) -> None
     with pytest.raises(
         UnsupportedError, match=r"^flows\[0\]\.cc: 'lia' is not a kernel congestion control"
     ):
-        emulate(_write(tmp_path, text), EmulateOptions(emulator=EMU))
+        emulate(_write(tmp_path, text), EmulateOptions(emulator=EMU, prefix=PREFIX))
     text = TWO_PATHS.replace('cc = "cubic"', 'cc = "cubic"\nscheduler = "blest"')
     with pytest.raises(
         UnsupportedError, match=r"^flows\[0\]\.scheduler: the kernel has no MPTCP scheduler 'blest'"
     ):
-        emulate(_write(tmp_path, text), EmulateOptions(emulator=EMU))
+        emulate(_write(tmp_path, text), EmulateOptions(emulator=EMU, prefix=PREFIX))
 
 
 def _topology(tmp_path: Path, text: str) -> Topology:
@@ -108,6 +111,7 @@ def _topology(tmp_path: Path, text: str) -> Topology:
         scenario=str(_write(tmp_path, text)),
         n_paths=1,
         stats_path=str(tmp_path / "e.json"),
+        prefix=PREFIX,
     )
 
 
@@ -159,3 +163,27 @@ def test_ping_rtt_is_twice_the_delay(tmp_path: Path) -> None:
         f"ping RTT median {med:.3f} ms, min {min(rtts):.3f}, max {max(rtts):.3f} (2 x delay = 40 ms)"
     )
     assert abs(med - 40.0) < 1.0, rtts
+
+
+def test_calibration_suite_runs_on_the_simulator(tmp_path: Path) -> None:
+    from mpsched import api
+    from mpsched.emulate import calibrate
+
+    cases = calibrate.suite(duration_s=2.0, outage_s=2.0)
+    assert len(cases) == 14
+    names = [c.name for c in cases]
+    assert names[:2] == ["tcp-reno-10m", "tcp-reno-10m-loss"] and names[-2:] == [
+        "mptcp-outage",
+        "tcp-outage",
+    ]
+    pick = [c for c in cases if c.name in ("mptcp-het-256k", "tcp-outage")]
+    rows = [
+        calibrate.run_case(c, {"sim": lambda p, s: api.run(p, seed=s)}, [1], tmp_path) for c in pick
+    ]
+    het, out = rows[0]["sim"], rows[1]["sim"]
+    assert 0.5 < het["share_first"] < 1.0 and het["goodput_mbps"] > 1.0
+    assert out["recovery_s"] is not None and out["recovery_s"] >= 0.0
+    text = calibrate.report(rows, [1], "mpsched calibrate")
+    assert (
+        text.count("| mptcp-het-256k |") == 1 and "**no**" in text
+    )  # no kernel column: not within

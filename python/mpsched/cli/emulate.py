@@ -150,3 +150,84 @@ def emulate_command(
         highlight=False,
     )
     print_written(console, out_dir, OUTPUT_FILES)
+
+
+def calibrate_command(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="DIR", help="Output directory.")
+    ] = Path("out/calibration"),
+    seeds: Annotated[str, typer.Option("--seeds", help="Comma-separated seeds.")] = "1,2,3",
+    duration_s: Annotated[
+        float, typer.Option("--duration-s", help="Length of each steady case (s).")
+    ] = 30.0,
+    outage_s: Annotated[
+        float, typer.Option("--outage-s", help="Length of the outage cases' outage (s).")
+    ] = 20.0,
+    only: Annotated[
+        Optional[str],
+        typer.Option(
+            "--only", metavar="CASES", help="Comma-separated case names.", show_default=False
+        ),
+    ] = None,
+    engines: Annotated[str, typer.Option("--engines", help="sim, kernel or both.")] = "sim,kernel",
+    emulator: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--emulator", metavar="PATH", help="The `mpsched-emu` binary.", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Run the calibration suite on the simulator and the kernel; write a side-by-side report.
+
+    Cases: single TCP Reno/CUBIC with and without 0.5 % loss at 10 and 100 Mbit/s; two-path
+    MPTCP symmetric, lossy, heterogeneous (20 Mbit/s·10 ms + 5 Mbit/s·100 ms) with the default
+    and a 256 KB receive buffer; an outage on one path of an MPTCP connection and of a single TCP
+    flow. Writes every run under DIR/runs/, calibration.json and calibration.md (medians over the
+    seeds; goodput and first-path share within ±10 % or not).
+    """
+    import sys
+
+    from .. import api
+    from ..emulate import calibrate
+    from ..emulate.engine import EmulateOptions, emulate
+    from ..emulate.topology import unavailable_reason
+
+    seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+    cases = calibrate.suite(duration_s, outage_s)
+    if only:
+        wanted = set(only.split(","))
+        unknown = wanted - {c.name for c in cases}
+        if unknown:
+            fail(
+                f"--only: unknown case {sorted(unknown)[0]!r} (cases: {', '.join(c.name for c in cases)})"
+            )
+        cases = [c for c in cases if c.name in wanted]
+    runners = {}
+    names = [e.strip() for e in engines.split(",")]
+    if "sim" in names:
+        runners["sim"] = lambda path, seed: api.run(path, seed=seed)
+    if "kernel" in names:
+        why = unavailable_reason()
+        binary = find_emulator(emulator)
+        if why is not None or binary is None:
+            fail(f"cannot emulate here: {why or 'no mpsched-emu binary'}", code=EXIT_FAILURE)
+        runners["kernel"] = lambda path, seed: emulate(
+            path, EmulateOptions(emulator=binary, seed=seed)
+        )
+    signal.signal(signal.SIGTERM, _interrupt)
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console()
+    rows = []
+    command = "mpsched calibrate " + " ".join(sys.argv[2:])
+    try:
+        for case in cases:
+            console.print(f"{case.name} ...", highlight=False)
+            rows.append(calibrate.run_case(case, runners, seed_list, out))
+            calibrate.write(out, rows, seed_list, command)
+    except KeyboardInterrupt:
+        fail(
+            "interrupted (namespaces and processes removed; finished cases are in the report)",
+            code=EXIT_INTERRUPTED,
+        )
+    console.print(calibrate.report(rows, seed_list, command), highlight=False)
+    console.print(f"Wrote {out}/calibration.md and calibration.json", highlight=False)

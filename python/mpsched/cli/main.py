@@ -24,6 +24,7 @@ app = typer.Typer(
 # In the order `mpsched --help` lists them.
 app.command("run")(run.run_command)
 app.command("emulate")(emulate.emulate_command)
+app.command("calibrate")(emulate.calibrate_command)
 app.command("bench")(bench.bench_command)
 app.command("collect")(collect.collect_command)
 app.command("version")(run.version_command)
