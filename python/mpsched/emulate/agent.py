@@ -114,10 +114,20 @@ def client(a: argparse.Namespace) -> dict:
         samples.append({"t": k * a.sample, "subflows": _sample(sock, a.mptcp, a.src)})
         k += 1
     final = _sample(sock, a.mptcp, a.src)
+    try:
+        conn = tcpinfo.mptcp_info(sock) if a.mptcp else None
+    except OSError:
+        conn = None
     state["stop"] = True
     sender.join(timeout=1.0)
     sock.close()
-    return {"sent": state["sent"], "error": state["error"], "samples": samples, "final": final}
+    return {
+        "sent": state["sent"],
+        "error": state["error"],
+        "samples": samples,
+        "final": final,
+        "mptcp": conn,
+    }
 
 
 def main() -> None:

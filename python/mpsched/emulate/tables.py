@@ -136,6 +136,7 @@ def _flow_row(
         "rto_count": sum(s["rto_count"] for s in subs), "srtt_ms": sum(srtts) / len(srtts) if srtts else None,
         "energy_j": 0.0, "transfers": int(done is not None),
         "mean_transfer_s": done - p.start_s if done is not None else None,
+        "reinjected_bytes": (run.get("client", {}).get("mptcp") or {}).get("bytes_retrans"),
     }  # fmt: skip
 
 
@@ -175,6 +176,7 @@ def build(
             "max_p99_lateness_us": max_p99_us, "sched_fifo": emu.get("sched_fifo"),
             "max_packet_bytes": emu.get("max_packet_bytes"), "packets_read": emu.get("packets_read"),
             "write_errors": emu.get("write_errors"), "ran_s": emu.get("ran_s"), "flow_errors": errors,
+            "mptcp_info": {p.name: r.get("client", {}).get("mptcp") for p, r in zip(plans, runs) if p.mptcp},
         },
     }  # fmt: skip
     return Results(

@@ -96,3 +96,23 @@ def mptcp_subflows(sock: socket.socket, max_subflows: int = 8) -> List[Tuple[str
     infos = _subflow_array(sock, MPTCP_TCPINFO, TCP_INFO_LEN, max_subflows)
     addrs = _subflow_array(sock, MPTCP_SUBFLOW_ADDRS, _ADDRS_LEN, max_subflows)
     return [(_ipv4(a[:16]), parse_tcp_info(i)) for a, i in zip(addrs, infos)]
+
+
+#: ``struct mptcp_info`` fields used (offsets of the kernel >= 6.5 layout: the counters follow
+#: ``mptcpi_csum_enabled``; ``mptcp_diag_fill_info`` in net/mptcp/sockopt.c fills them).
+_MPTCP_FIELDS: Tuple[Tuple[str, str, int], ...] = (
+    ("subflows", "B", 0),
+    ("retransmits", "I", 44),
+    ("bytes_retrans", "Q", 48),
+    ("bytes_sent", "Q", 56),
+    ("bytes_received", "Q", 64),
+    ("bytes_acked", "Q", 72),
+)
+MPTCP_INFO_LEN = 80
+
+
+def mptcp_info(sock: socket.socket) -> Dict[str, int]:
+    """``MPTCP_INFO`` of an MPTCP socket (connection-level counters; a shorter answer from an
+    older kernel reads as zeros)."""
+    raw = sock.getsockopt(SOL_MPTCP, MPTCP_INFO, MPTCP_INFO_LEN).ljust(MPTCP_INFO_LEN, b"\0")
+    return {name: struct.unpack_from("=" + fmt, raw, off)[0] for name, fmt, off in _MPTCP_FIELDS}
