@@ -223,11 +223,16 @@ def calibrate_command(
         for case in cases:
             console.print(f"{case.name} ...", highlight=False)
             rows.append(calibrate.run_case(case, runners, seed_list, out))
-            calibrate.write(out, rows, seed_list, command)
+            merged = calibrate.merge(
+                out, rows[-1:], [c.name for c in calibrate.suite(duration_s, outage_s)]
+            )
+            calibrate.write(out, merged, seed_list, command)
     except KeyboardInterrupt:
         fail(
             "interrupted (namespaces and processes removed; finished cases are in the report)",
             code=EXIT_INTERRUPTED,
         )
-    console.print(calibrate.report(rows, seed_list, command), highlight=False)
+    console.print(
+        calibrate.report(calibrate.merge(out, [], []), seed_list, command), highlight=False
+    )
     console.print(f"Wrote {out}/calibration.md and calibration.json", highlight=False)

@@ -52,6 +52,15 @@ def unavailable_reason() -> Optional[str]:
         return "no `ip` command (iproute2)"
     if not Path("/proc/sys/net/mptcp/enabled").exists():
         return "the kernel has no MPTCP (/proc/sys/net/mptcp/enabled)"
+    try:
+        os.close(os.open("/dev/net/tun", os.O_RDWR))
+    except OSError as e:
+        return f"cannot open /dev/net/tun: {e.strerror}"
+    probe = f"mpsched-probe-{os.getpid()}"
+    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True, timeout=10)
+    if r.returncode != 0:
+        return f"cannot create a network namespace: {r.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True, timeout=10)
     return None
 
 
