@@ -122,7 +122,7 @@ def run_case(
     d.mkdir(parents=True, exist_ok=True)
     scenario = d / f"{case.name}.toml"
     scenario.write_text(case.toml)
-    row: Dict[str, Any] = {"case": case.name}
+    row: Dict[str, Any] = {"case": case.name, "outage": case.outage is not None}
     for engine, runner in engines.items():
         runs = []
         for seed in seeds:
@@ -169,11 +169,19 @@ def report(rows: List[Dict[str, Any]], seeds: Sequence[int], command: str) -> st
             r["case"], _fmt(s.get("goodput_mbps")), _fmt(k.get("goodput_mbps")), _pct(d_gp),
             _fmt(s.get("share_first")), _fmt(k.get("share_first")), _fmt(s.get("retransmits"), 0),
             _fmt(k.get("retransmits"), 0), _fmt(s.get("srtt_ms"), 1), _fmt(k.get("srtt_ms"), 1),
-            _fmt(s.get("recovery_s"), 1), _fmt(k.get("recovery_s"), 1), str(k.get("flagged", "—")),
+            _recovery(r, s), _recovery(r, k), str(k.get("flagged", "—")),
             "yes" if ok else "**no**",
         ]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _recovery(row: Dict[str, Any], engine: Dict[str, Any]) -> str:
+    """The recovery cell: "—" without an outage or an engine, "never" if the path did not
+    recover before the end of the run."""
+    if not row.get("outage") or not engine:
+        return "—"
+    return _fmt(engine.get("recovery_s"), 1) if engine.get("recovery_s") is not None else "never"
 
 
 def _fmt(x: Optional[float], digits: int = 2) -> str:
