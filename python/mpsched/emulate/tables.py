@@ -133,7 +133,7 @@ def _flow_row(
         "completed": done is not None, "fct_s": done - p.start_s if done is not None else None,
         "bytes_delivered": delivered, "goodput_mbps": delivered * 8 / active / 1e6 if active > 0 else 0.0,
         "retransmits": sum(s["segments_lost"] for s in subs), "losses": sum(s["segments_lost"] for s in subs),
-        "rto_count": sum(s["rto_count"] for s in subs), "srtt_ms": sum(srtts) / len(srtts) if srtts else None,
+        "rto_count": sum(s["rto_count"] for s in subs), "srtt_ms": min(srtts) if srtts else None,  # the simulator's: the smallest subflow srtt
         "energy_j": 0.0, "transfers": int(done is not None),
         "mean_transfer_s": done - p.start_s if done is not None else None,
         "reinjected_bytes": (run.get("client", {}).get("mptcp") or {}).get("bytes_retrans"),
