@@ -187,3 +187,43 @@ def test_calibration_suite_runs_on_the_simulator(tmp_path: Path) -> None:
     assert (
         text.count("| mptcp-het-256k |") == 1 and "**no**" in text
     )  # no kernel column: not within
+
+
+@needs_kernel
+def test_sigterm_removes_namespaces_and_processes(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from mpsched.emulate.topology import existing_namespaces
+
+    scen = _write(tmp_path, ONE_PATH.format(dur=30, rate=10, delay=10))
+    cmd = [
+        sys.executable,
+        "-m",
+        "mpsched",
+        "emulate",
+        str(scen),
+        "--netns-prefix",
+        PREFIX,
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    env = dict(os.environ, MPSCHED_EMU=EMU)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    names = {f"{PREFIX}-client", f"{PREFIX}-server"}
+    deadline = time.monotonic() + 30
+    while not names <= set(existing_namespaces()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the emulator and the agents are up
+    children = subprocess.run(
+        ["pgrep", "-P", str(p.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert children, "the run started no process"
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert "interrupted (namespaces and processes removed)" in err
+    assert not names & set(existing_namespaces())
+    for pid in children:
+        assert not Path(f"/proc/{pid}").exists(), f"child {pid} left running"
+    assert not (tmp_path / "o").exists()
