@@ -75,6 +75,8 @@ def test_single_tcp_flow_5s(tmp_path: Path) -> None:
     assert res.subflows.num_rows == 1 and res.timeseries.num_rows >= 40
     links = {row["name"]: row for row in res.links.to_pylist()}
     assert links["p.fwd"]["packets_sent"] > 3000
+    # Every packet the forward link dropped carried the flow's data (counted by its port).
+    assert flows[0]["packets_dropped"] == links["p.fwd"]["packets_dropped_queue"], (flows[0], links)
     emu = res.summary["emulation"]
     assert emu["max_packet_bytes"] <= 1500, "segmentation offload reached the TUN device"
     assert emu["lateness"]["count"] > 3000

@@ -107,6 +107,7 @@ fn main_inner() -> Result<(), String> {
         "ran_s": c.ran_ns as f64 / 1e9, "interrupted": c.interrupted, "sched_fifo": rt,
         "spin_us": a.spin_us, "lateness": c.lateness.summary(), "max_packet_bytes": c.max_packet_bytes,
         "non_ipv4_packets": c.non_ipv4, "write_errors": c.write_errors, "packets_dropped": net.dropped,
+        "data_drops_by_port": net.dropped_by_tag.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
         "packets_read": c.packets_read, "links": link_rows(&mut net, end),
     });
     std::fs::write(&a.stats, serde_json::to_string_pretty(&stats).unwrap() + "\n")

@@ -29,8 +29,12 @@ struct Slot<P> {
     path: u16,
     to_server: bool,
     hop: u8,
+    tag: u32,
     payload: Option<P>,
 }
+
+/// The tag of a packet whose drops are not counted per tag.
+pub const NO_TAG: u32 = u32::MAX;
 
 /// The scenario's links and paths with packets of type `P` in flight.
 pub struct EmuNet<P> {
@@ -43,6 +47,8 @@ pub struct EmuNet<P> {
     scratch: Vec<PktId>,
     /// Packets dropped by any link (queue, loss or outage).
     pub dropped: u64,
+    /// Drops per packet tag (see [`EmuNet::offer`]), [`NO_TAG`] excluded.
+    pub dropped_by_tag: std::collections::BTreeMap<u32, u64>,
 }
 
 impl<P: AsRef<[u8]>> EmuNet<P> {
@@ -64,6 +70,7 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
             free: Vec::new(),
             scratch: Vec::new(),
             dropped: 0,
+            dropped_by_tag: Default::default(),
         }
     }
 
@@ -78,9 +85,10 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
     }
 
     /// A packet enters `path` in direction `to_server` at `now` (call [`EmuNet::advance`] up to
-    /// `now` first). Returns false if the first link dropped it.
-    pub fn offer(&mut self, now: u64, path: u16, to_server: bool, payload: P) -> bool {
-        let slot = Slot { path, to_server, hop: 0, payload: Some(payload) };
+    /// `now` first); its drops are counted under `tag` (e.g. its flow) unless it is [`NO_TAG`].
+    /// Returns false if the first link dropped it.
+    pub fn offer(&mut self, now: u64, path: u16, to_server: bool, tag: u32, payload: P) -> bool {
+        let slot = Slot { path, to_server, hop: 0, tag, payload: Some(payload) };
         let id = match self.free.pop() {
             Some(id) => {
                 self.slots[id as usize] = slot;
@@ -111,8 +119,7 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
         match self.links[l].offer(now, id, size, &mut self.ev) {
             Offer::Accepted => true,
             Offer::DroppedQueue | Offer::DroppedOutage => {
-                self.dropped += 1;
-                self.release(id);
+                self.drop_packet(id);
                 false
             }
         }
@@ -120,6 +127,16 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
 
     fn size_of(&self, id: PktId) -> u32 {
         self.slots[id as usize].payload.as_ref().map_or(0, |p| p.as_ref().len() as u32)
+    }
+
+    /// Counts the drop of packet `id` and frees it.
+    fn drop_packet(&mut self, id: PktId) {
+        self.dropped += 1;
+        let tag = self.slots[id as usize].tag;
+        if tag != NO_TAG {
+            *self.dropped_by_tag.entry(tag).or_default() += 1;
+        }
+        self.release(id);
     }
 
     fn release(&mut self, id: PktId) -> Option<P> {
@@ -149,8 +166,7 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
                 _ => unreachable!("the network queues only link and path events"),
             }
             for &id in moved.iter() {
-                self.dropped += 1;
-                self.release(id);
+                self.drop_packet(id);
             }
             moved.clear();
             self.scratch = moved;
@@ -207,9 +223,9 @@ mod tests {
         // 12 Mbit/s: 1 ms per 1500-byte packet, then 10 ms of propagation.
         let mut n = net(ONE);
         for _ in 0..3 {
-            assert!(n.offer(0, 0, true, vec![0; 1500]));
+            assert!(n.offer(0, 0, true, NO_TAG, vec![0; 1500]));
         }
-        assert!(n.offer(0, 0, false, vec![0; 52]));
+        assert!(n.offer(0, 0, false, NO_TAG, vec![0; 52]));
         let got = run_all(&mut n);
         let ack = 10_000_000 + (52u64 * 8 * 1000).div_ceil(12);
         assert_eq!(
@@ -226,8 +242,8 @@ mod tests {
     #[test]
     fn advance_stops_at_now_and_resumes_at_the_scheduled_times() {
         let mut n = net(ONE);
-        n.offer(0, 0, true, vec![0; 1500]);
-        n.offer(0, 0, true, vec![0; 1500]);
+        n.offer(0, 0, true, NO_TAG, vec![0; 1500]);
+        n.offer(0, 0, true, NO_TAG, vec![0; 1500]);
         let mut out = Vec::new();
         n.advance(11_500_000, &mut out);
         assert_eq!(out.len(), 1);
@@ -274,14 +290,16 @@ name = "f"
 paths = ["p0", "p1"]
 "#;
         let mut n = net(text);
-        n.offer(0, 0, true, vec![0; 1500]);
-        n.offer(0, 1, true, vec![0; 1500]);
+        n.offer(0, 0, true, NO_TAG, vec![0; 1500]);
+        n.offer(0, 1, true, NO_TAG, vec![0; 1500]);
         let got = run_all(&mut n);
         // Both reach "shared" at 1.012 ms; the second waits 1 ms for the first.
         assert_eq!(got, vec![(7_012_000, 0, true, 1500), (8_012_000, 1, true, 1500)]);
         n.advance(500_000_000, &mut Vec::new());
-        assert!(!n.offer(500_000_000, 1, true, vec![0; 1500]), "p1 is down");
-        assert!(n.offer(500_000_000, 0, true, vec![0; 1500]));
-        assert_eq!(n.dropped, 1);
+        assert!(!n.offer(500_000_000, 1, true, 7, vec![0; 1500]), "p1 is down");
+        assert!(n.offer(500_000_000, 0, true, 7, vec![0; 1500]));
+        assert!(!n.offer(500_000_000, 1, true, NO_TAG, vec![0; 1500]));
+        assert_eq!(n.dropped, 2);
+        assert_eq!(n.dropped_by_tag.into_iter().collect::<Vec<_>>(), vec![(7, 1)]);
     }
 }

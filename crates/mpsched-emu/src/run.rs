@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use crate::lateness::Lateness;
-use crate::net::{Delivery, EmuNet};
+use crate::net::{Delivery, EmuNet, NO_TAG};
 use crate::sys;
 
 /// The TUN devices of one path: client end (its packets go forward) and server end.
@@ -116,10 +116,32 @@ fn read_all(
                 c.non_ipv4 += 1;
                 continue;
             }
-            net.offer(now, path as u16, to_server, buf[..n].to_vec());
+            let tag = data_port(&buf[..n], to_server);
+            net.offer(now, path as u16, to_server, tag, buf[..n].to_vec());
         }
     }
     Ok(())
+}
+
+/// The server-side port of a TCP segment that carries data (the port of the flow: its
+/// destination going to the server, its source coming back), or [`NO_TAG`] for anything else
+/// (pure ACKs, other protocols): the simulator counts a flow's dropped data packets.
+pub fn data_port(pkt: &[u8], to_server: bool) -> u32 {
+    if pkt.len() < 20 || pkt[9] != 6 {
+        return NO_TAG;
+    }
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    let total = u16::from_be_bytes([pkt[2], pkt[3]]) as usize;
+    if pkt.len() < ihl + 20 {
+        return NO_TAG;
+    }
+    let tcp = &pkt[ihl..];
+    let data_off = (tcp[12] >> 4) as usize * 4;
+    if total <= ihl + data_off {
+        return NO_TAG;
+    }
+    let at = if to_server { 2 } else { 0 };
+    u16::from_be_bytes([tcp[at], tcp[at + 1]]) as u32
 }
 
 /// The links table rows (the simulator's columns, `Sim::link_rows`) at `end` ns.
@@ -137,4 +159,30 @@ pub fn link_rows(net: &mut EmuNet<Vec<u8>>, end: u64) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tcp(len: usize, sport: u16, dport: u16) -> Vec<u8> {
+        let mut p = vec![0u8; 40 + len];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&((40 + len) as u16).to_be_bytes());
+        p[9] = 6;
+        p[20..22].copy_from_slice(&sport.to_be_bytes());
+        p[22..24].copy_from_slice(&dport.to_be_bytes());
+        p[32] = 5 << 4;
+        p
+    }
+
+    #[test]
+    fn data_segments_are_tagged_with_the_server_port() {
+        assert_eq!(data_port(&tcp(1000, 40000, 5001), true), 5001);
+        assert_eq!(data_port(&tcp(1000, 5001, 40000), false), 5001);
+        assert_eq!(data_port(&tcp(0, 40000, 5001), true), NO_TAG, "a pure ACK");
+        let mut udp = tcp(100, 1, 2);
+        udp[9] = 17;
+        assert_eq!(data_port(&udp, true), NO_TAG);
+    }
 }

@@ -110,7 +110,7 @@ def _last_subflows(run: Dict) -> Dict[int, Dict[str, Any]]:
 
 
 def _flow_row(
-    desc: Dict, p: FlowPlan, run: Dict, end_s: float, sub_rows: List[Dict]
+    desc: Dict, p: FlowPlan, run: Dict, end_s: float, sub_rows: List[Dict], drops: Dict[str, int]
 ) -> Dict[str, Any]:
     names = [desc["paths"][i]["name"] for i in p.paths]
     backup = desc["flows"][p.index]["backup"]
@@ -137,6 +137,7 @@ def _flow_row(
         "energy_j": 0.0, "transfers": int(done is not None),
         "mean_transfer_s": done - p.start_s if done is not None else None,
         "reinjected_bytes": (run.get("client", {}).get("mptcp") or {}).get("bytes_retrans"),
+        "packets_dropped": drops.get(str(p.port), 0),
     }  # fmt: skip
 
 
@@ -158,7 +159,8 @@ def build(
     end_s = desc["duration_ns"] / 1e9
     sample_s = desc["sample_ns"] / 1e9
     sub_rows: List[Dict] = []
-    flow_rows = [_flow_row(desc, p, r, end_s, sub_rows) for p, r in zip(plans, runs)]
+    drops = emu.get("data_drops_by_port", {})
+    flow_rows = [_flow_row(desc, p, r, end_s, sub_rows, drops) for p, r in zip(plans, runs)]
     series = [row for p, r in zip(plans, runs) for row in _series_rows(desc, p, r, sample_s)]
     links = emu.get("links", [])
     flag = lateness_flag(emu, max_p99_us)
