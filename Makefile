@@ -39,6 +39,7 @@ demo: dev
 ## test: Rust tests (release), then the Python tests
 test: dev
 	cargo test --release --workspace --exclude mpsched-py
+	cargo build --release -p mpsched-emu  # the link emulator of the kernel-engine tests
 	$(PY) -m pytest -q
 
 ## docs: the documentation site from docs/ into out/site (MkDocs, pinned in the `test` extra;

@@ -14,6 +14,7 @@ pub mod event;
 pub mod fairness;
 pub mod handoff;
 pub mod link;
+pub mod netmodel;
 #[cfg(feature = "olms")]
 pub mod olms;
 pub mod ranges;

@@ -6,7 +6,7 @@ collects them. ``mpsched.cli.app`` (the console-script entry point) is the :data
 
 import typer
 
-from . import algorithms, bench, collect, export, results, run, trace, train
+from . import algorithms, bench, collect, emulate, export, results, run, trace, train
 from .errors import OneLineErrorGroup
 
 app = typer.Typer(
@@ -23,6 +23,8 @@ app = typer.Typer(
 
 # In the order `mpsched --help` lists them.
 app.command("run")(run.run_command)
+app.command("emulate")(emulate.emulate_command)
+app.command("calibrate")(emulate.calibrate_command)
 app.command("bench")(bench.bench_command)
 app.command("collect")(collect.collect_command)
 app.command("version")(run.version_command)

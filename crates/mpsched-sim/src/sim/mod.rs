@@ -17,7 +17,6 @@ use mpsched_transport::{CcSpec, Connection, Decision, SchedSpec, Segment, SlotSt
 use crate::energy::InterfaceEnergy;
 use crate::event::{EventQueue, Kind};
 use crate::link::{Link, PktId};
-use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::table::Table;
 
@@ -149,31 +148,9 @@ pub struct Sim {
 impl Sim {
     /// A simulation of `sc` at time 0, its first events queued.
     pub fn new(sc: Scenario) -> Self {
-        let links = sc
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
-                Link::new(
-                    i as u32,
-                    l.name.clone(),
-                    l.rate_bps,
-                    l.delay_ns,
-                    l.queue_bytes,
-                    l.loss.clone(),
-                    l.trace.clone(),
-                    rng,
-                    l.changes.clone(),
-                )
-            })
-            .collect::<Vec<_>>();
+        let links = crate::netmodel::build_links(&sc);
         let mut ev = EventQueue::default();
-        for (i, l) in links.iter().enumerate() {
-            for (j, c) in l.changes.iter().enumerate() {
-                ev.push(c.at_ns, Kind::LinkChange, i as u32, j as u32);
-            }
-        }
+        crate::netmodel::schedule_changes(&links, &mut ev);
         for (i, f) in sc.flows.iter().enumerate() {
             ev.push(f.start_ns, Kind::FlowStart, i as u32, 0);
         }

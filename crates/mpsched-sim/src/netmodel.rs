@@ -1,0 +1,43 @@
+//! The scenario's links, built and scheduled one way for every engine that drives them: the
+//! simulator (`Sim::new`) and the real-time emulator (`mpsched-emu`). A [`Link`] is sans-IO —
+//! packets and `now` go in, its events (serializer done, propagation done, trace opportunity)
+//! come out on an [`EventQueue`] — so both engines apply the same model with the same loss
+//! streams and the same schedule of changes.
+
+use crate::event::{EventQueue, Kind};
+use crate::link::Link;
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+
+/// One [`Link`] per scenario link, in the scenario's order, each with its own loss stream
+/// (`link/<name>/loss` of the scenario's seed).
+pub fn build_links(sc: &Scenario) -> Vec<Link> {
+    sc.links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
+            Link::new(
+                i as u32,
+                l.name.clone(),
+                l.rate_bps,
+                l.delay_ns,
+                l.queue_bytes,
+                l.loss.clone(),
+                l.trace.clone(),
+                rng,
+                l.changes.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Queues every link's scheduled changes (`Kind::LinkChange`, `a` = link, `b` = change index),
+/// link by link in order: the simulator's first events.
+pub fn schedule_changes(links: &[Link], ev: &mut EventQueue) {
+    for (i, l) in links.iter().enumerate() {
+        for (j, c) in l.changes.iter().enumerate() {
+            ev.push(c.at_ns, Kind::LinkChange, i as u32, j as u32);
+        }
+    }
+}

@@ -1,0 +1,231 @@
+"""The kernel engine (`mpsched emulate`): short real runs through the emulated links, and the
+emulator's own accuracy checks. Needs root, /dev/net/tun, MPTCP and the `mpsched-emu` binary;
+skips with the reason otherwise."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mpsched.cli.emulate import find_emulator
+from mpsched.emulate import probe
+from mpsched.emulate.engine import EmulateOptions, emulate
+from mpsched.emulate.plan import UnsupportedError
+from mpsched.emulate.topology import Topology, server_addr, unavailable_reason
+
+EMU = find_emulator(None)
+_WHY = unavailable_reason() or (
+    None if EMU else "no mpsched-emu binary (cargo build --release -p mpsched-emu)"
+)
+needs_kernel = pytest.mark.skipif(_WHY is not None, reason=f"kernel engine unavailable: {_WHY}")
+PROBE = str(Path(probe.__file__))
+#: The tests' namespaces (mpsched-test-client/-server): a user's `mpsched emulate` may run meanwhile.
+PREFIX = "mpsched-test"
+
+ONE_PATH = """
+[sim]
+duration_s = {dur}
+[[paths]]
+name = "p"
+rate_mbps = {rate}
+delay_ms = {delay}
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+"""
+
+TWO_PATHS = """
+[sim]
+duration_s = 5
+[[paths]]
+name = "a"
+rate_mbps = 10
+delay_ms = 10
+[[paths]]
+name = "b"
+rate_mbps = 5
+delay_ms = 20
+[[flows]]
+name = "mp"
+paths = ["a", "b"]
+cc = "cubic"
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+@needs_kernel
+def test_single_tcp_flow_5s(tmp_path: Path) -> None:
+    res = emulate(
+        _write(tmp_path, ONE_PATH.format(dur=5, rate=10, delay=10)),
+        EmulateOptions(emulator=EMU, prefix=PREFIX),
+    )
+    flows = res.flows.to_pylist()
+    assert len(flows) == 1 and flows[0]["subflows"] == 1
+    # 10 Mbit/s for 5 s with slow start: well above half the link, never above it.
+    assert 5.0 < flows[0]["goodput_mbps"] <= 10.0, flows[0]
+    assert res.subflows.num_rows == 1 and res.timeseries.num_rows >= 40
+    links = {row["name"]: row for row in res.links.to_pylist()}
+    assert links["p.fwd"]["packets_sent"] > 3000
+    # Every packet the forward link dropped carried the flow's data (counted by its port).
+    assert flows[0]["packets_dropped"] == links["p.fwd"]["packets_dropped_queue"], (flows[0], links)
+    emu = res.summary["emulation"]
+    assert emu["max_packet_bytes"] <= 1500, "segmentation offload reached the TUN device"
+    assert emu["lateness"]["count"] > 3000
+
+
+@needs_kernel
+def test_two_path_mptcp_flow_5s_uses_both_subflows(tmp_path: Path) -> None:
+    res = emulate(_write(tmp_path, TWO_PATHS), EmulateOptions(emulator=EMU, prefix=PREFIX))
+    subs = {row["path"]: row for row in res.subflows.to_pylist()}
+    assert set(subs) == {"a", "b"}, subs
+    assert subs["a"]["bytes_acked"] > 1_000_000 and subs["b"]["bytes_acked"] > 500_000, subs
+    flow = res.flows.to_pylist()[0]
+    assert flow["scheduler"].startswith("kernel-") and flow["goodput_mbps"] > 8.0, flow
+
+
+def test_unsupported_fields_are_refused_before_any_setup(tmp_path: Path) -> None:
+    if EMU is None:
+        pytest.skip("no mpsched-emu binary")
+    text = TWO_PATHS.replace('cc = "cubic"', 'cc = "lia"')
+    with pytest.raises(
+        UnsupportedError, match=r"^flows\[0\]\.cc: 'lia' is not a kernel congestion control"
+    ):
+        emulate(_write(tmp_path, text), EmulateOptions(emulator=EMU, prefix=PREFIX))
+    text = TWO_PATHS.replace('cc = "cubic"', 'cc = "cubic"\nscheduler = "blest"')
+    with pytest.raises(
+        UnsupportedError, match=r"^flows\[0\]\.scheduler: the kernel has no MPTCP scheduler 'blest'"
+    ):
+        emulate(_write(tmp_path, text), EmulateOptions(emulator=EMU, prefix=PREFIX))
+
+
+def _topology(tmp_path: Path, text: str) -> Topology:
+    return Topology(
+        emulator=EMU,
+        scenario=str(_write(tmp_path, text)),
+        n_paths=1,
+        stats_path=str(tmp_path / "e.json"),
+        prefix=PREFIX,
+    )
+
+
+def _probe(topo: Topology, ns: str, *args: str) -> subprocess.Popen:
+    return topo.spawn([sys.executable, PROBE, *args], ns=ns, stdout=subprocess.PIPE, text=True)
+
+
+@needs_kernel
+def test_constant_rate_udp_is_received_at_the_link_rate(tmp_path: Path) -> None:
+    # 12 Mbit/s: one 1500-byte packet per ms; the sender offers 20 % more, into a queue of
+    # 400 packets (0.4 s) so a stall of the sender on a busy machine never idles the link.
+    text = ONE_PATH.format(dur=10, rate=12, delay=5).replace(
+        "delay_ms = 5", "delay_ms = 5\nqueue_bytes = 600000"
+    )
+    with _topology(tmp_path, text) as topo:
+        rx = _probe(topo, topo.server_ns, "udp-recv", "--seconds", "3")
+        assert json.loads(rx.stdout.readline())["ready"]
+        topo.go()
+        tx = _probe(
+            topo,
+            topo.client_ns,
+            "udp-send",
+            "--dst",
+            server_addr(0),
+            "--rate-bps",
+            "14.4e6",
+            "--seconds",
+            "2.5",
+        )
+        tx.wait(timeout=10)
+        got = json.loads(rx.stdout.readline())
+    assert got["ip_bytes"] == 1500 and len(got["times"]) > 2000
+    rate = probe.rate_bps(got["times"], got["ip_bytes"])
+    print(f"UDP at the receiver: {rate / 1e6:.4f} Mbit/s on a 12 Mbit/s link")
+    assert abs(rate / 12e6 - 1) < 0.01, f"received {rate / 1e6:.3f} Mbit/s on a 12 Mbit/s link"
+
+
+@needs_kernel
+def test_ping_rtt_is_twice_the_delay(tmp_path: Path) -> None:
+    with _topology(tmp_path, ONE_PATH.format(dur=10, rate=100, delay=20)) as topo:
+        topo.go()
+        time.sleep(0.1)
+        p = _probe(topo, topo.client_ns, "ping", "--dst", server_addr(0), "--count", "20")
+        rtts = json.loads(p.communicate(timeout=20)[0])["rtts_ms"]
+    assert len(rtts) == 20
+    # 84-byte packets at 100 Mbit/s add 2 x 6.7 us of serialization.
+    med = sorted(rtts)[len(rtts) // 2]
+    print(
+        f"ping RTT median {med:.3f} ms, min {min(rtts):.3f}, max {max(rtts):.3f} (2 x delay = 40 ms)"
+    )
+    assert abs(med - 40.0) < 1.0, rtts
+
+
+def test_calibration_suite_runs_on_the_simulator(tmp_path: Path) -> None:
+    from mpsched import api
+    from mpsched.emulate import calibrate
+
+    cases = calibrate.suite(duration_s=2.0, outage_s=2.0)
+    assert len(cases) == 14
+    names = [c.name for c in cases]
+    assert names[:2] == ["tcp-reno-10m", "tcp-reno-10m-loss"] and names[-2:] == [
+        "mptcp-outage",
+        "tcp-outage",
+    ]
+    pick = [c for c in cases if c.name in ("mptcp-het-256k", "tcp-outage")]
+    rows = [
+        calibrate.run_case(c, {"sim": lambda p, s: api.run(p, seed=s)}, [1], tmp_path) for c in pick
+    ]
+    het, out = rows[0]["sim"], rows[1]["sim"]
+    assert 0.5 < het["share_first"] < 1.0 and het["goodput_mbps"] > 1.0
+    assert out["recovery_s"] is not None and out["recovery_s"] >= 0.0
+    text = calibrate.report(rows, [1], "mpsched calibrate")
+    assert (
+        text.count("| mptcp-het-256k |") == 1 and "**no**" in text
+    )  # no kernel column: not within
+
+
+@needs_kernel
+def test_sigterm_removes_namespaces_and_processes(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from mpsched.emulate.topology import existing_namespaces
+
+    scen = _write(tmp_path, ONE_PATH.format(dur=30, rate=10, delay=10))
+    cmd = [
+        sys.executable,
+        "-m",
+        "mpsched",
+        "emulate",
+        str(scen),
+        "--netns-prefix",
+        PREFIX,
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    env = dict(os.environ, MPSCHED_EMU=EMU)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    names = {f"{PREFIX}-client", f"{PREFIX}-server"}
+    deadline = time.monotonic() + 30
+    while not names <= set(existing_namespaces()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the emulator and the agents are up
+    children = subprocess.run(
+        ["pgrep", "-P", str(p.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert children, "the run started no process"
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert "interrupted (namespaces and processes removed)" in err
+    assert not names & set(existing_namespaces())
+    for pid in children:
+        assert not Path(f"/proc/{pid}").exists(), f"child {pid} left running"
+    assert not (tmp_path / "o").exists()
