@@ -39,7 +39,7 @@ SCENARIO = {
 def _args(tmp_path: Path, **kw) -> Args:
     base = dict(
         scenario=SCENARIO, out=str(tmp_path / "out"), offline_episodes=1, offline_epochs=3,
-        online_steps=24, sync_s=0.8, max_flows=6,
+        online_steps=24, sync_s=0.8, max_flows=6, max_subflows=2, mix=(),
     )  # fmt: skip
     return Args(**{**base, **kw})
 
@@ -63,19 +63,58 @@ def test_offline_transitions_record_each_behaviours_path_usage(tmp_path: Path) -
     n = len(data["obs"])
     assert data["share"].shape == (n, 2) and data["mask"].shape == (n, 2)
     # Episodes end when every flow completed: roundrobin and minrtt in 14 intervals, dmptcp
-    # (short flows kept on WiFi) in 12.
-    assert np.nonzero(data["done"])[0].tolist() == [13, 27, 39]
+    # (short flows kept on WiFi) in 11.
+    assert np.nonzero(data["done"])[0].tolist() == [13, 27, 38]
     sent = data["share"].sum(-1)
-    assert np.allclose(sent[sent > 0], 1.0) and (sent == 0).sum() == 6
+    assert np.allclose(sent[sent > 0], 1.0) and (sent == 0).sum() == 4
     # The first interval: only WiFi's MP_CAPABLE subflow is up (mask), and it carries it all.
     assert data["mask"][[0, 14, 28]].tolist() == [[0.0, 0.0]] * 3
     assert data["share"][[0, 14, 28]].tolist() == [[1.0, 0.0]] * 3
     assert data["mask"][1].tolist() == [1.0, 0.0]
 
 
+def test_offline_observations_carry_the_previous_intervals_share(tmp_path: Path) -> None:
+    """Flow feature ``prev_share`` of a running flow reads the behaviour's path-usage share of
+    the previous interval (what the ``paths`` env shows after that action): 0 at an episode's
+    first decision, then the label of the transition before (over the paths usable then)."""
+    from mpsched.agents.mptcp_rl import _env
+    from mpsched.envs.scheduler import SUBFLOW_FEATURES
+
+    args = _args(tmp_path)
+    data = collect_offline(args)
+    lay = _env(args, SCENARIO).layout
+    prev = lay.subflows(data["obs"])[:, -1, :, :, SUBFLOW_FEATURES.index("prev_share")]
+    running = lay.flow_mask(data["obs"])
+    assert not prev[[0, 14, 28]].any()
+    for t in (2, 5, 9, 16):
+        label = data["share"][t - 1] * data["mask"][t - 1]
+        label = label / label.sum() if label.sum() > 0 else label
+        j = np.flatnonzero(running[t])
+        assert len(j) > 0 and np.allclose(prev[t, j], label), t
+        assert not prev[t, running[t] == 0].any()
+
+
+def test_training_scenarios_and_offline_seeds_miss_the_held_out_seeds() -> None:
+    """The default training cycles through Figs. 3-5's scenarios; no offline env seed is a
+    held-out seed of the reproduction protocol (1001-1020)."""
+    from mpsched.agents.mptcp_rl import offline_seed, scenarios
+    from mpsched.reproduce.protocol import HELD_OUT
+
+    args = Args()
+    assert [Path(s).name for s in scenarios(args)] == [
+        "mptcp-rl-short.toml", "mptcp-rl-media.toml", "mptcp-rl-paths.toml",
+    ]  # fmt: skip
+    seeds = {
+        offline_seed(args, k, b, e)
+        for k in range(3) for b in range(len(args.behaviours))
+        for e in range(args.offline_episodes)
+    }  # fmt: skip
+    assert len(seeds) == 3 * 3 * args.offline_episodes and not seeds & set(HELD_OUT)
+
+
 def test_smoke_training_writes_a_runtime_policy_deterministically(tmp_path: Path) -> None:
     res = train(_args(tmp_path))
-    assert res.updates == 3 and res.online_steps == 24 and res.offline_transitions == 40
+    assert res.updates == 3 and res.online_steps == 24 and res.offline_transitions == 39
     policy = f"policy:{res.written['policy']}"
     flows = [dict(f, scheduler=policy) for f in SCENARIO["flows"]]
     run = mpsched.run({**SCENARIO, "flows": flows}, seed=1)
