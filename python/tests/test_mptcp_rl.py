@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Tuple
 
 import numpy as np
 import pytest
@@ -145,3 +146,53 @@ def test_cli_bad_argument_is_one_line_exit_2(cli, tmp_path: Path, argv, message)
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+SHIPPED = Path(mpsched.__file__).parent / "agents" / "checkpoints" / "mptcp-rl-default.json"
+
+
+def test_shipped_policy_runs_by_name(tmp_path: Path) -> None:
+    """`--scheduler mptcp-rl`: the shipped policy (trained by `mpsched train mptcp-rl` with the
+    defaults, seed 1), the same network as its file, deciding every 100 ms for the host."""
+    import json
+
+    desc = json.loads(SHIPPED.read_text())
+    tr = desc["provenance"]["train"]
+    assert (tr["online_steps"], tr["offline_episodes"], desc["provenance"]["seed"]) == (
+        Args().online_steps, Args().offline_episodes, 1,
+    )  # fmt: skip
+    assert _core.policy_digest("mptcp-rl") == _core.Policy(str(SHIPPED)).sha256
+    flows = [dict(f, scheduler="mptcp-rl") for f in SCENARIO["flows"]]
+    (row,) = mpsched.run({**SCENARIO, "flows": flows}, seed=1001).summary["policies"]
+    assert row["scheduler"] == "mptcp-rl" and row["sha256"] == _core.policy_digest("mptcp-rl")
+
+
+def _long_flows(scheduler: str, seed: int) -> Tuple[float, float]:
+    """Mean FCT (s) and device energy (J) of scenarios/mptcp-rl-long.toml (30 × 15 MB over
+    WiFi + LTE) with every flow on ``scheduler``."""
+    from mpsched.matrix import load_scenario
+
+    sc = load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "mptcp-rl-long.toml")
+    for w in sc["workloads"]:
+        w["scheduler"] = scheduler
+    s = mpsched.run(sc, seed=seed).summary
+    assert all(f["completed"] for f in s["flows"])
+    fct = sum(f["fct_s"] for f in s["flows"]) / len(s["flows"])
+    return fct, sum(i["energy_j"] for i in s["interfaces"])
+
+
+def test_shipped_policy_against_roundrobin_on_30_long_flows() -> None:
+    """Issue 18's acceptance test, on held-out seeds 1001-1003 (of the protocol's 1001-1020):
+    the shipped policy against Round-Robin in the 30-long-flow scenario (the paper: −45.1 % FCT,
+    −44.7 % energy). Measured, not tuned: the policy is **not better** — its mean FCT is
+    0.15 % and its energy 0.06 % above Round-Robin's over these seeds (per seed −0.08 %/+0.32 %/
+    +0.21 % FCT, −0.19 %/−0.19 %/+0.56 % energy); every scheduler fills both links here
+    (docs/mptcp-rl.md, "Results"). Pinned: the ratios, and not worse than Round-Robin by more
+    than 0.5 % on either metric."""
+    rl = [_long_flows("mptcp-rl", s) for s in (1001, 1002, 1003)]
+    rr = [_long_flows("roundrobin", s) for s in (1001, 1002, 1003)]
+    fct = sum(r[0] for r in rl) / sum(r[0] for r in rr) - 1.0
+    energy = sum(r[1] for r in rl) / sum(r[1] for r in rr) - 1.0
+    assert fct == pytest.approx(0.0015210, abs=1e-6), fct
+    assert energy == pytest.approx(0.0006065, abs=1e-6), energy
+    assert fct < 0.005 and energy < 0.005

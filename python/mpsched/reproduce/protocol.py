@@ -63,6 +63,16 @@ TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
     # scenario seed (63 bits) from it: reproduce.edar_runs.
     # training_scenario_seeds gives them; a test checks they miss HELD_OUT.
     "edar": tuple(range(100_003, 100_403)),
+    # agents/checkpoints/mptcp-rl-default.json (`train mptcp-rl --seed 1`): the online envs of
+    # the three training scenarios are reset with seeds 1-3 (seed + scenario index), later
+    # episodes continue their generators; the offline episodes' env seeds are
+    # 200_000 + seed + 10_000·scenario + 1000·behaviour + episode (agents.mptcp_rl.offline_seed;
+    # 3 scenarios × 3 behaviours × 4 episodes). Every episode draws its scenario seed (63 bits)
+    # from its env seed.
+    "mptcp-rl": (1, 2, 3)
+    + tuple(
+        200_001 + 10_000 * k + 1000 * b + e for k in range(3) for b in range(3) for e in range(4)
+    ),
 }
 
 #: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.
