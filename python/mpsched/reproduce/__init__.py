@@ -13,4 +13,5 @@ app = typer.Typer(
 
 from . import drl_cc as _drl_cc  # noqa: E402,F401  (registers `reproduce drl-cc`)
 from . import edar as _edar  # noqa: E402,F401  (registers `reproduce edar`)
+from . import mptcp_rl as _mptcp_rl  # noqa: E402,F401  (registers `reproduce mptcp-rl`)
 from . import olms as _olms  # noqa: E402,F401  (registers `reproduce olms`)
