@@ -196,3 +196,11 @@ def test_shipped_policy_against_roundrobin_on_30_long_flows() -> None:
     assert fct == pytest.approx(0.0015210, abs=1e-6), fct
     assert energy == pytest.approx(0.0006065, abs=1e-6), energy
     assert fct < 0.005 and energy < 0.005
+
+
+def test_mptcp_rl_prefix_refuses_another_policy() -> None:
+    """`mptcp-rl:PATH` must name a host path policy; a scheduler policy is a one-line error."""
+    edar = SHIPPED.parent / "edar-default.json"
+    flows = [dict(f, scheduler=f"mptcp-rl:{edar}") for f in SCENARIO["flows"]]
+    with pytest.raises(mpsched.ScenarioError, match="not an MPTCP-RL policy .*: use policy:"):
+        mpsched.run({**SCENARIO, "flows": flows}, seed=1)
