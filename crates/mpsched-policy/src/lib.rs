@@ -77,6 +77,7 @@ shipped! {
     "drl-cc" => "drl-cc-default",
     "rlds" => "rlds-default",
     "pdaa3c" => "pdaa3c-default",
+    "mptcp-rl" => "mptcp-rl-default",
 }
 
 /// A policy from a read checkpoint.
@@ -87,8 +88,9 @@ pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
     Ok(Policy { net, role, sha256 })
 }
 
-/// The shipped policy `name` (`edar`, `drl-cc`, `pdaa3c`, `rlds`: RLDS-proxy, a stand-in for
-/// PDAA3C's RLDS baseline, shared/specs/rl-baselines.md §4), built once per process.
+/// The shipped policy `name` (`edar`, `drl-cc`, `pdaa3c`, `mptcp-rl`: a host path policy,
+/// `rlds`: RLDS-proxy, a stand-in for PDAA3C's RLDS baseline, shared/specs/rl-baselines.md
+/// §4), built once per process.
 pub fn shipped(name: &str) -> Result<Arc<Policy>, PolicyError> {
     static BUILT: Mutex<Vec<(&'static str, Arc<Policy>)>> = Mutex::new(Vec::new());
     let &(name, json, weights) = SHIPPED
@@ -174,14 +176,14 @@ fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl 
     Ok(Custom { name: label, factory: Arc::new(|| Box::new(ExternalCc)) })
 }
 
-/// The policy an algorithm name loads: `edar`, `drl-cc` and `pdaa3c` (the shipped ones), and
-/// `edar:PATH`, `drl-cc:PATH`, `pdaa3c:PATH`, `policy:PATH` (files); `None` for a name that is
-/// no policy.
+/// The policy an algorithm name loads: `edar`, `drl-cc`, `pdaa3c`, `mptcp-rl` (the shipped
+/// ones), and `edar:PATH`, `drl-cc:PATH`, `pdaa3c:PATH`, `mptcp-rl:PATH`, `policy:PATH`
+/// (files); `None` for a name that is no policy.
 fn policy_of(name: &str) -> Option<Result<Arc<Policy>, PolicyError>> {
     let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
     match (prefix.trim().to_ascii_lowercase().as_str(), arg.trim()) {
-        (p @ ("edar" | "drl-cc" | "rlds" | "pdaa3c"), "") => Some(shipped(p)),
-        ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
+        (p @ ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "mptcp-rl"), "") => Some(shipped(p)),
+        ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "mptcp-rl" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
         _ => None,
     }
 }
@@ -197,14 +199,15 @@ pub fn host_policy(label: &str) -> Option<Arc<Policy>> {
 /// Makes the policies known to the registries (idempotent): schedulers `policy:PATH` (any
 /// scheduler policy file), `edar` (the shipped EdAR checkpoint), `edar:PATH` (an EdAR
 /// checkpoint), `rlds` (the shipped RLDS-proxy policy) and `rlds:PATH` (a policy file, as
-/// `policy:PATH`), `pdaa3c` (the shipped PDAA3C policy) and `pdaa3c:PATH`; congestion
+/// `policy:PATH`), `pdaa3c` (the shipped PDAA3C policy) and `pdaa3c:PATH`, `mptcp-rl` (the
+/// shipped MPTCP-RL host path policy: the flows run dmptcp) and `mptcp-rl:PATH`; congestion
 /// controllers `policy:PATH` (any host policy file), `drl-cc` (the shipped DRL-CC policy) and
 /// `drl-cc:PATH`. Drivers call it once before resolving scenarios
 /// (the simulator does).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for prefix in ["policy", "edar", "rlds", "pdaa3c"] {
+        for prefix in ["policy", "edar", "rlds", "pdaa3c", "mptcp-rl"] {
             let loader = Arc::new(move |arg: &str| named(prefix, arg).and_then(|(l, p)| scheduler_of(l, p)));
             SchedSpec::register_loader(prefix, loader).expect("not a built-in name");
         }
@@ -230,6 +233,9 @@ fn named(prefix: &str, arg: &str) -> Result<(String, Arc<Policy>), String> {
         "edar" if !matches!(p.net, AnyNet::Edar(_)) => "not an EdAR checkpoint (\"algorithm\" is not \"edar\")",
         "drl-cc" if !matches!(p.net, AnyNet::DrlCc(_)) => "not a DRL-CC policy (\"algorithm\" is not \"drl_cc\")",
         "pdaa3c" if !matches!(p.net, AnyNet::Pdaa3c(_)) => "not a PDAA3C policy (\"algorithm\" is not \"pdaa3c\")",
+        "mptcp-rl" if !p.host().is_some_and(|h| h.action == spec::HostActionKind::Paths) => {
+            "not an MPTCP-RL policy (a host path policy: obs.action \"paths\")"
+        }
         _ => return Ok((format!("{prefix}:{arg}"), p)),
     };
     Err(format!("{arg}: {wrong}: use policy:{arg}"))

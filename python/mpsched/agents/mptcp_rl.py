@@ -36,9 +36,12 @@ leaves masking to dmptcp, which never uses an unusable path). Observations are t
 
 from __future__ import annotations
 
+import json
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -71,6 +74,10 @@ class TrainResult:
     online_steps: int
     updates: int
     mean_reward: List[float] = field(default_factory=list)
+    cpu_s: float = 0.0
+    """CPU time of the training process (user + system, :func:`time.process_time`)"""
+    load: Tuple[float, float] = (0.0, 0.0)
+    """the machine's 1-minute load average at the start and at the end"""
 
 
 def _env(args: Args, scenario: Any, control: str = "multipath") -> HostEnv:
@@ -111,21 +118,56 @@ def _as_controlled(env: HostEnv, obs: np.ndarray) -> Tuple[np.ndarray, np.ndarra
     return obs, mask
 
 
+def with_prev_share(env: HostEnv, obs: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """``obs`` with subflow feature ``prev_share`` of every running flow set to ``share``
+    (one value per path slot) in the newest frame: what the ``paths`` env shows after the
+    action ``share`` (it writes the shared action into each controlled flow's path slots)."""
+    lay = env.layout
+    o = lay.offsets
+    obs = obs.copy()
+    running = lay.flow_mask(obs)
+    k = SUBFLOW_FEATURES.index("prev_share")
+    base = (lay.history - 1) * o["frame_len"] + o["flow_len"] + k
+    for j in np.flatnonzero(running > 0):
+        at = base + j * o["flow_stride"] + np.arange(lay.max_subflows) * o["subflow_stride"]
+        obs[at] = share
+    return obs
+
+
+def scenarios(args: Args) -> List[Any]:
+    """The training scenarios: ``args.scenario``, then ``args.mix`` (resolved as the command
+    line resolves ``--scenario``)."""
+    from ..scenario import resolve_default_scenario
+
+    return [args.scenario] + [resolve_default_scenario(s, s) for s in args.mix]
+
+
+def offline_seed(args: Args, scenario: int, behaviour: int, episode: int) -> int:
+    """The env seed of an offline episode: 200 000 + seed + 10 000 · scenario + 1000 ·
+    behaviour + episode, far from the reproduction's held-out seeds 1001-1020 (the episode's
+    scenario seed is drawn from it, 63 bits)."""
+    return 200_000 + args.seed + 10_000 * scenario + 1000 * behaviour + episode
+
+
 def collect_offline(args: Args) -> Dict[str, np.ndarray]:
     """Transitions of the traditional schedulers (module docs, phase 1): observations (as the
-    ``paths`` env shows them, :func:`_as_controlled`), the path-usage shares of the next
-    interval, masks, rewards and episode ends. (Not carried over: flow feature ``prev_share``
-    reads 0 here, the last action online.)"""
+    ``paths`` env shows them, :func:`_as_controlled`, with ``prev_share`` the behaviour's
+    path-usage share of the previous interval, :func:`with_prev_share`, as online it is the
+    previous action), the path-usage shares of the next interval, masks, rewards and episode
+    ends."""
     obs_l, share_l, mask_l, rew_l, done_l = [], [], [], [], []
-    for b, name in enumerate(args.behaviours):
-        env = _env(args, behaviour_scenario(args.scenario, name), control="none")
+    for (k, sc), (b, name) in product(enumerate(scenarios(args)), enumerate(args.behaviours)):
+        env = _env(args, behaviour_scenario(sc, name), control="none")
         for e in range(args.offline_episodes):
-            obs, _ = env.reset(seed=args.seed + 1000 * b + e)
+            obs, _ = env.reset(seed=offline_seed(args, k, b, e))
+            prev = np.zeros(args.max_subflows, np.float32)
             done = False
             while not done:
                 nxt, r, te, tr, _ = env.step(np.zeros(args.max_subflows, np.float32))
                 done = te or tr
-                o, mask = _as_controlled(env, obs)
+                o, mask = _as_controlled(env, with_prev_share(env, obs, prev))
+                prev = _path_share(env, nxt) * mask
+                prev = prev / prev.sum() if prev.sum() > 0 else prev
                 obs_l.append(o)
                 share_l.append(_path_share(env, nxt))
                 mask_l.append(mask)
@@ -286,16 +328,28 @@ def _decide(pol, agent: Agent, obs: np.ndarray, mask: np.ndarray, args: Args, rn
     return z, logp, masked_softmax(z, mask)
 
 
-def online(agent: Agent, env: HostEnv, args: Args, tmp: Path, rng, log) -> Tuple[int, List[float]]:
+def online(
+    agent: Agent, envs: List[HostEnv], args: Args, tmp: Path, rng, log
+) -> Tuple[int, List[float]]:
     """Phase 2 (module docs): decisions by the exported snapshot, PPO on the pool at every
-    reload point. Returns the number of updates and the mean reward per pool."""
+    reload point; episodes cycle through the training scenarios ``envs``. Returns the number
+    of updates and the mean reward per pool."""
     a_params = list(agent.actor.parameters()) + [agent.log_std]
     opts = [
         torch.optim.Adam(a_params, lr=args.actor_lr),
         torch.optim.Adam(agent.critic.parameters(), lr=args.critic_lr),
     ]
     per_sync = max(1, round(args.sync_s * 1000.0 / args.interval_ms))
-    obs, info = env.reset(seed=args.seed)
+    cur, used = 0, set()
+
+    def next_episode():
+        """The next training scenario's env, reset (seeded at its first use: seed + index)."""
+        seed = None if cur in used else args.seed + cur
+        used.add(cur)
+        return envs[cur].reset(seed=seed)
+
+    env = envs[0]
+    obs, info = next_episode()
     updates, rewards, step = 0, [], 0
     while step < args.online_steps:
         _snapshot(agent, tmp / f"snap{updates}", env, "identity", {})
@@ -306,8 +360,14 @@ def online(agent: Agent, env: HostEnv, args: Args, tmp: Path, rng, log) -> Tuple
             nxt, r, te, tr, nxt_info = env.step(action)
             for k, v in zip(pool, (obs, z, logp, r, te or tr)):
                 pool[k].append(v)
-            # An episode end (truncation too) closes the advantage there; the next starts.
-            obs, info = env.reset() if te or tr else (nxt, nxt_info)
+            # An episode end (truncation too) closes the advantage there; the next scenario's
+            # episode starts.
+            if te or tr:
+                cur = (cur + 1) % len(envs)
+                env = envs[cur]
+                obs, info = next_episode()
+            else:
+                obs, info = nxt, nxt_info
             step += 1
         batch = {k: torch.as_tensor(np.asarray(v, np.float32)) for k, v in pool.items()}
         batch["last_obs"] = torch.as_tensor(obs)
@@ -321,25 +381,52 @@ def online(agent: Agent, env: HostEnv, args: Args, tmp: Path, rng, log) -> Tuple
 def train(args: Args, log: Callable[[str], None] = lambda m: None) -> TrainResult:
     """Offline training on the traditional schedulers' transitions, then asynchronous online
     training; writes ``mptcp-rl.{json,safetensors}`` to ``args.out``."""
-    t0 = time.perf_counter()
+    t0, c0, load0 = time.perf_counter(), time.process_time(), os.getloadavg()[0]
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
     rng = np.random.default_rng(args.seed)
     data = collect_offline(args)
     log(f"offline: {len(data['obs'])} transitions of {', '.join(args.behaviours)}")
-    env = _env(args, args.scenario)
+    envs = [_env(args, sc) for sc in scenarios(args)]
+    env = envs[0]
     mean = data["obs"].mean(axis=0)
     std = np.maximum(data["obs"].std(axis=0), 1e-2)
     agent = Agent(env.layout.size, args.max_subflows, args, mean, std)
     bc, vf = pretrain(agent, data, args, rng)
     log(f"offline: behaviour-cloning loss {bc:.4f}, value loss {vf:.4f}")
     with tempfile.TemporaryDirectory() as d:
-        updates, rewards = online(agent, env, args, Path(d), rng, log)
+        updates, rewards = online(agent, envs, args, Path(d), rng, log)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    prov = {"algorithm": "mptcp-rl", "seed": args.seed, "scenario": str(args.scenario)}
+    prov = {
+        "algorithm": "mptcp-rl", "seed": args.seed, "scenario": str(args.scenario),
+        "train": _train_record(args),
+    }  # fmt: skip
     _snapshot(agent, out / "mptcp-rl", env, "softmax", prov)
-    written = {"policy": out / "mptcp-rl.json", "weights": out / "mptcp-rl.safetensors"}
-    return TrainResult(
-        written, time.perf_counter() - t0, len(data["obs"]), args.online_steps, updates, rewards
-    )
+    res = TrainResult(
+        {"policy": out / "mptcp-rl.json", "weights": out / "mptcp-rl.safetensors"},
+        time.perf_counter() - t0, len(data["obs"]), args.online_steps, updates, rewards,
+        time.process_time() - c0, (load0, os.getloadavg()[0]),
+    )  # fmt: skip
+    res.written["log"] = _write_log(out, args, res)
+    return res
+
+
+def _train_record(args: Args) -> Dict[str, Any]:
+    """What the policy file records of its training (deterministic fields only, so that a
+    retraining with the same arguments writes the same file)."""
+    keep = ("mix", "offline_episodes", "offline_epochs", "online_steps", "sync_s", "behaviours")
+    return {k: getattr(args, k) for k in keep}
+
+
+def _write_log(out: Path, args: Args, res: TrainResult) -> Path:
+    """``train.json``: the arguments, wall and CPU time, the load, the mean reward per pool."""
+    path = out / "train.json"
+    rec = {
+        "args": {k: v for k, v in vars(args).items()},
+        "wall_s": res.wall_s, "cpu_s": res.cpu_s, "load_start": res.load[0],
+        "load_end": res.load[1], "offline_transitions": res.offline_transitions,
+        "online_steps": res.online_steps, "updates": res.updates, "mean_reward": res.mean_reward,
+    }  # fmt: skip
+    path.write_text(json.dumps(rec, indent=1, default=str))
+    return path

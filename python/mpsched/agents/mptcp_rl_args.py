@@ -28,6 +28,10 @@ class Args:
     """training scenario: one WLAN and one LTE path, concurrent Pareto short flows (Fig. 3's
     set-up), link ranges drawn anew every episode ("we run MPTCP-RL on a variety of network
     parameter settings", "Experimental settings")"""
+    mix: Tuple[str, ...] = ("scenarios/mptcp-rl-media.toml", "scenarios/mptcp-rl-paths.toml")
+    """further training scenarios; episodes cycle through ``scenario`` and these, offline and
+    online (ours: Fig. 4's 1 MB media flows, and Fig. 5's one LTE + three WLAN paths so that
+    the path slots 3-4 are trained). Relative paths resolve as ``scenario`` does"""
     seed: int = 1
     """seeds the networks, the exploration and the episodes"""
     out: str = "out/mptcp-rl"
@@ -45,12 +49,13 @@ class Args:
     takes a uniformly random masked action instead of the policy's"""
     behaviours: Tuple[str, ...] = BEHAVIOURS
     """offline phase: the traditional schedulers whose transitions are collected"""
-    offline_episodes: int = 2
-    """offline phase: episodes per behaviour scheduler (ours: the paper gives no amount)"""
+    offline_episodes: int = 4
+    """offline phase: episodes per behaviour scheduler and training scenario (ours: the paper
+    gives no amount)"""
     offline_epochs: int = 30
     """offline phase: passes over the collected transitions for the actor's behaviour
     cloning and the critic's value fit (ours)"""
-    online_steps: int = 2_000
+    online_steps: int = 100_000
     """online phase: decisions taken by the exported policy (ours)"""
     sync_s: float = 5.0
     """online phase: scenario time between two weight reloads of the decision side; the
@@ -70,8 +75,9 @@ class Args:
     """decision period in ms (ours: about one LTE RTT of the paper's 100-200 ms)"""
     max_flows: int = 32
     """flow slots of the observation (ours: the scenario's up to 30 concurrent flows)"""
-    max_subflows: int = 2
-    """path slots (Fig. 3/4: one WLAN and one LTE path)"""
+    max_subflows: int = 4
+    """path slots (Fig. 3/4: one WLAN and one LTE path; Fig. 5: up to three WLAN and one LTE;
+    Fig. 6: two WLAN and one LTE)"""
     duration_s: Optional[float] = None
     """overrides the scenario's duration (episode length)"""
     torch_threads: int = 1

@@ -330,7 +330,8 @@ def mptcp_rl_command(**options: Any) -> None:
         lambda scenario: resolve_scenario(scenario, MptcpRlArgs().scenario),
         "mptcp_rl",
         lambda r: (
-            f"trained in {r.wall_s:.1f} s: {r.offline_transitions} offline transitions, "
+            f"trained in {r.wall_s:.1f} s wall, {r.cpu_s:.1f} s CPU (load {r.load[0]:.1f} → "
+            f"{r.load[1]:.1f}): {r.offline_transitions} offline transitions, "
             f"{r.online_steps} online decisions, {r.updates} updates"
         ),
     )

@@ -13,5 +13,6 @@ app = typer.Typer(
 
 from . import drl_cc as _drl_cc  # noqa: E402,F401  (registers `reproduce drl-cc`)
 from . import edar as _edar  # noqa: E402,F401  (registers `reproduce edar`)
+from . import mptcp_rl as _mptcp_rl  # noqa: E402,F401  (registers `reproduce mptcp-rl`)
 from . import olms as _olms  # noqa: E402,F401  (registers `reproduce olms`)
 from . import pdaa3c as _pdaa3c  # noqa: E402,F401  (registers `reproduce pdaa3c`)

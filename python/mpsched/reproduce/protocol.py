@@ -67,6 +67,16 @@ TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
     # worker: first episodes at env_seed_base(1, 0) + i = 1 010 000 + i; later episodes draw
     # 64-bit seeds from them by hashing (agents/pdaa3c_args.env_seed_base).
     "pdaa3c": (1_010_000, 1_010_001),
+    # agents/checkpoints/mptcp-rl-default.json (`train mptcp-rl --seed 1`): the online envs of
+    # the three training scenarios are reset with seeds 1-3 (seed + scenario index), later
+    # episodes continue their generators; the offline episodes' env seeds are
+    # 200_000 + seed + 10_000·scenario + 1000·behaviour + episode (agents.mptcp_rl.offline_seed;
+    # 3 scenarios × 3 behaviours × 4 episodes). Every episode draws its scenario seed (63 bits)
+    # from its env seed.
+    "mptcp-rl": (1, 2, 3)
+    + tuple(
+        200_001 + 10_000 * k + 1000 * b + e for k in range(3) for b in range(3) for e in range(4)
+    ),
 }
 
 #: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.
