@@ -129,6 +129,7 @@ pub struct Sim {
     scratch: Vec<PktId>,
     packets_created: u64,
     series: Series,
+    queue_series: sample::QueueSeries,
     finished_flows: usize,
     /// Paths currently down by a path event.
     path_down: Vec<bool>,
@@ -155,7 +156,7 @@ impl Sim {
             .enumerate()
             .map(|(i, l)| {
                 let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
-                Link::new(
+                let mut link = Link::new(
                     i as u32,
                     l.name.clone(),
                     l.rate_bps,
@@ -165,7 +166,9 @@ impl Sim {
                     l.trace.clone(),
                     rng,
                     l.changes.clone(),
-                )
+                );
+                link.queue_cap_packets = l.queue_packets;
+                link
             })
             .collect::<Vec<_>>();
         let mut ev = EventQueue::default();
@@ -219,6 +222,7 @@ impl Sim {
             scratch: Vec::with_capacity(64),
             packets_created: 0,
             series: Series::default(),
+            queue_series: Default::default(),
             finished_flows: 0,
             path_down: vec![false; sc.paths.len()],
             pending_decisions: VecDeque::new(),
