@@ -129,6 +129,8 @@ class Matrix:
     runs: Tuple[RunSpec, ...]
     #: the sweep points' labels (``params`` of the runs), in order; empty without sweeps
     params: Tuple[str, ...] = ()
+    #: fields the variants give but the core ignores (a rate beside a trace), each once
+    warnings: Tuple[str, ...] = ()
 
 
 def parse_seeds(text: str) -> List[int]:
@@ -577,8 +579,11 @@ def run_labels(
     return scheduler, _join_unique(ccs) or "none"
 
 
-def _check_variant(scenario: Dict[str, Any], loaded: LoadedScenario) -> Tuple[str, str]:
-    """Validate ``scenario`` with a very short run; return its (scheduler, cc) labels.
+def _check_variant(
+    scenario: Dict[str, Any], loaded: LoadedScenario, warnings: Optional[Dict[str, None]] = None
+) -> Tuple[str, str]:
+    """Validate ``scenario`` with a very short run; return its (scheduler, cc) labels. The
+    core's warnings (fields it ignores) are added to ``warnings``, naming the file.
 
     A variant the core rejects is reported with the core's message on the file as written
     when the file itself is at fault (as ``mpsched run`` would report it), else with the
@@ -591,7 +596,8 @@ def _check_variant(scenario: Dict[str, Any], loaded: LoadedScenario) -> Tuple[st
             workload.setdefault("stop_s", sim["duration_s"])
         sim["duration_s"] = min(sim["duration_s"], _CHECK_DURATION_S)
     try:
-        flows = run_scenario(probe).flows
+        results = run_scenario(probe)
+        flows = results.flows
     except ScenarioError as e:
         try:
             check(loaded)
@@ -601,6 +607,11 @@ def _check_variant(scenario: Dict[str, Any], loaded: LoadedScenario) -> Tuple[st
         if message.startswith("<dict>"):
             message = f"{loaded.source}{message[len('<dict>') :]}"
         raise MatrixError(message) from None
+    for warning in results.summary.get("warnings", []) if warnings is not None else []:
+        text = str(warning)
+        warnings[
+            f"{loaded.source}{text[len('<dict>') :]}" if text.startswith("<dict>") else text
+        ] = None
     return run_labels(
         scenario,
         flows.column("name").to_pylist(),
@@ -644,6 +655,7 @@ def build_matrix(
         seeds = [own if valid else 1]
     runs: List[RunSpec] = []
     labels: Dict[str, str] = {}
+    warnings: Dict[str, None] = {}
     for scheduler in schedulers if schedulers is not None else [None]:
         for cc in ccs if ccs is not None else [None]:
             overridden = apply_overrides(scenario, scheduler, cc)
@@ -655,7 +667,7 @@ def build_matrix(
                 traces.update(_policy_digests(variant, scenario_path))
                 traces.update(_plugin_digests(variant))
                 resolved = resolve_trace_paths(variant, base_dir)
-                sched_label, cc_label = _check_variant(resolved, loaded)
+                sched_label, cc_label = _check_variant(resolved, loaded, warnings)
                 for seed in seeds:
                     parts = [
                         p
@@ -681,4 +693,5 @@ def build_matrix(
         seeds=tuple(seeds),
         runs=tuple(runs),
         params=tuple(label for label, _, pairs in points if pairs),
+        warnings=tuple(warnings),
     )

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["t_quantile_975", "mean_ci", "SummaryRow", "summarize", "jain_columns"]
+__all__ = [
+    "t_quantile_975",
+    "mean_ci",
+    "SummaryRow",
+    "summarize",
+    "jain_columns",
+    "seed_identical_variants",
+]
 
 # Two-sided 95 % quantiles of Student's t distribution (the 0.975 quantile) for 1..30 degrees
 # of freedom; beyond 30 a Cornish-Fisher expansion around the normal quantile is used.
@@ -173,3 +180,23 @@ def summarize(
                 )
             )
     return rows
+
+
+#: Columns of a flows table that name the run rather than measure it.
+_RUN_COLUMNS = frozenset(("run_id", "seed"))
+
+
+def seed_identical_variants(flows: "pd.DataFrame", variants: Sequence[str]) -> List[str]:
+    """The variants (in ``variants`` order) run with several seeds whose flow rows are all
+    identical: nothing random differed between their seeds (a real trace replayed from the
+    same point, no loss model, no random ranges), so their "± 0.00" is no confidence."""
+    measured = [c for c in flows.columns if c not in _RUN_COLUMNS]
+    out = []
+    for variant in variants:
+        sel = flows[flows["variant"] == variant]
+        if sel["seed"].nunique() < 2:
+            continue
+        per_seed = [g[measured].reset_index(drop=True) for _, g in sel.groupby("seed", sort=True)]
+        if all(p.equals(per_seed[0]) for p in per_seed[1:]):
+            out.append(variant)
+    return out

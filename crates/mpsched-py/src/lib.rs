@@ -138,11 +138,16 @@ pub(crate) fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput)
     d.set_item("subflows", table_to_dict(py, &out.subflows)?)?;
     d.set_item("timeseries", table_to_dict(py, &out.timeseries)?)?;
     d.set_item("links", table_to_dict(py, &out.links)?)?;
+    d.set_item("queues", table_to_dict(py, &out.queues)?)?;
     // Arrow type of every column, so an all-null column keeps its type.
     let schemas = PyDict::new(py);
-    for (name, t) in
-        [("flows", &out.flows), ("subflows", &out.subflows), ("timeseries", &out.timeseries), ("links", &out.links)]
-    {
+    for (name, t) in [
+        ("flows", &out.flows),
+        ("subflows", &out.subflows),
+        ("timeseries", &out.timeseries),
+        ("links", &out.links),
+        ("queues", &out.queues),
+    ] {
         schemas.set_item(name, table_types(py, t)?)?;
     }
     d.set_item("schemas", schemas)?;

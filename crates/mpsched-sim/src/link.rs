@@ -67,17 +67,32 @@ pub struct LinkChange {
     pub outage: Option<bool>,
 }
 
-/// A parsed mahimahi trace: delivery-opportunity times in ms, non-decreasing, last > 0.
+/// A parsed mahimahi trace: delivery-opportunity times in ms, non-decreasing, within
+/// `[0, period]`, and the loop's period (> 0).
 #[derive(Debug, PartialEq)]
 pub struct Trace {
     /// Delivery-opportunity times (ms), one per 1500-byte packet.
     pub times_ms: Vec<u64>,
+    /// Period of the loop in ms (lap `k`'s opportunities are at `k·period + t`).
+    period_ms: u64,
 }
 
 impl Trace {
-    /// Period of the loop in ms: the last timestamp (mahimahi wraps at t_last, not t_last + 1).
+    /// A mahimahi trace: its period is the last timestamp (mahimahi wraps at t_last, not
+    /// t_last + 1). `times_ms` must be non-empty, non-decreasing, its last entry > 0.
+    pub fn new(times_ms: Vec<u64>) -> Self {
+        let period_ms = *times_ms.last().expect("a trace has opportunities");
+        Trace { times_ms, period_ms }
+    }
+    /// A trace with an explicit period (a trace started at an offset, whose last opportunity
+    /// before the wrap is not at the period): `times_ms` non-decreasing, all `<= period_ms`.
+    pub fn with_period(times_ms: Vec<u64>, period_ms: u64) -> Self {
+        debug_assert!(period_ms > 0 && times_ms.last().is_some_and(|&t| t <= period_ms));
+        Trace { times_ms, period_ms }
+    }
+    /// Period of the loop in ms.
     pub fn period_ms(&self) -> u64 {
-        *self.times_ms.last().unwrap()
+        self.period_ms
     }
 }
 
@@ -147,6 +162,14 @@ pub struct LinkStats {
     pub dropped_outage: u64,
     /// Largest queue occupancy (bytes).
     pub max_queue_bytes: u64,
+    /// Largest queue occupancy (packets).
+    pub max_queue_packets: u64,
+    /// Queue occupancy integrated over time up to `queue_since` (byte·ns, packet·ns).
+    pub queue_byte_ns: u128,
+    /// See `queue_byte_ns`.
+    pub queue_packet_ns: u128,
+    /// Time of the last change of the queue (ns).
+    pub queue_since: u64,
 }
 
 /// A one-way link: drop-tail FIFO queue, serializer (fixed rate or mahimahi trace), loss model and propagation delay.
@@ -157,8 +180,10 @@ pub struct Link {
     pub id: u32,
     rate_bps: u64,
     delay_ns: u64,
-    /// Queue capacity (bytes).
+    /// Queue capacity (bytes; `u64::MAX`: unlimited, mahimahi's default).
     pub queue_cap: u64,
+    /// Queue capacity (packets; `u64::MAX`: no packet limit).
+    pub queue_cap_packets: u64,
     loss: LossModel,
     ge_bad: bool,
     rng: Rng,
@@ -209,6 +234,7 @@ impl Link {
             rate_bps,
             delay_ns,
             queue_cap,
+            queue_cap_packets: u64::MAX,
             loss,
             ge_bad: false,
             rng,
@@ -249,6 +275,36 @@ impl Link {
     pub fn queued_bytes(&self) -> u64 {
         self.queued_bytes
     }
+    /// Packets waiting in the queue.
+    pub fn queued_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    /// Whether a packet of `size` bytes finds the queue full (drop-tail, in bytes or packets).
+    #[inline]
+    fn full(&self, size: u32) -> bool {
+        self.queued_bytes + size as u64 > self.queue_cap || self.queue.len() as u64 >= self.queue_cap_packets
+    }
+
+    /// Folds the queue's occupancy since its last change into the time integrals.
+    #[inline]
+    fn account_queue(&mut self, now: u64) {
+        let dt = now.saturating_sub(self.stats.queue_since) as u128;
+        self.stats.queue_byte_ns += self.queued_bytes as u128 * dt;
+        self.stats.queue_packet_ns += self.queue.len() as u128 * dt;
+        self.stats.queue_since = now;
+    }
+
+    /// Mean queue occupancy from 0 to `now` (bytes, packets).
+    pub fn mean_queue(&self, now: u64) -> (f64, f64) {
+        if now == 0 {
+            return (0.0, 0.0);
+        }
+        let dt = now.saturating_sub(self.stats.queue_since) as u128;
+        let bytes = self.stats.queue_byte_ns + self.queued_bytes as u128 * dt;
+        let packets = self.stats.queue_packet_ns + self.queue.len() as u128 * dt;
+        (bytes as f64 / now as f64, packets as f64 / now as f64)
+    }
 
     #[inline]
     fn tx_time(&self, size: u32) -> u64 {
@@ -263,11 +319,11 @@ impl Link {
             self.stats.dropped_outage += 1;
             return Offer::DroppedOutage;
         }
+        if self.trace.is_some() && self.full(size) {
+            self.stats.dropped_queue += 1;
+            return Offer::DroppedQueue;
+        }
         if let Some(tc) = self.trace.as_mut() {
-            if self.queued_bytes + size as u64 > self.queue_cap {
-                self.stats.dropped_queue += 1;
-                return Offer::DroppedQueue;
-            }
             if self.queue.is_empty() {
                 // Opportunities that passed while the queue was empty are wasted (mahimahi).
                 tc.skip_to_after(now);
@@ -277,7 +333,7 @@ impl Link {
                     ev.push(tc.time_ns(), Kind::TraceOpportunity, self.id, 0);
                 }
             }
-            self.push_queue(pkt, size);
+            self.push_queue(now, pkt, size);
             return Offer::Accepted;
         }
         if self.in_service.is_none() {
@@ -285,19 +341,21 @@ impl Link {
             ev.push(now + self.tx_time(size), Kind::TxDone, self.id, 0);
             return Offer::Accepted;
         }
-        if self.queued_bytes + size as u64 > self.queue_cap {
+        if self.full(size) {
             self.stats.dropped_queue += 1;
             return Offer::DroppedQueue;
         }
-        self.push_queue(pkt, size);
+        self.push_queue(now, pkt, size);
         Offer::Accepted
     }
 
     #[inline]
-    fn push_queue(&mut self, pkt: PktId, size: u32) {
+    fn push_queue(&mut self, now: u64, pkt: PktId, size: u32) {
+        self.account_queue(now);
         self.queue.push_back((pkt, size));
         self.queued_bytes += size as u64;
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queued_bytes);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
     }
 
     /// The loss model's verdict for one packet.
@@ -344,6 +402,9 @@ impl Link {
                 dropped.push(p);
             }
         }
+        if !self.queue.is_empty() {
+            self.account_queue(now);
+        }
         if let Some((pkt, size)) = self.queue.pop_front() {
             self.queued_bytes -= size as u64;
             self.in_service = Some((pkt, size));
@@ -353,6 +414,7 @@ impl Link {
 
     /// Trace opportunities at `now` (all lines with this timestamp).
     pub fn on_trace_opportunity(&mut self, now: u64, ev: &mut EventQueue, dropped: &mut Vec<PktId>) {
+        self.account_queue(now);
         let mut tc = self.trace.take().expect("trace link");
         tc.event_pending = false;
         while tc.time_ns() <= now {
@@ -409,6 +471,7 @@ impl Link {
         if let Some(o) = c.outage {
             if o && !self.outage {
                 // The queue is flushed; the packet being serialized finishes and is lost at departure.
+                self.account_queue(now);
                 for (pkt, _) in self.queue.drain(..) {
                     self.stats.dropped_outage += 1;
                     dropped.push(pkt);
@@ -555,9 +618,38 @@ mod tests {
     }
 
     #[test]
+    fn packet_limit_and_unlimited_queue() {
+        // Three packets wait at most (the one in service excluded), whatever their size.
+        let mut l = link(12_000_000, 0, u64::MAX, None);
+        l.queue_cap_packets = 3;
+        let mut ev = EventQueue::default();
+        let verdicts: Vec<Offer> = (0..6).map(|p| l.offer(0, p, 40, &mut ev)).collect();
+        assert_eq!(verdicts[..4], [Offer::Accepted; 4]);
+        assert_eq!(verdicts[4..], [Offer::DroppedQueue; 2]);
+        // Unlimited: 10,000 full packets all wait.
+        let mut l = link(12_000_000, 0, u64::MAX, None);
+        assert!((0..10_000).all(|p| l.offer(0, p, 1500, &mut ev) == Offer::Accepted));
+        assert_eq!((l.queued_bytes(), l.queued_packets()), (9_999 * 1500, 9_999));
+    }
+
+    #[test]
+    fn queue_occupancy_is_integrated_exactly() {
+        // 12 Mbit/s: 1 ms per 1500 B. Three packets at t = 0: one in service, two waiting
+        // until 1 ms, then one until 2 ms, then none: 3 packet·ms over 4 ms.
+        let mut l = link(12_000_000, 0, 1_000_000, None);
+        let mut ev = EventQueue::default();
+        for p in 0..3 {
+            l.offer(0, p, 1500, &mut ev);
+        }
+        drain(&mut l, &mut ev);
+        assert_eq!((l.stats.max_queue_bytes, l.stats.max_queue_packets), (3000, 2));
+        assert_eq!(l.mean_queue(4_000_000), (3.0 * 1500.0 / 4.0, 3.0 / 4.0));
+    }
+
+    #[test]
     fn trace_releases_1500_bytes_per_opportunity_with_carry_over() {
         // Opportunities at 1, 1, 3 ms, looping with period 3 ms.
-        let tr = Arc::new(Trace { times_ms: vec![1, 1, 3] });
+        let tr = Arc::new(Trace::new(vec![1, 1, 3]));
         let mut l = link(0, 0, 1_000_000, Some(tr));
         let mut ev = EventQueue::default();
         l.offer(0, 0, 1000, &mut ev);
@@ -572,7 +664,7 @@ mod tests {
 
     #[test]
     fn trace_wastes_opportunities_while_idle() {
-        let tr = Arc::new(Trace { times_ms: vec![1, 2, 3, 4] });
+        let tr = Arc::new(Trace::new(vec![1, 2, 3, 4]));
         let mut l = link(0, 0, 1_000_000, Some(tr));
         let mut ev = EventQueue::default();
         // Arrives at 10.5 ms: the next opportunity is at 11 ms (lap 2 starts at 8 ms: 9,10,11,12).

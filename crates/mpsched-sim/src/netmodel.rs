@@ -17,7 +17,7 @@ pub fn build_links(sc: &Scenario) -> Vec<Link> {
         .enumerate()
         .map(|(i, l)| {
             let rng = Rng::stream(sc.seed, &format!("link/{}/loss", l.name));
-            Link::new(
+            let mut link = Link::new(
                 i as u32,
                 l.name.clone(),
                 l.rate_bps,
@@ -27,7 +27,9 @@ pub fn build_links(sc: &Scenario) -> Vec<Link> {
                 l.trace.clone(),
                 rng,
                 l.changes.clone(),
-            )
+            );
+            link.queue_cap_packets = l.queue_packets;
+            link
         })
         .collect()
 }

@@ -12,7 +12,7 @@ from .. import _core, experiment
 from .._display import print_table, print_written
 from ..dataset import Dataset, ResultsError, load_results
 from ..matrix import MatrixError, format_seeds
-from ..stats import summarize
+from ..stats import seed_identical_variants, summarize
 from ..sweep import (
     BackendError,
     OutputDirError,
@@ -52,6 +52,14 @@ def _print_dataset_summary(console: Console, ds: Dataset) -> None:
     else:
         title = f"{ds.scenario}: {len(ds.variants)} variant(s) × {len(ds.seeds)} seed(s), means over seeds (± 95 % CI)"
     print_table(console, title, headers, rows, text_columns=text_columns(headers))
+    same = seed_identical_variants(ds.flows, ds.variants) if ds.kind != "run" else []
+    if same:
+        which = "every variant" if len(same) == len(ds.variants) else ", ".join(same)
+        console.print(
+            f"Every seed gave identical results for {which}: nothing random differs between seeds "
+            '(a real trace replays from the same point: set `trace_offset_s = "random"`).',
+            highlight=False,
+        )
 
 
 def compare_command(
@@ -136,6 +144,8 @@ def compare_command(
         check_output_dir(out_dir)
     except (MatrixError, OutputDirError, BackendError) as e:
         fail(str(e))
+    for warning in matrix.warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
     from rich.progress import (
         BarColumn,

@@ -148,6 +148,14 @@ def run_command(
     except OSError as e:
         fail(f"cannot write {out_dir}: {e.strerror or e}", code=EXIT_FAILURE)
     wall_s = time.perf_counter() - started
+    for warning in results.summary.get("warnings", []):
+        text = str(warning)
+        typer.echo(
+            f"warning: {scenario}{text[len('<dict>') :]}"
+            if text.startswith("<dict>")
+            else f"warning: {text}",
+            err=True,
+        )
 
     console = Console()
     print_summary(console, results.summary, wall_s)

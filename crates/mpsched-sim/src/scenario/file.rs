@@ -76,6 +76,97 @@ impl<'de> Deserialize<'de> for TraceSpec {
     }
 }
 
+/// A drop-tail queue's byte limit: a number of bytes, or `"unlimited"` (mahimahi's default
+/// `infinite` queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum QueueBytes {
+    /// At most this many bytes wait.
+    Bytes(u64),
+    /// `"unlimited"`: no limit.
+    #[serde(serialize_with = "unlimited_str")]
+    Unlimited,
+}
+
+fn unlimited_str<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("unlimited")
+}
+
+impl<'de> Deserialize<'de> for QueueBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = QueueBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number of bytes or \"unlimited\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<QueueBytes, E> {
+                match v {
+                    "unlimited" => Ok(QueueBytes::Unlimited),
+                    _ => Err(E::custom(format!(
+                        "queue_bytes: expected a whole number of bytes or \"unlimited\", got {v:?}"
+                    ))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<QueueBytes, E> {
+                Ok(QueueBytes::Bytes(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<QueueBytes, E> {
+                u64::try_from(v).map(QueueBytes::Bytes).map_err(|_| {
+                    E::invalid_value(serde::de::Unexpected::Signed(v), &"a number of bytes >= 0 or \"unlimited\"")
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Where a link's trace starts: a time into the trace, or one drawn per seed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TraceOffset {
+    /// Seconds into the trace (less than its period).
+    Seconds(f64),
+    /// `"random"`: a whole millisecond in `[0, period)` drawn from the link's own stream
+    /// (`link/<name>/trace_offset`); the resolved scenario records the value drawn.
+    #[serde(serialize_with = "random_str")]
+    Random,
+}
+
+fn random_str<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("random")
+}
+
+impl<'de> Deserialize<'de> for TraceOffset {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = TraceOffset;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of seconds or \"random\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TraceOffset, E> {
+                match v {
+                    "random" => Ok(TraceOffset::Random),
+                    _ => {
+                        Err(E::custom(format!("trace_offset_s: expected a number of seconds or \"random\", got {v:?}")))
+                    }
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<TraceOffset, E> {
+                Ok(TraceOffset::Seconds(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<TraceOffset, E> {
+                Ok(TraceOffset::Seconds(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<TraceOffset, E> {
+                Ok(TraceOffset::Seconds(v as f64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Flows arriving over time with random sizes (see `workload.rs`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -162,12 +253,18 @@ pub struct LinkSpec {
     pub rate_mbps: Option<f64>,
     /// One-way propagation delay, ms.
     pub delay_ms: Option<f64>,
-    /// Drop-tail queue, bytes (default one bandwidth-delay product).
-    pub queue_bytes: Option<u64>,
+    /// Drop-tail queue, bytes, or `"unlimited"` (default one bandwidth-delay product).
+    pub queue_bytes: Option<QueueBytes>,
+    /// Drop-tail queue, packets (instead of bytes; mahimahi's `packets=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_packets: Option<u64>,
     /// Random loss model.
     pub loss: Option<LossSpec>,
     /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<TraceSpec>,
+    /// Where in the trace the run starts, s (or `"random"`, drawn per seed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_offset_s: Option<TraceOffset>,
     /// Scheduled changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<ChangeSpec>,
@@ -204,14 +301,20 @@ pub struct PathSpec {
     pub rate_mbps: Option<f64>,
     /// One-way propagation delay, ms.
     pub delay_ms: Option<f64>,
-    /// Drop-tail queue, bytes (default one bandwidth-delay product).
-    pub queue_bytes: Option<u64>,
+    /// Drop-tail queue, bytes, or `"unlimited"` (default one bandwidth-delay product).
+    pub queue_bytes: Option<QueueBytes>,
+    /// Drop-tail queue, packets (instead of bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_packets: Option<u64>,
     /// Loss on the forward (data) direction only.
     pub loss: Option<LossSpec>,
     /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<TraceSpec>,
     /// Trace of the reverse direction.
     pub trace_reverse: Option<TraceSpec>,
+    /// Where in the traces the run starts, s (or `"random"`): applies to both directions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_offset_s: Option<TraceOffset>,
     /// Applied to both directions (loss changes to the forward one only).
     pub schedule: Option<Vec<ChangeSpec>>,
     /// The device's interface on this path, for energy: "wifi", "4g" (or "lte"), "3g" ...

@@ -10,6 +10,7 @@
 mod expand;
 mod file;
 mod flows;
+mod offset;
 mod parse;
 mod resolve;
 
@@ -144,6 +145,9 @@ pub const MAX_HANDOFFS: usize = 100_000;
 pub const DEFAULT_RCV_BUF: u64 = 6 * 1024 * 1024;
 /// Default drop-tail queue of trace-driven links (mahimahi's is unbounded; 150 packets is common).
 pub const DEFAULT_TRACE_QUEUE: u64 = 150 * 1500;
+/// Largest `queue_packets`: a billion packets (1.5 TB of 1500-byte packets), beyond any
+/// memory; for no limit, `queue_bytes = "unlimited"`.
+pub const MAX_QUEUE_PACKETS: u64 = 1_000_000_000;
 /// Smallest default queue: two full packets.
 pub const MIN_DEFAULT_QUEUE: u64 = 2 * 1500;
 
@@ -156,12 +160,16 @@ pub struct LinkDef {
     pub rate_bps: u64,
     /// Propagation delay, ns.
     pub delay_ns: u64,
-    /// Drop-tail queue, bytes (default one bandwidth-delay product).
+    /// Drop-tail queue, bytes (default one bandwidth-delay product; `u64::MAX`: unlimited).
     pub queue_bytes: u64,
+    /// Drop-tail queue, packets (`u64::MAX`: no packet limit).
+    pub queue_packets: u64,
     /// Random loss model.
     pub loss: LossModel,
-    /// Rate from a mahimahi trace instead of `rate_mbps`.
+    /// Rate from a mahimahi trace instead of `rate_mbps` (already shifted by the offset).
     pub trace: Option<Arc<Trace>>,
+    /// Where the trace starts, s (`trace_offset_s`, the value drawn for `"random"`).
+    pub trace_offset_s: Option<f64>,
     /// Scheduled changes, by time.
     pub changes: Vec<LinkChange>,
 }
@@ -248,6 +256,9 @@ pub struct Scenario {
     pub events: Vec<PathEvent>,
     /// The scenario with every default written out (saved next to results).
     pub resolved: ScenarioFile,
+    /// Fields given but ignored (a rate beside a trace), one line each in the form of the
+    /// errors (`s.toml: links[0].rate_mbps: ignored: ...`); the run's summary lists them.
+    pub warnings: Vec<String>,
 }
 
 impl Scenario {
@@ -279,8 +290,15 @@ impl Scenario {
 
     /// Validates a deserialized file; `source` names it in errors and anchors relative paths.
     pub fn from_file(file: ScenarioFile, source: &str) -> Result<Scenario, ScenarioError> {
-        Resolver { source, base_dir: base_dir(source), traces: BTreeMap::new(), seed: 1, shortcuts: BTreeMap::new() }
-            .resolve(file)
+        Resolver {
+            source,
+            base_dir: base_dir(source),
+            traces: BTreeMap::new(),
+            seed: 1,
+            shortcuts: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
+        .resolve(file)
     }
 
     /// Overrides the seed of the simulation's own streams (loss, ...) only: what was drawn when
@@ -348,7 +366,7 @@ pub fn parse_trace(text: &str, source: &str) -> Result<Trace, ScenarioError> {
             "{source}: line {}: the last timestamp must be > 0 (it is the loop period)",
             times.len()
         ))),
-        Some(_) => Ok(Trace { times_ms: times }),
+        Some(_) => Ok(Trace::new(times)),
     }
 }
 

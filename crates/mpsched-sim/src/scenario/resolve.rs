@@ -20,11 +20,18 @@ pub(super) struct Resolver<'a> {
     /// Links made from a path's shortcut fields: link index -> (path index, reverse link), so
     /// that errors name the path's fields the user wrote.
     pub(super) shortcuts: BTreeMap<usize, (usize, bool)>,
+    /// Fields given but ignored, one line each (see [`Scenario::warnings`]).
+    pub(super) warnings: Vec<String>,
 }
 
 impl Resolver<'_> {
     pub(super) fn err(&self, field: &str, what: impl std::fmt::Display) -> ScenarioError {
         ScenarioError(format!("{}: {field}: {what}", self.source))
+    }
+
+    /// Records that `field` was given but is ignored, and why.
+    pub(super) fn warn(&mut self, field: &str, why: impl std::fmt::Display) {
+        self.warnings.push(format!("{}: {field}: ignored: {why}", self.source));
     }
 
     pub(super) fn positive(&self, field: &str, v: f64) -> Result<f64, ScenarioError> {
@@ -130,7 +137,7 @@ impl Resolver<'_> {
 
     pub(super) fn synthetic(&self, field: &str, link: &str, spec: &SynthSpec) -> Result<Arc<Trace>, ScenarioError> {
         let p = SynthParams::resolve(spec).map_err(|(k, what)| self.err(&format!("{field}.synthetic.{k}"), what))?;
-        Ok(Arc::new(Trace { times_ms: tracegen::generate(&p, self.synth_seed(link, spec)) }))
+        Ok(Arc::new(Trace::new(tracegen::generate(&p, self.synth_seed(link, spec)))))
     }
 
     /// A link; `f` names it in errors (`links[3]`, or `paths[1]` for a path's shortcut link,
@@ -142,6 +149,8 @@ impl Resolver<'_> {
             Some(TraceSpec::Synthetic { synthetic }) => Some(self.synthetic(&tf, &spec.name, synthetic)?),
             None => None,
         };
+        let (trace, trace_offset_s) =
+            self.offset_trace(&format!("{f}.trace_offset_s"), &spec.name, spec.trace_offset_s, trace)?;
         let rate_bps = match (spec.rate_mbps, &trace) {
             (Some(r), _) => self.rate_bps(&format!("{f}.rate_mbps"), r)?,
             (None, Some(_)) => 0,
@@ -189,9 +198,15 @@ impl Resolver<'_> {
             name: spec.name.clone(),
             rate_bps,
             delay_ns,
-            queue_bytes: spec.queue_bytes.unwrap_or(0),
+            queue_bytes: match spec.queue_bytes {
+                Some(QueueBytes::Bytes(b)) => b,
+                Some(QueueBytes::Unlimited) => u64::MAX,
+                None => 0,
+            },
+            queue_packets: self.queue_packets(f, spec)?,
             loss,
             trace,
+            trace_offset_s,
             changes,
         })
     }
@@ -218,6 +233,7 @@ impl Resolver<'_> {
             flows,
             events,
             resolved: file,
+            warnings: self.warnings,
         })
     }
 
@@ -280,13 +296,32 @@ impl Resolver<'_> {
                 || p.trace_reverse.is_some()
                 || p.loss.is_some()
                 || p.queue_bytes.is_some()
-                || p.schedule.is_some();
+                || p.queue_packets.is_some()
+                || p.schedule.is_some()
+                || p.trace_offset_s.is_some();
+            if p.trace_offset_s.is_some() && p.trace.is_none() && p.trace_reverse.is_none() {
+                return Err(self.err(
+                    &format!("{f}.trace_offset_s"),
+                    "expected a `trace` or `trace_reverse` beside it (the offset is into the trace)",
+                ));
+            }
             if p.interface.is_some() && p.energy.is_some() {
                 return Err(self.err(&f, "give either `interface` or `energy`, not both"));
             }
             match (&p.forward, &p.reverse, shortcut) {
                 (Some(_), Some(_), false) => {}
                 (None, None, true) => {
+                    if p.trace.is_some() && p.trace_reverse.is_some() {
+                        let why = "both directions follow a trace (`trace`, `trace_reverse`)";
+                        if p.rate_mbps.is_some() {
+                            self.warn(&format!("{f}.rate_mbps"), why);
+                        }
+                        for (j, c) in p.schedule.iter().flatten().enumerate() {
+                            if c.rate_mbps.is_some() {
+                                self.warn(&format!("{f}.schedule[{j}].rate_mbps"), why);
+                            }
+                        }
+                    }
                     let sched = p.schedule.take().unwrap_or_default();
                     let rev_sched: Vec<ChangeSpec> = sched.iter().map(|c| ChangeSpec { loss: None, ..c.clone() }).collect();
                     let (fwd, rev) = (format!("{}.fwd", p.name), format!("{}.rev", p.name));
@@ -294,19 +329,24 @@ impl Resolver<'_> {
                     self.shortcuts.insert(file.links.len() + 1, (i, true));
                     file.links.push(LinkSpec {
                         name: fwd.clone(),
-                        rate_mbps: p.rate_mbps,
+                        // A direction that follows a trace has no rate (warned above if unused).
+                        rate_mbps: p.rate_mbps.filter(|_| p.trace.is_none()),
                         delay_ms: p.delay_ms,
                         queue_bytes: p.queue_bytes,
+                        queue_packets: p.queue_packets,
                         loss: p.loss.take(),
+                        trace_offset_s: p.trace_offset_s.filter(|_| p.trace.is_some()),
                         trace: p.trace.take(),
                         schedule: sched,
                     });
                     file.links.push(LinkSpec {
                         name: rev.clone(),
-                        rate_mbps: p.rate_mbps,
+                        rate_mbps: p.rate_mbps.filter(|_| p.trace_reverse.is_none()),
                         delay_ms: p.delay_ms,
                         queue_bytes: p.queue_bytes,
+                        queue_packets: p.queue_packets,
                         loss: None,
+                        trace_offset_s: p.trace_offset_s.filter(|_| p.trace_reverse.is_some()),
                         trace: p.trace_reverse.take(),
                         schedule: rev_sched,
                     });
@@ -315,6 +355,8 @@ impl Resolver<'_> {
                     p.rate_mbps = None;
                     p.delay_ms = None;
                     p.queue_bytes = None;
+                    p.queue_packets = None;
+                    p.trace_offset_s = None;
                 }
                 (Some(_), Some(_), true) => {
                     return Err(self.err(&f, "give either forward/reverse link lists or the shortcut link fields (rate_mbps, delay_ms, ...), not both"))
@@ -340,12 +382,46 @@ impl Resolver<'_> {
             }
             let (f, trace_field) = match self.shortcuts.get(&i) {
                 Some(&(p, rev)) => (format!("paths[{p}]"), if rev { "trace_reverse" } else { "trace" }),
-                None => (f, "trace"),
+                None => {
+                    self.warn_rates_beside_trace(&f, "the link follows its `trace`", l);
+                    (f, "trace")
+                }
             };
             links.push(self.link(&f, trace_field, l)?);
         }
 
         Ok((links, link_ix))
+    }
+
+    /// A link's packet limit (`queue_packets`): 1 to [`MAX_QUEUE_PACKETS`], not beside a byte
+    /// limit (`queue_bytes = "unlimited"` is none: the resolved copy writes it); `u64::MAX` when
+    /// none is given.
+    fn queue_packets(&self, f: &str, spec: &LinkSpec) -> Result<u64, ScenarioError> {
+        let Some(n) = spec.queue_packets else { return Ok(u64::MAX) };
+        let field = format!("{f}.queue_packets");
+        if let Some(QueueBytes::Bytes(_)) = spec.queue_bytes {
+            return Err(self.err(&field, "give either `queue_bytes` or `queue_packets`, not both"));
+        }
+        if !(1..=MAX_QUEUE_PACKETS).contains(&n) {
+            return Err(self.err(&field, format!("expected 1 to {MAX_QUEUE_PACKETS} packets, got {n}")));
+        }
+        Ok(n)
+    }
+
+    /// Warnings for the rates of a trace-driven link (its own and its schedule's): a trace
+    /// gives the link's delivery opportunities, so a rate is never used.
+    fn warn_rates_beside_trace(&mut self, f: &str, why: &str, l: &LinkSpec) {
+        if l.trace.is_none() {
+            return;
+        }
+        if l.rate_mbps.is_some() {
+            self.warn(&format!("{f}.rate_mbps"), why);
+        }
+        for (j, c) in l.schedule.iter().enumerate() {
+            if c.rate_mbps.is_some() {
+                self.warn(&format!("{f}.schedule[{j}].rate_mbps"), why);
+            }
+        }
     }
 
     /// `[[paths]]`: link lists and the interface's energy model, by name.
@@ -423,7 +499,10 @@ impl Resolver<'_> {
             }
         }
         for (i, l) in links.iter_mut().enumerate() {
-            if file.links[i].queue_bytes.is_none() {
+            if file.links[i].queue_packets.is_some() && file.links[i].queue_bytes.is_none() {
+                // A packet limit alone: no byte limit (mahimahi's `packets=` queue).
+                l.queue_bytes = u64::MAX;
+            } else if file.links[i].queue_bytes.is_none() {
                 l.queue_bytes = if l.trace.is_some() {
                     DEFAULT_TRACE_QUEUE
                 } else {
@@ -457,7 +536,12 @@ impl Resolver<'_> {
                 }
                 None => {}
             }
-            spec.queue_bytes = Some(l.queue_bytes);
+            spec.queue_bytes =
+                Some(if l.queue_bytes == u64::MAX { QueueBytes::Unlimited } else { QueueBytes::Bytes(l.queue_bytes) });
+            if let Some(o) = l.trace_offset_s {
+                // The value drawn for "random" (the same offset again when the copy is re-run).
+                spec.trace_offset_s = Some(TraceOffset::Seconds(o));
+            }
             spec.delay_ms.get_or_insert(0.0);
             spec.loss.get_or_insert(LossSpec::None);
         }

@@ -128,6 +128,7 @@ pub struct Sim {
     scratch: Vec<PktId>,
     packets_created: u64,
     series: Series,
+    queue_series: sample::QueueSeries,
     finished_flows: usize,
     /// Paths currently down by a path event.
     path_down: Vec<bool>,
@@ -196,6 +197,7 @@ impl Sim {
             scratch: Vec::with_capacity(64),
             packets_created: 0,
             series: Series::default(),
+            queue_series: Default::default(),
             finished_flows: 0,
             path_down: vec![false; sc.paths.len()],
             pending_decisions: VecDeque::new(),

@@ -21,8 +21,11 @@ pub struct RunOutput {
     pub subflows: Table,
     /// One row per subflow of every running flow at every sample.
     pub timeseries: Table,
-    /// One row per link (packets, drops, utilisation).
+    /// One row per link (packets, drops, utilisation, queue occupancy).
     pub links: Table,
+    /// One row per link at every sample: the bytes and packets in its queue (the packet being
+    /// serialized is not in the queue).
+    pub queues: Table,
     /// Counters of the run.
     pub stats: RunStats,
     /// Per flow scheduled by a trained policy (its name), and per host controller
@@ -60,6 +63,9 @@ impl Sim {
         if !decisions.is_empty() {
             summary["policies"] = self.policy_rows(&decisions);
         }
+        if !self.sc.warnings.is_empty() {
+            summary["warnings"] = json!(self.sc.warnings);
+        }
         let timeseries = self.take_timeseries();
         let out = RunOutput {
             summary_json: serde_json::to_string_pretty(&summary).unwrap() + "\n",
@@ -68,6 +74,10 @@ impl Sim {
             subflows: Table::from_rows(&subflow_rows, &[]),
             timeseries,
             links: Table::from_rows(&link_rows, &[]),
+            queues: {
+                let names: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).collect();
+                std::mem::take(&mut self.queue_series).into_table(&names)
+            },
             stats,
             decisions,
         };
@@ -224,11 +234,14 @@ impl Sim {
         for l in self.links.iter_mut() {
             let cap = l.capacity_bytes(end);
             let s = l.stats;
+            let (mean_bytes, mean_packets) = l.mean_queue(end);
             rows.push(json!({
                 "name": l.name, "packets_sent": s.packets_out, "bytes_delivered": s.bytes_out,
                 "packets_dropped_queue": s.dropped_queue, "packets_dropped_loss": s.dropped_loss,
                 "packets_dropped_outage": s.dropped_outage, "max_queue_bytes": s.max_queue_bytes,
                 "utilization": if cap > 0.0 { s.bytes_out as f64 / cap } else { 0.0 },
+                "max_queue_packets": s.max_queue_packets, "mean_queue_bytes": mean_bytes,
+                "mean_queue_packets": mean_packets,
             }));
         }
         rows

@@ -58,6 +58,7 @@ impl Sim {
 
     pub(super) fn sample(&mut self) {
         self.sample_flows();
+        self.sample_queues();
         self.account_energy();
     }
 
@@ -113,6 +114,45 @@ impl Sim {
                 s_.slot_bw_mbps.push(d.mean_bw_mbps());
                 s_.slot_srtt_ms.push(d.mean_srtt_ms());
             }
+        }
+    }
+}
+
+/// Link queue occupancy at each sample: one row per link.
+#[derive(Default)]
+pub(super) struct QueueSeries {
+    time_s: Vec<f64>,
+    link: Vec<u32>,
+    bytes: Vec<i64>,
+    packets: Vec<i64>,
+}
+
+impl Sim {
+    /// One row per link: the bytes and packets waiting in its queue now.
+    fn sample_queues(&mut self) {
+        let t = self.now as f64 / 1e9;
+        let q = &mut self.queue_series;
+        for (i, l) in self.links.iter().enumerate() {
+            q.time_s.push(t);
+            q.link.push(i as u32);
+            q.bytes.push(l.queued_bytes() as i64);
+            q.packets.push(l.queued_packets() as i64);
+        }
+    }
+}
+
+impl QueueSeries {
+    /// The queues table (`time_s`, `link`, `queue_bytes`, `queue_packets`); `names` are the
+    /// links' names by index.
+    pub(super) fn into_table(self, names: &[&str]) -> Table {
+        let link = self.link.iter().map(|&l| names[l as usize].to_owned()).collect();
+        Table {
+            columns: vec![
+                ("time_s".into(), Column::F64(self.time_s)),
+                ("link".into(), Column::Str(link)),
+                ("queue_bytes".into(), Column::I64(self.bytes)),
+                ("queue_packets".into(), Column::I64(self.packets)),
+            ],
         }
     }
 }

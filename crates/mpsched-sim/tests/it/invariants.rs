@@ -109,6 +109,7 @@ fn clone_output(out: &mpsched_sim::RunOutput) -> mpsched_sim::RunOutput {
         subflows: out.subflows.clone(),
         timeseries: out.timeseries.clone(),
         links: out.links.clone(),
+        queues: out.queues.clone(),
         stats: out.stats,
         decisions: Vec::new(),
     }
