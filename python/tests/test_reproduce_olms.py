@@ -3,7 +3,6 @@ the scenario copies of each case and regime, a quick run through the CLI, and th
 claims table (docs/reproductions/olms/) against the docs that quote it."""
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -15,9 +14,6 @@ from mpsched.reproduce import olms_runs as R
 from mpsched.reproduce import protocol as P
 from mpsched.reproduce.olms_metrics import window_metrics
 from mpsched.reproduce.olms_oracle import AppSpec, slot_costs, solve_oracle
-
-ROOT = Path(__file__).resolve().parents[2]
-COMMITTED = ROOT / "docs" / "reproductions" / "olms"
 
 
 def test_oracle_matches_paper_numbers():

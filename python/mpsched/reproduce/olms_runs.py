@@ -265,28 +265,41 @@ def run_all(
     ``modify`` edits every scenario last (the sensitivity sweeps). With ``run`` false nothing
     runs: the datasets already complete in ``out/runs`` are returned."""
     done: List[Dataset] = []
-    for regime in REGIMES:
-        for case in cases():
-            if only is not None and case.name not in only:
-                continue
-            if regime not in case.regimes or regime not in regimes:
-                continue
-            for variant in case.variants:
-                if variants is not None and variant not in variants:
-                    continue
-                sc = variant_scenario(case, regime, variant, scenario_dir, quick)
-                if modify is not None:
-                    modify(sc)
-                tag = re.sub(r"[^A-Za-z0-9_.+-]", "_", variant)
-                path = _common.write_scenario(sc, out, f"{case.name}-{regime}-{tag}")
-                dest = out / "runs" / regime / case.name / tag
-                if run:
-                    log(f"{regime} {case.name} {variant}")
-                    run_sweep(build_matrix(path, seeds=list(seeds)), dest, jobs=jobs)
-                elif not (dest / "flows.parquet").exists():
-                    continue
-                done.append(Dataset(case.name, regime, variant, dest, sc))
+    for regime, case, variant in _order(regimes):
+        if only is not None and case.name not in only:
+            continue
+        if variants is not None and variant not in variants:
+            continue
+        sc = variant_scenario(case, regime, variant, scenario_dir, quick)
+        if modify is not None:
+            modify(sc)
+        tag = re.sub(r"[^A-Za-z0-9_.+-]", "_", variant)
+        path = _common.write_scenario(sc, out, f"{case.name}-{regime}-{tag}")
+        dest = out / "runs" / regime / case.name / tag
+        if run:
+            log(f"{regime} {case.name} {variant}")
+            run_sweep(build_matrix(path, seeds=list(seeds)), dest, jobs=jobs)
+        elif not (dest / "flows.parquet").exists():
+            continue
+        done.append(Dataset(case.name, regime, variant, dest, sc))
     return done
+
+
+def _order(regimes: Sequence[str]) -> List[Tuple[str, Case, str]]:
+    """(regime, case, variant) in run order: OLMS and the baselines of the cases up to Fig. 13
+    in every regime, then the explanatory ``olms+rp`` / ``olms+wait``, then Figs. 12, 6, 7
+    (the most expensive), so that a cut-short run has the headline figures."""
+    all_cases = cases()
+    last = max(i for i, c in enumerate(all_cases) if c.name.startswith("bw-"))
+    items = [
+        (1 if "+" in v else 0 if i <= last else 2, k, i, j, regime, c, v)
+        for k, regime in enumerate(REGIMES)
+        if regime in regimes
+        for i, c in enumerate(all_cases)
+        if regime in c.regimes
+        for j, v in enumerate(c.variants)
+    ]
+    return [(regime, c, v) for *_, regime, c, v in sorted(items, key=lambda it: it[:4])]
 
 
 def cases_by_name() -> Dict[str, Case]:
