@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from .olms_runs import CYCLES, NOPM, PAPER_BASELINES
-from .protocol import Claim, Side, judge, mean_ci, paired_gain
+from .protocol import Claim, Side, judge, mean_ci
 
 #: Claims against each paper baseline and Linux minRTT (our strongest in most runs).
 VERSUS = (*PAPER_BASELINES, "minrtt")
@@ -168,9 +168,25 @@ def paired_reduction(
     a: Mapping[int, float], b: Mapping[int, float]
 ) -> Tuple[Optional[float], Optional[float], int]:
     """Reduction of A against B in percent, paired by seed: mean and 95 % CI half-width of
-    ``100 · (1 − a[s] / b[s])`` over the seeds both have (with b[s] > 0), and their count."""
+    ``100 · (1 − a[s] / b[s])`` over the seeds both have (with b[s] > 0), and their count.
+    Each per-seed value is rounded to 1e-9 %: identical runs whose metric sums differ in the
+    last bits (summation order) are a gain of exactly 0, not a significant 1e-14 %."""
     xs = [
-        100.0 * (1.0 - a[s] / b[s])
+        round(100.0 * (1.0 - a[s] / b[s]), 9)
+        for s in sorted(set(a) & set(b))
+        if math.isfinite(a[s]) and math.isfinite(b[s]) and b[s] > 0
+    ]
+    m, ci = mean_ci(xs)
+    return m, ci, len(xs)
+
+
+def paired_gain_rounded(
+    a: Mapping[int, float], b: Mapping[int, float]
+) -> Tuple[Optional[float], Optional[float], int]:
+    """:func:`mpsched.reproduce.protocol.paired_gain` with each per-seed gain rounded to 1e-9 %
+    (see :func:`paired_reduction`)."""
+    xs = [
+        round(100.0 * (a[s] / b[s] - 1.0), 9)
         for s in sorted(set(a) & set(b))
         if math.isfinite(a[s]) and math.isfinite(b[s]) and b[s] > 0
     ]
@@ -196,7 +212,7 @@ def build(
         c.ours_a = _side(s.a, a)
         if s.b is not None:
             c.ours_b = _side(s.b, b)
-            g, ci, _ = paired_reduction(a, b) if s.lower else paired_gain(a, b)
+            g, ci, _ = paired_reduction(a, b) if s.lower else paired_gain_rounded(a, b)
             c.gain = (g, ci)
         c.extra = {"case": s.case, "regime": s.regime, "metric_key": s.metric, "lower": s.lower}
         claims.append(judge(c))
