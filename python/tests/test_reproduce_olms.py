@@ -1,5 +1,6 @@
-"""`mpsched reproduce olms` on a tiny configuration (one scenario, two schedulers, 0.5 MB), and the
-per-slot selected-path metrics it reports (the paper's cwnd / srtt of the scheduled path)."""
+"""`mpsched reproduce olms` on the shared protocol (issue 20): the oracle, the per-seed metrics,
+the scenario copies of each case and regime, a quick run through the CLI, and the committed
+claims table (docs/reproductions/olms/) against the docs that quote it."""
 
 import json
 
@@ -8,7 +9,11 @@ from typer.testing import CliRunner
 
 import mpsched
 from mpsched.cli import app
-from mpsched.reproduce.olms import AppSpec, selected_path, slot_costs, solve_oracle
+from mpsched.reproduce import olms_claims as C
+from mpsched.reproduce import olms_runs as R
+from mpsched.reproduce import protocol as P
+from mpsched.reproduce.olms_metrics import window_metrics
+from mpsched.reproduce.olms_oracle import AppSpec, slot_costs, solve_oracle
 
 
 def test_oracle_matches_paper_numbers():
@@ -32,78 +37,61 @@ def test_oracle_matches_paper_numbers():
     )
 
 
-def test_reproduce_olms_tiny(tmp_path):
-    out = tmp_path / "olms"
-    res = CliRunner().invoke(
-        app,
-        [
-            "reproduce",
-            "olms",
-            "--out",
-            str(out),
-            "--seeds",
-            "1",
-            "--scenarios",
-            "olms-app1",
-            "--baselines",
-            "minrtt,nosuchsched",
-            "--size-mb",
-            "0.5",
-            "--duration",
-            "10",
-            "-j",
-            "1",
-        ],
-    )
-    assert res.exit_code == 0, res.output
-    summary = json.loads((out / "olms-summary.json").read_text())
-    scheds = summary["cases"]["olms-app1"]["schedulers"]
-    assert set(scheds) == {"olms", "olms+wait", "minrtt"}
-    assert any("nosuchsched" in n for n in summary["notes"]), (
-        "unknown baselines are skipped with a note"
-    )
-    for s in scheds.values():
-        assert s["fct_s"] > 0 and 0 < s["utilization"] <= 1
-        assert s["regret_per_slot"] >= 0 and s["violation_per_slot"] >= 0
-        assert (
-            s["sel_mbps"] > 0
-            and s["sel_srtt_ms"] >= 20.0
-            and sum(s["path_shares"]) == pytest.approx(1.0)
-        )
-    # OLMS with the paper's minRTT fallback sends like minRTT here (window-limited subflows).
-    g = summary["cases"]["olms-app1"]["gains"]
-    assert set(g) == {"olms", "olms+wait"} and set(g["olms"]) == {"minrtt"}
-    assert g["olms"]["minrtt"]["sel_gain_pct"] == pytest.approx(
-        scheds["olms"]["sel_mbps"] / scheds["minrtt"]["sel_mbps"] * 100 - 100
-    )
-    table = (out / "olms-table.md").read_text()
-    assert "+8.42" in table and "-10.26" in table and "cwnd / srtt" in table
-    for fig in ("selected_path.png", "utilization.png", "fct.png", "regret.png", "violation.png"):
-        assert (out / "figures" / fig).stat().st_size > 0
-
-
-def test_reproduce_olms_bad_scenario_name(tmp_path):
-    res = CliRunner().invoke(
-        app, ["reproduce", "olms", "--out", str(tmp_path), "--scenarios", "nope"]
-    )
-    assert res.exit_code == 2
-
-
-def test_selected_path_is_slot_weighted_first_20_s():
+def test_window_metrics_slot_weighted_first_20_s():
+    """Selected-path throughput / RTT, regret and violation per slot and per-path utilization
+    over the first 20 s: slot-weighted, the App I oracle's per-path costs, rows after 20 s out."""
+    sc = {"paths": [{"name": "a", "rate_mbps": 30, "delay_ms": 10},
+                    {"name": "b", "rate_mbps": 40, "delay_ms": 30}]}  # fmt: skip
+    flow = {"paths": ["a", "b"]}
+    app_ = AppSpec("max-rtt", 0.5, 2, 100.0, 100.0)
     rows = [
-        {"time_s": 10.0, "subflow": 0, "slots": 3, "slot_bw_mbps": 10.0, "slot_srtt_ms": 20.0},
-        {"time_s": 10.0, "subflow": 1, "slots": 1, "slot_bw_mbps": 2.0, "slot_srtt_ms": 60.0},
-        {"time_s": 20.0, "subflow": 1, "slots": 0, "slot_bw_mbps": 0.0, "slot_srtt_ms": 0.0},
-        {"time_s": 20.25, "subflow": 1, "slots": 100, "slot_bw_mbps": 1.0, "slot_srtt_ms": 90.0},
-    ]
-    m = selected_path(rows)
-    assert (
-        m["slots"] == 4
-        and m["sel_mbps"] == pytest.approx(8.0)
-        and m["sel_srtt_ms"] == pytest.approx(30.0)
-    )
-    assert m["path_shares"] == [0.75, 0.25]
-    assert selected_path([])["sel_mbps"] is None
+        {"time_s": 10.0, "subflow": 0, "slots": 3, "slot_bw_mbps": 10.0, "slot_srtt_ms": 20.0, "throughput_mbps": 15.0},
+        {"time_s": 10.0, "subflow": 1, "slots": 1, "slot_bw_mbps": 2.0, "slot_srtt_ms": 60.0, "throughput_mbps": 4.0},
+        {"time_s": 20.25, "subflow": 1, "slots": 100, "slot_bw_mbps": 1.0, "slot_srtt_ms": 90.0, "throughput_mbps": 40.0},
+    ]  # fmt: skip
+    m = window_metrics(rows, sc, flow, app_, {})
+    assert m["sel_mbps"] == pytest.approx(8.0) and m["sel_rtt_ms"] == pytest.approx(30.0)
+    # b = (0.3, 0.4), r = (0.2, 0.6), L = 1 (K − 1): v* = (1/6, 5/6) (path b capped at C_r / r),
+    # OPT = 0.05 + 1/3; path a: regret OPT − 0.3 = 1/12, path b: violation 0.6 − 0.5 = 0.1.
+    assert m["regret"] == pytest.approx(3 / 12 / 4) and m["violation"] == pytest.approx(0.1 / 4)
+    assert m["util_p1"] == pytest.approx(50.0) and m["util_p2"] == pytest.approx(10.0)
+    assert window_metrics([], sc, flow, app_, {})["sel_mbps"] is None
+
+
+def test_paired_reduction_is_per_seed():
+    m, ci, n = C.paired_reduction({1: 8.0, 2: 9.0, 3: 1.0}, {1: 10.0, 2: 10.0, 4: 5.0})
+    assert (n, m) == (2, pytest.approx(15.0)) and ci == pytest.approx(12.706 * 5, rel=1e-3)
+
+
+def test_variant_scenarios():
+    """The first flow runs the variant (the dumbbell's second flow keeps OLMS); `olms` has no
+    opportunistic retransmission; `noloss` drops every path's loss; the dynamic cases carry
+    the paper's 10 s period over the whole run; App II runs in noloss only."""
+    d = R._common.default_scenario_dir("olms-app1.toml")
+    by = R.cases_by_name()
+    sc = R.variant_scenario(by["dumbbell"], "loss", "ecf", d)
+    assert [f["scheduler"] for f in sc["flows"]] == ["ecf", "olms"]
+    assert all("loss" in p for p in sc["paths"])
+    sc = R.variant_scenario(by["app1"], "noloss", "olms", d)
+    assert sc["flows"][0]["scheduler_params"]["olms"]["opportunistic"] is False
+    assert not any("loss" in p for p in sc["paths"]) and sc["sim"]["duration_s"] == 20.0
+    sc = R.variant_scenario(by["app1"], "loss", "olms+rp", d)
+    assert "opportunistic" not in sc["flows"][0]["scheduler_params"]["olms"]
+    sc = R.variant_scenario(by["dyn-bw"], "loss", R.NOPM, d)
+    assert sc["flows"][0]["scheduler_params"]["olms"]["monitor"] is False
+    sched = sc["paths"][0]["schedule"]
+    assert sched[:2] == [{"at_s": 0.0, "rate_mbps": 1}, {"at_s": 5.0, "rate_mbps": 30}]
+    assert sched[-1]["at_s"] == 295.0 and sc["flows"][0]["size_bytes"] == 200_000_000
+    sc = R.variant_scenario(by["cycle"], "noloss", "olms-cycle5", d)
+    assert [f["scheduler_params"]["olms"]["cycle"] for f in sc["flows"]] == [5, 5]
+    assert by["app2"].regimes == ("noloss",)
+
+
+def test_claim_ids_unique_and_seeds_held_out():
+    ids = [s.id for s in C.specs()]
+    assert len(ids) == len(set(ids))
+    assert R.PAPER_BASELINES == ("minrtt-norp", "rr", "ecf", "blest", "peekaboo")
+    assert P.HELD_OUT == tuple(range(1001, 1021))
 
 
 def _two_paths(scheduler, size=600_000, seed=1):
@@ -155,35 +143,25 @@ def test_selected_path_metrics_per_scheduler_and_deterministic():
         )
 
 
-def test_reproduce_olms_dumbbell_varies_first_flow(tmp_path):
+def test_reproduce_olms_quick_cli(tmp_path):
+    """`--quick --only bw-40 --regimes noloss` writes claims.md / claims.json / figures; claims
+    of the cases not run are 'not measured'; md and JSON agree."""
     out = tmp_path / "olms"
-    res = CliRunner().invoke(
-        app,
-        [
-            "reproduce",
-            "olms",
-            "--out",
-            str(out),
-            "--seeds",
-            "1",
-            "--scenarios",
-            "olms-dumbbell",
-            "--baselines",
-            "minrtt",
-            "--size-mb",
-            "0.3",
-            "--duration",
-            "10",
-            "-j",
-            "1",
-        ],
-    )
+    args = ["reproduce", "olms", "--out", str(out), "--quick", "--only", "bw-40",
+            "--regimes", "noloss", "-j", "1"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    case = json.loads((out / "olms-summary.json").read_text())["cases"]["olms-dumbbell"]
-    assert set(case["schedulers"]) == {"olms", "olms+wait", "minrtt"}
-    sc = json.loads((out / "scenarios" / "olms-dumbbell-minrtt.json").read_text())
-    assert [f["scheduler"] for f in sc["flows"]] == ["minrtt", "olms"]
-    sc = json.loads((out / "scenarios" / "olms-dumbbell-olms+wait.json").read_text())
-    params = [f["scheduler_params"]["olms"] for f in sc["flows"][:2]]
-    assert params[0]["on_busy"] == "wait" and "on_busy" not in params[1]
-    assert "-10.26" in (out / "olms-table.md").read_text()
+    doc = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    assert [c["id"] for c in doc["claims"]] == [s.id for s in C.specs()]
+    measured = {c["id"] for c in doc["claims"] if c["verdict"] != P.NOT_MEASURED}
+    assert measured == {"noloss-bw-40-fct"}
+    rows = P.read_md_rows(out / "claims.md")
+    for d in doc["claims"]:
+        assert rows[d["id"]] == P.claim_row(P.claim_from_dict(d))
+    assert (out / "figures" / "fig13-bandwidth-noloss.pdf").exists()
+    assert "QUICK RUN" in (out / "claims.md").read_text(encoding="utf-8")
+
+
+def test_reproduce_olms_bad_case_name(tmp_path):
+    res = CliRunner().invoke(app, ["reproduce", "olms", "--out", str(tmp_path), "--only", "nope"])
+    assert res.exit_code == 2

@@ -725,6 +725,9 @@ pub(crate) mod tests {
         assert_eq!(flags("ecf"), (true, false, false));
         assert_eq!(flags("external-mode"), (false, false, false));
         assert_eq!(flags("stms"), (false, false, false));
+        assert_eq!(flags("olms"), (true, false, false));
+        let paper = crate::SchedSpec::parse("olms:opportunistic=false").unwrap().build();
+        assert!(!paper.opportunistic_retransmission() && !paper.redundant());
     }
 
     /// The plug-in of the tests below: always the last subflow.

@@ -86,6 +86,11 @@ crate::params! {
         cycle: u32 = 1, ">= 1" if |x: &u32| *x >= 1;
         /// What to do when no path of the sampled set has window space.
         on_busy: OnBusy = OnBusy::MinRtt;
+        /// Opportunistic retransmission and penalization when the receive window blocks the
+        /// connection (Linux `mptcp_rcv_buf_optimization`, as minRTT here). The paper's MPQUIC
+        /// prototype has none (its scheduler only picks a path per packet, §V): `false` runs
+        /// OLMS as the paper did.
+        opportunistic: bool = true;
         /// Seed of the Thompson sampling (the simulator derives one per flow).
         seed: u64 = 0;
     }
@@ -108,6 +113,8 @@ pub struct OlmsConfig {
     pub cycle: u32,
     /// Behaviour when no sampled path has window space.
     pub on_busy: OnBusy,
+    /// Opportunistic retransmission and penalization (Linux) on.
+    pub opportunistic: bool,
     /// Seed of the Thompson sampling.
     pub seed: u64,
 }
@@ -134,6 +141,7 @@ impl OlmsConfig {
             monitor: MonitorParams { enabled: p.monitor, q: p.q, delta: p.delta, h: p.h },
             cycle: p.cycle,
             on_busy: p.on_busy,
+            opportunistic: p.opportunistic,
             seed: p.seed,
         }
     }
@@ -373,7 +381,7 @@ impl Scheduler for Olms {
     }
 
     fn opportunistic_retransmission(&self) -> bool {
-        true
+        self.cfg.opportunistic
     }
 
     /// The simulator's per-flow stream seed, mixed with the configured `seed`.
@@ -487,12 +495,13 @@ mod tests {
         assert_eq!(c.app, App::Bandwidth { c_b: 0.5 });
         assert_eq!((c.l, c.cycle, c.on_busy, c.seed), (1, 5, OnBusy::Wait, 9));
         assert_eq!(c.monitor, MonitorParams { enabled: false, q: 5, delta: 2.5, h: 1 });
+        assert!(c.opportunistic && !olms("olms:opportunistic=false").unwrap().cfg.opportunistic);
         assert_eq!(olms("olms:rtt_max_ms=30,rtt_scale_ms=200").unwrap().cfg.app, App::MaxRtt { c_r: 0.15 });
         assert_eq!(olms("olms:rtt_max_ms=-1").err().unwrap().to_string(), "rtt_max_ms: expected > 0, got -1");
         assert_eq!(
             olms("olms:nope=1").err().unwrap().to_string(),
             "nope: unknown olms parameter, expected one of app, rtt_max_ms, bw_max_mbps, l, rtt_scale_ms, \
-             bw_scale_mbps, monitor, q, delta, h, cycle, on_busy, seed"
+             bw_scale_mbps, monitor, q, delta, h, cycle, on_busy, opportunistic, seed"
         );
         assert_eq!(olms("olms:cycle=0").err().unwrap().to_string(), "cycle: expected >= 1, got 0");
         assert_eq!(
