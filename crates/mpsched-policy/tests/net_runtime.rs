@@ -18,10 +18,14 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 mod files;
 use files::weights;
 
-/// A `"net"` checkpoint (`NAME.json` + `NAME.safetensors`) of `tensors` (name, shape, values).
+/// A `"net"` checkpoint (`NAME.json` + `NAME.safetensors`) of `tensors` (name, shape, values),
+/// in a directory of its own per call: tests run in parallel and several write the same network
+/// (two writers of one file made a reader see it half-written).
 fn write_tensors(name: &str, net: serde_json::Value, tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> PathBuf {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let desc = serde_json::json!({"format": "mpsched-policy/1", "algorithm": "net", "net": net});
-    files::write_policy(&format!("net-rt-{name}"), desc, tensors)
+    files::write_policy(&format!("net-rt-{name}-{call}"), desc, tensors)
 }
 
 /// [`write_tensors`] with random tensors of `shapes`.
