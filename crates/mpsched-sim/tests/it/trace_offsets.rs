@@ -6,14 +6,17 @@ use std::path::PathBuf;
 
 use mpsched_sim::{parse_text, run, Format, Scenario};
 
-/// A trace file written for the test (one opportunity every `step` ms, period `period` ms,
-/// with a 100 ms hole from 200 ms), in its own directory.
+/// A trace file written for the test (one opportunity every ms, period 500 ms, with a 100 ms
+/// hole from 200 ms), in its own directory. Tests run in parallel and each rewrites it: the text
+/// goes to a file of the thread's own and is renamed into place, so no reader sees it half-written.
 fn trace_file(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mpsched-trace-offsets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     let lines: Vec<String> = (1..=500u64).filter(|t| !(200..300).contains(t)).map(|t| t.to_string()).collect();
-    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let tmp = dir.join(format!("{name}.{:?}", std::thread::current().id()));
+    std::fs::write(&tmp, lines.join("\n") + "\n").unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
     p
 }
 
