@@ -67,8 +67,7 @@ impl DropReason {
 #[derive(Default)]
 struct Rows {
     t_ns: Vec<i64>,
-    event: Vec<String>,
-    flow: Vec<String>,
+    event: Vec<&'static str>,
     flow_id: Vec<i64>,
     conn: Vec<i64>,
     path: Vec<i64>,
@@ -88,9 +87,10 @@ struct Rows {
     mp_key: Vec<i64>,
     size: Vec<i64>,
     link: Vec<Option<i64>>,
-    drop_reason: Vec<String>,
-    scheduler: Vec<String>,
-    reason: Vec<String>,
+    drop_reason: Vec<&'static str>,
+    /// Whether the row names its flow's scheduler (the client's data sends).
+    scheduler: Vec<bool>,
+    reason: Vec<&'static str>,
 }
 
 /// The packet trace of a run: which flows are traced, the rows not yet taken, and per subflow
@@ -139,7 +139,7 @@ impl PacketTrace {
     /// data its reason: `new` (the scheduler placed new data), `reinjection` (data another
     /// subflow carried before: a reinjection, redundant copy or opportunistic retransmission,
     /// RFC 8684 3.3.6) or `retransmission` (the subflow's own loss recovery).
-    pub(super) fn sent(&mut self, mut at: At, scheduler: &str) {
+    pub(super) fn sent(&mut self, mut at: At) {
         let s = at.seg;
         let key = (at.flow, at.conn, s.sf);
         let hi = self.seq_hi.entry(key).or_insert(0);
@@ -159,15 +159,14 @@ impl PacketTrace {
             *dhi = (*dhi).max(end);
         }
         at.event = if retx { PacketEvent::Retransmit } else { PacketEvent::Send };
-        let sched = if at.to_server && s.len > 0 { scheduler } else { "" };
-        self.push(&at, sched, reason);
+        self.push(&at, at.to_server && s.len > 0, reason);
     }
 
     /// Records a drop, an arrival, or (through [`PacketTrace::sent`]) a send.
-    pub(super) fn push(&mut self, at: &At, scheduler: &str, reason: &str) {
+    pub(super) fn push(&mut self, at: &At, scheduler: bool, reason: &'static str) {
         let (r, s) = (&mut self.rows, at.seg);
         r.t_ns.push(at.t_ns as i64);
-        r.event.push(at.event.name().to_string());
+        r.event.push(at.event.name());
         r.flow_id.push(at.flow as i64);
         r.conn.push(at.conn as i64);
         r.path.push(at.path as i64);
@@ -192,20 +191,24 @@ impl PacketTrace {
         r.mp_key.push(s.mp_key as i64);
         r.size.push(at.size as i64);
         r.link.push(at.link.map(|l| l as i64));
-        r.drop_reason.push(at.drop.map_or("", DropReason::name).to_string());
-        r.scheduler.push(scheduler.to_string());
-        r.reason.push(reason.to_string());
+        r.drop_reason.push(at.drop.map_or("", DropReason::name));
+        r.scheduler.push(scheduler);
+        r.reason.push(reason);
     }
 
-    /// The rows recorded since the last call, as a table; `names` are the flows' names.
-    pub fn take(&mut self, names: &[&str]) -> Table {
-        let mut r = std::mem::take(&mut self.rows);
-        r.flow = r.flow_id.iter().map(|&f| names[f as usize].to_string()).collect();
+    /// The rows recorded since the last call, as a table; `names` and `scheds` are the flows'
+    /// names and scheduler labels.
+    pub fn take(&mut self, names: &[&str], scheds: &[&str]) -> Table {
+        let r = std::mem::take(&mut self.rows);
+        let strs = |v: Vec<&str>| Column::Str(v.into_iter().map(String::from).collect());
+        let flow = r.flow_id.iter().map(|&f| names[f as usize].to_string()).collect();
+        let sched = r.flow_id.iter().zip(&r.scheduler).map(|(&f, &on)| if on { scheds[f as usize] } else { "" });
+        let sched = sched.map(String::from).collect();
         let [s1, e1, s2, e2, s3, e3] = r.sack;
         let cols = vec![
             ("t_ns", Column::I64(r.t_ns)),
-            ("event", Column::Str(r.event)),
-            ("flow", Column::Str(r.flow)),
+            ("event", strs(r.event)),
+            ("flow", Column::Str(flow)),
             ("flow_id", Column::I64(r.flow_id)),
             ("conn", Column::I64(r.conn)),
             ("path", Column::I64(r.path)),
@@ -230,9 +233,9 @@ impl PacketTrace {
             ("mp_key", Column::I64(r.mp_key)),
             ("size", Column::I64(r.size)),
             ("link", Column::OptI64(r.link)),
-            ("drop_reason", Column::Str(r.drop_reason)),
-            ("scheduler", Column::Str(r.scheduler)),
-            ("reason", Column::Str(r.reason)),
+            ("drop_reason", strs(r.drop_reason)),
+            ("scheduler", Column::Str(sched)),
+            ("reason", strs(r.reason)),
         ];
         Table { columns: cols.into_iter().map(|(n, c)| (n.to_string(), c)).collect() }
     }
@@ -278,8 +281,9 @@ impl Sim {
     /// The packet trace rows recorded since the last call (an empty table when tracing is off).
     pub fn take_packets(&mut self) -> Table {
         let names: Vec<&str> = self.sc.flows.iter().map(|f| f.name.as_str()).collect();
+        let scheds: Vec<&str> = self.sc.flows.iter().map(|f| f.scheduler.label()).collect();
         match self.trace.as_mut() {
-            Some(t) => t.take(&names),
+            Some(t) => t.take(&names, &scheds),
             None => Table::default(),
         }
     }
@@ -296,7 +300,7 @@ impl Sim {
         }
         let conn = self.flows[f].transfers.len() as u32;
         let at = at_of(self.now, PacketEvent::Send, &pk, conn, None, None);
-        tr.sent(at, self.sc.flows[f].scheduler.label());
+        tr.sent(at);
     }
 
     /// Records packet `p` dropped by link `l` for `why`, or arriving at its endpoint when `l`
@@ -312,7 +316,7 @@ impl Sim {
         }
         let ev = if why.is_some() { PacketEvent::Drop } else { PacketEvent::Arrive };
         let at = at_of(self.now, ev, &pk, conn, l.map(|l| l as u32), why);
-        tr.push(&at, "", "");
+        tr.push(&at, false, "");
     }
 }
 
