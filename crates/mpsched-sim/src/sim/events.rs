@@ -3,7 +3,7 @@
 
 use mpsched_transport::Instant;
 
-use super::{DropReason, Sim, Stop};
+use super::{Sim, Stop};
 use crate::event::{Event, Kind};
 use crate::link::PktId;
 
@@ -78,15 +78,12 @@ impl Sim {
     }
 
     /// Runs a link operation that may drop packets, then accounts the drops.
-    /// Link `l`'s drops are all of one reason: the loss model's, or while it is down (its
-    /// outage counter moved) an outage's.
     fn with_dropped(&mut self, l: usize, op: impl FnOnce(&mut Self, &mut Vec<PktId>)) {
         let mut dropped = std::mem::take(&mut self.scratch);
-        let outages = self.links[l].stats.dropped_outage;
         op(self, &mut dropped);
-        let why =
-            if self.links[l].stats.dropped_outage > outages { DropReason::Outage } else { DropReason::RandomLoss };
-        self.drop_all(l, why, &mut dropped);
+        if !dropped.is_empty() {
+            self.drop_all(l, &mut dropped);
+        }
         self.scratch = dropped;
     }
 

@@ -4,7 +4,7 @@
 use mpsched_transport::observe::min_rtt_interval_ns;
 use mpsched_transport::{ConnConfig, Connection, Instant, PathState, SchedSpec, Side, SlotStats};
 
-use super::{DropReason, Sim};
+use super::Sim;
 use crate::event::Kind;
 use crate::scenario::{App, DecisionInterval, PathEventKind};
 
@@ -184,7 +184,7 @@ impl Sim {
                 let path = &self.sc.paths[p];
                 let l = if k < nf { path.fwd[k] } else { path.rev[k - nf] } as usize;
                 self.links[l].set_outage(self.now, down, &mut dropped);
-                self.drop_all(l, DropReason::Outage, &mut dropped);
+                self.drop_all(l, &mut dropped);
             }
             self.scratch = dropped;
         }

@@ -83,10 +83,15 @@ impl Sim {
         self.free.push(p);
     }
 
-    /// Accounts the packets link `l` dropped; `why` (for the packet trace) is their reason.
-    pub(super) fn drop_all(&mut self, l: usize, why: DropReason, dropped: &mut Vec<PktId>) {
+    /// Accounts the packets link `l` dropped as it served its queue or went down: the loss
+    /// model's drops, or while the link is down an outage's (the packet trace's reason).
+    pub(super) fn drop_all(&mut self, l: usize, dropped: &mut Vec<PktId>) {
         for &p in dropped.iter() {
-            self.dropped_by(p, l, why);
+            if self.trace.is_some() {
+                let why = if self.links[l].is_down() { DropReason::Outage } else { DropReason::RandomLoss };
+                self.trace_event(p, Some(l), Some(why));
+            }
+            self.dropped(p);
         }
         dropped.clear();
     }
