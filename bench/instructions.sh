@@ -4,6 +4,7 @@
 # and per delivered data packet (goodput bytes / MSS), for the built-in benchmarks of issue 22.
 #
 #   bench/instructions.sh [NAME...]     default: the issue's scenarios
+#   TRACE_PACKETS=1 bench/instructions.sh NAME...   the same with every flow's packet trace on
 #
 # Builds the `bench` example (release) in $CARGO_TARGET_DIR (default: target/), installs
 # valgrind from the distribution's packages if it is missing, and prints one row per scenario
@@ -32,7 +33,7 @@ declare -A per_pkt
 for n in "${names[@]}"; do
     out="$tmp/$n.cg"
     counters="$(valgrind --tool=callgrind --callgrind-out-file="$out" --collect-atstart=no \
-        --toggle-collect='*bench::event_loop*' "$bin" --count "$n" 2>/dev/null)"
+        --toggle-collect='*bench::event_loop*' "$bin" --count "$n" ${TRACE_PACKETS:+--trace-packets} 2>/dev/null)"
     ins="$(awk '/^summary:/ {print $2}' "$out")"
     read -r _ ev _ pk _ dl _ dg <<<"$counters"
     per_pkt[$n]="$(awk -v i="$ins" -v p="$pk" 'BEGIN {printf "%.1f", i / p}')"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Callable, List, Mapping, Optional, Union
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -83,6 +83,8 @@ def run_streaming(
     seed: Optional[int] = None,
     progress: Optional[Progress] = None,
     chunk_rows: int = 65536,
+    trace_packets: Optional[Sequence[str]] = None,
+    on_packets: Optional[OnRows] = None,
 ) -> Results:
     """Simulate ``scenario`` as :func:`run` does, handing the timeseries to ``on_rows`` in pieces
     as the run goes (at most about ``chunk_rows`` rows each, more often on a slow run: every
@@ -90,6 +92,10 @@ def run_streaming(
     Same arguments, errors and results as :func:`run` (whose timeseries is the pieces and that
     remainder, in order). ``mpsched run`` writes the pieces to ``timeseries.parquet`` this way
     (:class:`mpsched.results.ParquetStream`).
+
+    With ``trace_packets`` (flow names, or ``["all"]``) and ``on_packets``, the packet trace of
+    those flows comes to ``on_packets`` in pieces too (columns in docs/packet-trace.md); an
+    unknown flow name raises ScenarioError.
     """
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
@@ -104,9 +110,21 @@ def run_streaming(
         if progress is not None:
             progress(now_s, end_s, events)
 
+    def on_packet_rows(rows: Mapping[str, Any], types: Mapping[str, str]) -> None:
+        assert on_packets is not None
+        on_packets(table_from_columns(rows, types))
+
+    traced = list(trace_packets) if trace_packets is not None and on_packets is not None else None
     try:
         raw = _core.run_scenario(
-            loaded.text, loaded.source, loaded.fmt, seed, on_chunk=on_chunk, chunk_rows=chunk_rows
+            loaded.text,
+            loaded.source,
+            loaded.fmt,
+            seed,
+            on_chunk=on_chunk,
+            chunk_rows=chunk_rows,
+            trace_packets=traced,
+            on_packets=on_packet_rows if traced is not None else None,
         )
     except BaseException as e:
         # The core catches its panics; one that still escapes (a BaseException) is reported
@@ -126,6 +144,8 @@ def run_to_dir(
     out_dir: Union[str, "os.PathLike[str]"],
     seed: Optional[int] = None,
     progress: Optional[Progress] = None,
+    trace_packets: Optional[Sequence[str]] = None,
+    pcap: bool = False,
 ) -> Results:
     """Simulate ``scenario`` and write its results to ``out_dir`` as the run goes: the same
     files as :func:`mpsched.write_results` of :func:`run`'s results, byte for byte, but the
@@ -135,13 +155,33 @@ def run_to_dir(
     Atomic like :func:`~mpsched.write_results`: a failed run (a bad scenario too) leaves
     ``out_dir`` as it was; ``out_dir`` is checked before the run. Returns the Results with an
     empty ``timeseries`` (its rows are in ``out_dir/timeseries.parquet``).
+
+    ``trace_packets`` (flow names, or ``["all"]``) also writes the packet trace of those flows
+    to ``out_dir/packets.parquet``, streamed the same way; ``pcap`` then converts it to
+    ``out_dir/packets.pcap`` (:func:`mpsched.pcap.write_pcap`).
     """
     out_dir = Path(out_dir)
     check_replaceable(out_dir)
+    if pcap and not trace_packets:
+        raise ValueError("pcap: needs trace_packets (the flows whose packets to write)")
     with atomic_directory(out_dir) as tmp:
         stream = ParquetStream(str(tmp / "timeseries.parquet"))
-        results = run_streaming(scenario, stream.add, seed=seed, progress=progress)
+        packets = ParquetStream(str(tmp / "packets.parquet")) if trace_packets else None
+        results = run_streaming(
+            scenario,
+            stream.add,
+            seed=seed,
+            progress=progress,
+            trace_packets=trace_packets,
+            on_packets=packets.add if packets is not None else None,
+        )
         stream.add(results.timeseries)
         stream.close()
+        if packets is not None:
+            packets.close()
+            if pcap:
+                from .pcap import write_pcap
+
+                write_pcap(tmp / "packets.parquet", tmp / "packets.pcap")
         write_files(results, tmp, tables=("flows", "subflows", "links"))
     return dataclasses.replace(results, timeseries=results.timeseries.slice(0, 0))

@@ -64,7 +64,7 @@ OUTPUT_FILES = (
 )
 
 #: What ``mpsched plot`` and ``mpsched report`` add to a results directory: replaced with it.
-DERIVED_ENTRIES = ("plots", "report.md", "report.html")
+DERIVED_ENTRIES = ("plots", "report.md", "report.html", "packets.parquet", "packets.pcap")
 
 # Arrow types by the names the core reports in its "schemas" entry.
 _ARROW_TYPES: Dict[str, pa.DataType] = {

@@ -54,8 +54,12 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// duration and the events so far, whenever that many rows wait or about 0.2 s of wall time
 /// passed; the returned timeseries holds only the rows after the last call. The run is the
 /// same either way.
+///
+/// With `trace_packets` (flow names, or `["all"]`) and `on_packets`, the packet trace of those
+/// flows comes in pieces too: `on_packets(rows, types)` before each `on_chunk` call.
 #[pyfunction]
-#[pyo3(signature = (text, source, fmt = "toml", seed = None, on_chunk = None, chunk_rows = 65536))]
+#[pyo3(signature = (text, source, fmt = "toml", seed = None, on_chunk = None, chunk_rows = 65536, trace_packets = None, on_packets = None))]
+#[allow(clippy::too_many_arguments)] // keyword arguments of one Python call
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
@@ -64,6 +68,8 @@ fn run_scenario<'py>(
     seed: Option<u64>,
     on_chunk: Option<Bound<'py, PyAny>>,
     chunk_rows: usize,
+    trace_packets: Option<Vec<String>>,
+    on_packets: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let format = parse_format(fmt, source)?;
     let (text, source) = (text.to_owned(), source.to_owned());
@@ -85,9 +91,16 @@ fn run_scenario<'py>(
             Ok(mpsched_sim::Sim::new(sc))
         })
     })?;
+    if let (Some(names), Some(_)) = (&trace_packets, &on_packets) {
+        sim.trace_packets_named(names).map_err(|e| ScenarioError::new_err(format!("{source}: {e}")))?;
+    }
     loop {
         let (done, rows) = py.detach(|| panics::guard(&source, || Ok(run_chunk(&mut sim, chunk_rows.max(1)))))?;
         pysched::take_error()?;
+        if let Some(cb) = &on_packets {
+            let pk = sim.take_packets();
+            cb.call1((table_to_dict(py, &pk)?, table_types(py, &pk)?))?;
+        }
         let (now_s, end_s) = (sim.now_ns() as f64 / 1e9, sim.scenario().duration_ns as f64 / 1e9);
         on_chunk.call1((table_to_dict(py, &rows)?, table_types(py, &rows)?, now_s, end_s, sim.stats().events))?;
         if done {
@@ -106,7 +119,8 @@ fn run_chunk(sim: &mut mpsched_sim::Sim, rows: usize) -> (bool, Table) {
     let step = sim.scenario().sample_ns.clamp(1_000_000, 1_000_000_000);
     loop {
         let done = sim.run_until(sim.now_ns().saturating_add(step));
-        if done || sim.timeseries_rows() >= rows || started.elapsed().as_millis() >= 200 {
+        let full = sim.timeseries_rows() >= rows || sim.packet_rows() >= rows;
+        if done || full || started.elapsed().as_millis() >= 200 {
             return (done, sim.take_timeseries());
         }
     }

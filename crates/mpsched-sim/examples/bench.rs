@@ -1,6 +1,6 @@
 //! `cargo run --release --example bench [NAME...]`: the `mpsched bench` scenarios without Python.
 //!
-//! `bench --count NAME`: runs NAME once through `bench::event_loop` and prints its counters
+//! `bench --count NAME [--trace-packets]`: runs NAME once (with every flow's packet trace) through `bench::event_loop` and prints its counters
 //! (events, packets, delivered data packets, output digest); `bench/instructions.sh` runs this
 //! under callgrind. `bench --sizes`: the in-memory sizes of the per-connection structures.
 fn main() {
@@ -13,7 +13,8 @@ fn main() {
     }
     if names.first().is_some_and(|a| a == "--count") {
         let n = names.get(1).expect("--count NAME");
-        let r = mpsched_sim::bench::counted_run(n).unwrap_or_else(|| panic!("unknown bench {n}"));
+        let trace = names.get(2).is_some_and(|a| a == "--trace-packets");
+        let r = mpsched_sim::bench::counted_run_traced(n, trace).unwrap_or_else(|| panic!("unknown bench {n}"));
         println!("events {} packets {} delivered {} digest {:016x}", r.events, r.packets, r.delivered, r.digest);
         return;
     }

@@ -351,12 +351,28 @@ pub fn event_loop(sim: &mut Sim) -> RunStats {
     sim.run()
 }
 
+/// [`event_loop`] with the packet trace of every flow on, its rows taken (and dropped) every
+/// 100 ms of simulated time as `mpsched run --trace-packets` takes them.
+pub fn event_loop_traced(sim: &mut Sim) -> RunStats {
+    sim.trace_packets(vec![true; sim.scenario().flows.len()]);
+    while !sim.run_until(sim.now_ns() + 100_000_000) {
+        std::hint::black_box(sim.take_packets());
+    }
+    std::hint::black_box(sim.take_packets());
+    sim.stats()
+}
+
 /// Runs bench `name` once through [`event_loop`] and returns its counters.
 pub fn counted_run(name: &str) -> Option<CountedRun> {
+    counted_run_traced(name, false)
+}
+
+/// [`counted_run`], through [`event_loop_traced`] when `trace` is true.
+pub fn counted_run_traced(name: &str, trace: bool) -> Option<CountedRun> {
     let &(n, _, text) = BENCHES.iter().find(|b| b.0 == name)?;
     let sc = Scenario::from_toml(text, n).expect("bench scenarios are valid");
     let mut sim = Sim::new(sc);
-    let st = event_loop(&mut sim);
+    let st = if trace { event_loop_traced(&mut sim) } else { event_loop(&mut sim) };
     let delivered = (0..sim.scenario().flows.len())
         .map(|f| {
             let mss = sim.scenario().flows[f].subflow.mss as u64;

@@ -259,6 +259,11 @@ impl Link {
         }
     }
 
+    /// Whether the link is down (an outage): what the packets it drops now are dropped for.
+    pub fn is_down(&self) -> bool {
+        self.outage
+    }
+
     /// Whether the link is driven by a delivery trace.
     pub fn is_trace(&self) -> bool {
         self.trace.is_some()

@@ -114,6 +114,25 @@ def run_command(
         ),
     ] = None,
     plugin: PluginOption = None,
+    trace_packets: Annotated[
+        Optional[List[str]],
+        typer.Option(
+            "--trace-packets",
+            metavar="FLOW",
+            help="Write packets.parquet: every segment event (send, retransmit, drop and why, "
+            "arrive; ACKs, SACK blocks, DSN mapping, the scheduler's choice) of the flow named "
+            "FLOW, or `all` flows; repeatable or comma-separated. See docs/packet-trace.md.",
+            show_default=False,
+        ),
+    ] = None,
+    pcap: Annotated[
+        bool,
+        typer.Option(
+            "--pcap",
+            help="With --trace-packets: also write packets.pcap (synthetic IPv4/TCP/MPTCP "
+            "headers, zero-filled payload) for Wireshark/tshark.",
+        ),
+    ] = False,
 ) -> None:
     """Simulate a scenario and write its results.
 
@@ -126,6 +145,9 @@ def run_command(
     # pyarrow imports pandas the first time it builds an array (~0.4 s): do it before timing.
     pa.array([0])
     load_plugins(plugin)
+    traced = [n.strip() for t in trace_packets or [] for n in t.split(",") if n.strip()]
+    if pcap and not traced:
+        fail("--pcap: needs --trace-packets FLOW (or all)")
     out_dir = out if out is not None else default_out_dir(scenario, seed)
     try:
         check_replaceable(out_dir)
@@ -135,7 +157,14 @@ def run_command(
     started = time.perf_counter()
     try:
         with RunProgress() as progress:
-            results = run_to_dir(source, out_dir, seed=seed, progress=progress)
+            results = run_to_dir(
+                source,
+                out_dir,
+                seed=seed,
+                progress=progress,
+                trace_packets=traced or None,
+                pcap=pcap,
+            )
     except _core.SchedulerError as e:
         fail(str(e), code=EXIT_FAILURE)
     except _core.ScenarioError as e:
@@ -159,7 +188,8 @@ def run_command(
 
     console = Console()
     print_summary(console, results.summary, wall_s)
-    print_written(console, out_dir, OUTPUT_FILES)
+    extra = [n for n in ("packets.parquet", "packets.pcap") if (out_dir / n).exists()]
+    print_written(console, out_dir, [*OUTPUT_FILES, *extra])
     print_decisions(console, results.decisions)
 
 

@@ -53,9 +53,9 @@ impl Sim {
     fn dispatch(&mut self, e: Event) -> Option<Stop> {
         let l = e.a as usize;
         match e.kind {
-            Kind::TxDone => self.with_dropped(|s, d| s.links[l].on_tx_done(s.now, &mut s.ev, d)),
-            Kind::TraceOpportunity => self.with_dropped(|s, d| s.links[l].on_trace_opportunity(s.now, &mut s.ev, d)),
-            Kind::LinkChange => self.with_dropped(|s, d| s.links[l].apply_change(s.now, e.b as usize, d)),
+            Kind::TxDone => self.with_dropped(l, |s, d| s.links[l].on_tx_done(s.now, &mut s.ev, d)),
+            Kind::TraceOpportunity => self.with_dropped(l, |s, d| s.links[l].on_trace_opportunity(s.now, &mut s.ev, d)),
+            Kind::LinkChange => self.with_dropped(l, |s, d| s.links[l].apply_change(s.now, e.b as usize, d)),
             Kind::Arrive => self.arrive(l),
             Kind::Wake => self.wake(e.a as usize, e.b),
             Kind::FlowStart => self.start_flow(e.a as usize),
@@ -78,10 +78,12 @@ impl Sim {
     }
 
     /// Runs a link operation that may drop packets, then accounts the drops.
-    fn with_dropped(&mut self, op: impl FnOnce(&mut Self, &mut Vec<PktId>)) {
+    fn with_dropped(&mut self, l: usize, op: impl FnOnce(&mut Self, &mut Vec<PktId>)) {
         let mut dropped = std::mem::take(&mut self.scratch);
         op(self, &mut dropped);
-        self.drop_all(&mut dropped);
+        if !dropped.is_empty() {
+            self.drop_all(l, &mut dropped);
+        }
         self.scratch = dropped;
     }
 

@@ -179,10 +179,13 @@ impl Sim {
             self.path_down[p] = down;
             let mut dropped = std::mem::take(&mut self.scratch);
             let path = &self.sc.paths[p];
-            for &l in path.fwd.iter().chain(&path.rev) {
-                self.links[l as usize].set_outage(self.now, down, &mut dropped);
+            let (nf, nr) = (path.fwd.len(), path.rev.len());
+            for k in 0..nf + nr {
+                let path = &self.sc.paths[p];
+                let l = if k < nf { path.fwd[k] } else { path.rev[k - nf] } as usize;
+                self.links[l].set_outage(self.now, down, &mut dropped);
+                self.drop_all(l, &mut dropped);
             }
-            self.drop_all(&mut dropped);
             self.scratch = dropped;
         }
         let now = Instant(self.now);

@@ -28,11 +28,13 @@ mod net;
 mod output;
 mod sample;
 mod totals;
+mod trace;
 
 pub use invariants::check_invariants;
 pub use output::RunOutput;
 use sample::Series;
 use totals::Totals;
+pub use trace::{DropReason, PacketEvent, PacketTrace};
 
 /// A packet in the network. `Copy`, stored in an arena and referred to by index.
 #[derive(Clone, Copy, Debug)]
@@ -144,6 +146,8 @@ pub struct Sim {
     /// Host controllers (`cc = "policy:PATH"` naming a host policy), and their earliest deadline.
     hosts: Vec<hosts::HostRt>,
     host_due: u64,
+    /// The packet trace, when on ([`Sim::trace_packets`]).
+    trace: Option<Box<PacketTrace>>,
 }
 
 impl Sim {
@@ -206,6 +210,7 @@ impl Sim {
             all_sized: sc.flows.iter().all(|f| f.size.is_some() || f.stop_ns.is_some()),
             hosts: Vec::new(),
             host_due: u64::MAX,
+            trace: None,
             sc,
         };
         sim.build_hosts();

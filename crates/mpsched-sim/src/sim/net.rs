@@ -3,7 +3,7 @@
 
 use mpsched_transport::{Event, Instant};
 
-use super::{Packet, Sim};
+use super::{DropReason, Packet, Sim};
 use crate::event::Kind;
 use crate::link::{Offer, PktId};
 use crate::scenario::PathDef;
@@ -32,6 +32,9 @@ impl Sim {
             return;
         }
         self.free.push(p);
+        if self.trace.is_some() {
+            self.trace_event(p, None, None);
+        }
         let ep = 2 * flow as usize + to_server as usize;
         let now = Instant(self.now);
         if self.flows[flow as usize].stopped_at.is_some() {
@@ -58,8 +61,18 @@ impl Sim {
     pub(super) fn offer(&mut self, l: usize, p: PktId, size: u32) {
         match self.links[l].offer(self.now, p, size, &mut self.ev) {
             Offer::Accepted => {}
-            Offer::DroppedQueue | Offer::DroppedOutage => self.dropped(p),
+            Offer::DroppedQueue => self.dropped_by(p, l, DropReason::QueueFull),
+            Offer::DroppedOutage => self.dropped_by(p, l, DropReason::Outage),
         }
+    }
+
+    /// Packet `p` dropped by link `l` for `why`: traced (when on), then accounted.
+    #[inline]
+    pub(super) fn dropped_by(&mut self, p: PktId, l: usize, why: DropReason) {
+        if self.trace.is_some() {
+            self.trace_event(p, Some(l), Some(why));
+        }
+        self.dropped(p);
     }
 
     pub(super) fn dropped(&mut self, p: PktId) {
@@ -70,8 +83,14 @@ impl Sim {
         self.free.push(p);
     }
 
-    pub(super) fn drop_all(&mut self, dropped: &mut Vec<PktId>) {
+    /// Accounts the packets link `l` dropped as it served its queue or went down: the loss
+    /// model's drops, or while the link is down an outage's (the packet trace's reason).
+    pub(super) fn drop_all(&mut self, l: usize, dropped: &mut Vec<PktId>) {
         for &p in dropped.iter() {
+            if self.trace.is_some() {
+                let why = if self.links[l].is_down() { DropReason::Outage } else { DropReason::RandomLoss };
+                self.trace_event(p, Some(l), Some(why));
+            }
             self.dropped(p);
         }
         dropped.clear();
@@ -91,6 +110,9 @@ impl Sim {
             let size = t.seg.wire_size();
             let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg });
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
+            if self.trace.is_some() {
+                self.trace_send(p);
+            }
             self.offer(first, p, size);
         }
         if ep.is_multiple_of(2) {

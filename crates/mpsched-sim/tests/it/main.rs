@@ -14,6 +14,7 @@ mod env_initial_mode;
 mod fuzz_scenarios;
 mod invariants;
 mod olms;
+mod packet_trace;
 mod peekaboo;
 mod pieces;
 mod policy_sched;
