@@ -64,7 +64,7 @@ def test_run_and_compare_work_without_the_extras(tmp_path, fast_toml, mini_toml)
             "error: mpsched bench --env needs gymnasium: pip install 'mpsched[rl]'",
         ),
         (
-            ["reproduce", "olms", "--seeds", "1"],
+            ["reproduce", "olms", "--quick"],
             "error: mpsched reproduce olms needs matplotlib: pip install 'mpsched[plot]'",
         ),
         (

@@ -18,7 +18,7 @@ import mpsched
 from mpsched import scenario as loader
 from mpsched.envs import SchedulerEnv
 from mpsched.matrix import MatrixError, build_matrix, load_scenario
-from mpsched.reproduce import olms
+from mpsched.reproduce import olms_runs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -113,10 +113,11 @@ def test_errors_are_scenario_errors_and_unreadable_files_oserrors(tmp_path):
 def test_reproduce_reads_its_scenarios_with_the_loader(tmp_path, case):
     path = _bad_inputs(tmp_path)[case]
     direct = _message(mpsched.run, path)
+    case = olms_runs.cases()[0]
+    assert case.base == "olms-app1"
     via_reproduce = _message(
-        lambda p: olms.prepare(olms.CASES[0], p.parent, tmp_path / "out", None, None), path
+        lambda p: olms_runs.variant_scenario(case, "loss", "olms", p.parent), path
     )
-    assert olms.CASES[0].name == "olms-app1"
     assert via_reproduce == direct
 
 
@@ -180,9 +181,10 @@ def test_shipped_scenarios_are_found_from_any_directory(tmp_path):
     assert (loader.SCENARIO_DIR / "demo.toml").is_file()
     code = (
         "import json, sys\n"
-        "from mpsched.reproduce import edar, olms\n"
+        "from mpsched.reproduce import _common, edar\n"
         "from mpsched.scenario import load, shipped_scenario\n"
-        "print(json.dumps([str(edar.default_scenario_dir()), str(olms.default_scenario_dir()),\n"
+        "olms_dir = _common.default_scenario_dir('olms-app1.toml')\n"
+        "print(json.dumps([str(edar.default_scenario_dir()), str(olms_dir),\n"
         "    load(shipped_scenario('demo')).data['sim']['name']]))\n"
     )
     proc = subprocess.run(
@@ -193,15 +195,14 @@ def test_shipped_scenarios_are_found_from_any_directory(tmp_path):
     assert Path(edar_dir) == Path(olms_dir) == loader.SCENARIO_DIR
     assert demo_name == loader.load(repo_link / "demo.toml").data["sim"]["name"]
     proc = subprocess.run(
-        [sys.executable, "-m", "mpsched", "reproduce", "olms", "--out", "o", "--seeds", "1"]
-        + ["--scenarios", "olms-app1", "--baselines", "minrtt", "--size-mb", "0.2"]
-        + ["--duration", "5", "-j", "1"],
+        [sys.executable, "-m", "mpsched", "reproduce", "olms", "--out", "o", "--quick"]
+        + ["--only", "bw-40", "--regimes", "noloss", "-j", "1"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "o" / "olms-summary.json").is_file()
+    assert (tmp_path / "o" / "claims.json").is_file()
     with pytest.raises(mpsched.ScenarioError, match=r"^nope: no such shipped scenario \(shipped: "):
         loader.shipped_scenario("nope")

@@ -276,6 +276,13 @@ impl Scenario {
     /// (parameter ranges, workloads, handoffs, synthetic traces all follow it).
     pub fn parse(text: &str, source: &str, fmt: Format, seed: Option<u64>) -> Result<Scenario, ScenarioError> {
         let mut file = parse::parse_file(text, source, fmt, seed)?;
+        // A seed written in the file must fit TOML's integers (so the resolved copy reads back);
+        // a caller's override may be any u64 (the envs derive 64-bit episode seeds).
+        if let Some(s) = file.sim.seed.filter(|&s| s > MAX_SEED) {
+            return Err(ScenarioError(format!(
+                "{source}: sim.seed: expected an integer in [0, 2^63 - 1] (TOML's integer range), got {s}"
+            )));
+        }
         if let Some(s) = seed {
             file.sim.seed = Some(s);
         }

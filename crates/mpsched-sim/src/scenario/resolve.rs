@@ -264,10 +264,6 @@ impl Resolver<'_> {
             other => return Err(self.err("sim.profile", format!("expected \"linux\" or \"ns3\", got {other:?}"))),
         };
         let seed = file.sim.seed.unwrap_or(1);
-        if seed > MAX_SEED {
-            return Err(self
-                .err("sim.seed", format!("expected an integer in [0, 2^63 - 1] (TOML's integer range), got {seed}")));
-        }
         self.seed = seed;
         let energy_states = file.sim.energy_states.unwrap_or(false);
         let stop_when_done = file.sim.stop_when_done.unwrap_or(true);
