@@ -183,5 +183,5 @@ def run_to_dir(
                 from .pcap import write_pcap
 
                 write_pcap(tmp / "packets.parquet", tmp / "packets.pcap")
-        write_files(results, tmp, tables=("flows", "subflows", "links"))
+        write_files(results, tmp, tables=("flows", "subflows", "links", "queues"))
     return dataclasses.replace(results, timeseries=results.timeseries.slice(0, 0))

@@ -7,17 +7,18 @@ with one variant and one seed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow.parquet as pq
 
 from .matrix import run_labels
-from .sweep import FLOW_RENAMES, MANIFEST, RUN_KEYS, RUNS_DIR
+from .sweep import EXTRA_KEYS, FLOW_RENAMES, MANIFEST, RUN_KEYS, RUNS_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,6 +59,10 @@ class Dataset:
         seeds: the seeds, in matrix order.
         fairness: one row per run (the same keys first, then :data:`FAIRNESS_COLUMNS`) from
             the run summaries' ``fairness``; None when not loaded (a dataset built by hand).
+        scenarios: a compare of several scenario files: their labels, in order (the tables
+            then have a ``scenario`` column; :meth:`for_scenario` cuts one out); else empty.
+        engines: the engines of the runs (``sim``, ``kernel``); with both, the tables have an
+            ``engine`` column and each variant ends in `` / sim`` or `` / kernel``.
     """
 
     path: Path
@@ -69,6 +74,36 @@ class Dataset:
     variants: Tuple[str, ...]
     seeds: Tuple[int, ...]
     fairness: Optional["pd.DataFrame"] = None
+    scenarios: Tuple[str, ...] = ()
+    engines: Tuple[str, ...] = ("sim",)
+
+    def for_scenario(self, label: str) -> "Dataset":
+        """The runs of the scenario ``label`` (one of :attr:`scenarios`), as a dataset of
+        one scenario named ``label``."""
+
+        def keep(frame: Optional["pd.DataFrame"]) -> Optional["pd.DataFrame"]:
+            return None if frame is None else frame[frame["scenario"] == label]
+
+        flows = keep(self.flows)
+        assert flows is not None
+        present = set(flows["variant"])
+        return dataclasses.replace(
+            self,
+            scenario=label,
+            flows=flows,
+            subflows=keep(self.subflows),
+            timeseries=keep(self.timeseries),
+            fairness=keep(self.fairness),
+            variants=tuple(v for v in self.variants if v in present),
+            seeds=tuple(dict.fromkeys(int(s) for s in flows["seed"])),
+            scenarios=(),
+        )
+
+    def parts(self) -> List[Tuple[str, "Dataset"]]:
+        """``(label, dataset)`` per scenario; ``[("", self)]`` for one scenario."""
+        if not self.scenarios:
+            return [("", self)]
+        return [(label, self.for_scenario(label)) for label in self.scenarios]
 
     @property
     def runs(self) -> int:
@@ -114,12 +149,15 @@ def _fairness_values(summary: Any) -> Dict[str, float]:
     return out
 
 
-def _fairness_frame(keys: List[Mapping[str, Any]], summaries: List[Any]) -> "pd.DataFrame":
-    """One row per run: its keys (run keys and variant), then :data:`FAIRNESS_COLUMNS`."""
+def _fairness_frame(
+    keys: List[Mapping[str, Any]], summaries: List[Any], extra: Sequence[str] = ()
+) -> "pd.DataFrame":
+    """One row per run: its keys (run keys, variant, the ``extra`` keys), then
+    :data:`FAIRNESS_COLUMNS`."""
     import pandas as pd
 
     rows = [dict(k, **_fairness_values(s)) for k, s in zip(keys, summaries)]
-    columns = list(RUN_KEYS) + ["variant"] + list(FAIRNESS_COLUMNS)
+    columns = list(RUN_KEYS) + ["variant"] + list(extra) + list(FAIRNESS_COLUMNS)
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -129,6 +167,25 @@ def _variant_labels(schedulers: List[str], ccs: List[str], params: List[str]) ->
     if not axes:
         return list(schedulers)
     return [" / ".join(values) for values in zip(*axes)]
+
+
+def _scenario_variant_labels(runs: List[Dict[str, Any]]) -> List[str]:
+    """:func:`_variant_labels` of each scenario's runs (several scenario files: the axes that
+    vary within a file), in run order."""
+    labels = [""] * len(runs)
+    groups: Dict[str, List[int]] = {}
+    for i, r in enumerate(runs):
+        groups.setdefault(str(r.get("scenario", "")), []).append(i)
+    for indices in groups.values():
+        rows = [runs[i] for i in indices]
+        found = _variant_labels(
+            [r["scheduler"] for r in rows],
+            [r["cc"] for r in rows],
+            [r.get("params", "") for r in rows],
+        )
+        for i, label in zip(indices, found):
+            labels[i] = label
+    return labels
 
 
 def _add_variant(frame: "pd.DataFrame", variant_of_run: Dict[str, str]) -> "pd.DataFrame":
@@ -148,9 +205,12 @@ def _load_compare(path: Path) -> Dataset:
         raise ResultsError(
             f"{path}: the sweep is incomplete; run the same `mpsched compare` again to finish it"
         )
-    labels = _variant_labels(
-        [r["scheduler"] for r in runs], [r["cc"] for r in runs], [r.get("params", "") for r in runs]
-    )
+    labels = _scenario_variant_labels(runs)
+    engines = tuple(dict.fromkeys(str(r.get("engine", "sim")) for r in runs))
+    if len(engines) > 1:
+        labels = [f"{label} / {r.get('engine', 'sim')}" for label, r in zip(labels, runs)]
+    scenarios = manifest.get("scenarios") or []
+    extra = [k for k in EXTRA_KEYS if any(k in r for r in runs)]
     variant_of_run = {r["run_id"]: label for r, label in zip(runs, labels)}
     tables = {
         name: _add_variant(_read_table(path / f"{name}.parquet"), variant_of_run)
@@ -161,6 +221,7 @@ def _load_compare(path: Path) -> Dataset:
             **{k: r.get(k, "") for k in RUN_KEYS},
             "seed": int(r["seed"]),
             "variant": label,
+            **{k: str(r.get(k, "sim" if k == "engine" else "")) for k in extra},
         }
         for r, label in zip(runs, labels)
     ]
@@ -171,7 +232,9 @@ def _load_compare(path: Path) -> Dataset:
         scenario=str(manifest.get("scenario_name", path.name)),
         variants=tuple(dict.fromkeys(labels)),
         seeds=tuple(dict.fromkeys(int(r["seed"]) for r in runs)),
-        fairness=_fairness_frame(keys, summaries),
+        fairness=_fairness_frame(keys, summaries, extra),
+        scenarios=tuple(str(sc.get("label", "")) for sc in scenarios if isinstance(sc, dict)),
+        engines=engines,
         **tables,
     )
 

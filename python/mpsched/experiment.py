@@ -26,17 +26,19 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow.parquet as pq
 
 from .dataset import Dataset, load_results
+from .kernel_runs import check_matrix, find_kernel_engine
 from .matrix import MAX_SEED, Matrix, MatrixError, build_matrix, parse_names, parse_seeds
+from .multi import combine, parse_engines, scenario_labels, with_engines
 from .stats import SummaryRow, summarize
 from .sweep import (
+    RUN_KEYS,
     BackendError,
     DoneCallback,
-    OutputDirError,
     StartCallback,
     SweepResult,
     check_backend,
@@ -170,30 +172,67 @@ def _scenario_path(scenario: object) -> Path:
     )
 
 
+def _scenario_paths(scenario: object) -> List[Path]:
+    """One path, or the paths of a non-empty list of scenario files."""
+    if isinstance(scenario, (list, tuple)):
+        if not scenario:
+            raise MatrixError("scenario: expected a scenario file or a non-empty list of them")
+        paths = [_scenario_path(s) for s in scenario]
+        resolved = [p.resolve() for p in paths]
+        for i, p in enumerate(resolved):
+            if p in resolved[:i]:
+                raise MatrixError(f"scenario: {paths[i]} is given twice")
+        return paths
+    return [_scenario_path(scenario)]
+
+
+def _engines(value: Optional[Names], cli: bool) -> Tuple[str, ...]:
+    option = "--engine" if cli else "engines"
+    if value is None:
+        return ("sim",)
+    text = value if isinstance(value, str) else ",".join(str(v) for v in value)
+    return parse_engines(text, option)
+
+
 def prepare(
-    scenario: PathLike,
+    scenario: Union[PathLike, Sequence[PathLike]],
     schedulers: Optional[Names] = None,
     ccs: Optional[Names] = None,
     seeds: Optional[Seeds] = None,
     *,
+    engines: Optional[Names] = None,
+    emulator: Optional[str] = None,
     cli: bool = False,
 ) -> Matrix:
-    """The checked matrix of one scenario file (arguments as :func:`compare`'s).
+    """The checked matrix of one scenario file or several (arguments as :func:`compare`'s).
 
     ``cli``: messages name the command line's options (``--scheduler``, ``--cc``,
-    ``--seeds``) instead of the arguments (``schedulers``, ``ccs``, ``seeds``)."""
-    path = _scenario_path(scenario)
+    ``--seeds``, ``--engine``) instead of the arguments (``schedulers``, ``ccs``, ``seeds``,
+    ``engines``). With the kernel engine, the machine is checked first
+    (:class:`mpsched.kernel_runs.KernelUnavailable`), then every variant
+    (:func:`mpsched.kernel_runs.check_matrix`)."""
+    paths = _scenario_paths(scenario)
     names = ("--scheduler", "--cc", "--seeds") if cli else ("schedulers", "ccs", "seeds")
     seed_list = _seeds(seeds, names[2])
     scheduler_list = _names(schedulers, "--scheduler", names[0])
     cc_list = _names(ccs, "--cc", names[1])
+    engine_list = _engines(engines, cli)
+    kernel = None
+    if "kernel" in engine_list:
+        kernel = find_kernel_engine(emulator, "--engine" if cli else "engines")
     try:
-        return build_matrix(path, seed_list, scheduler_list, cc_list)
+        matrices = [build_matrix(p, seed_list, scheduler_list, cc_list) for p in paths]
     except MatrixError as e:  # the matrix's messages name the command line's options
         message = str(e)
         if not cli and message.startswith("--scheduler:"):
             raise MatrixError(f"schedulers:{message[len('--scheduler:') :]}") from None
         raise
+    matrix = matrices[0] if len(paths) == 1 else combine(matrices, scenario_labels(paths))
+    if engine_list != ("sim",):
+        matrix = with_engines(matrix, engine_list)
+    if kernel is not None:
+        check_matrix(matrix, kernel, "--engine" if cli else "engines")
+    return matrix
 
 
 def _check_jobs(jobs: Optional[int]) -> None:
@@ -209,29 +248,50 @@ def execute(
     jobs: Optional[int] = None,
     on_start: Optional[StartCallback] = None,
     on_done: Optional[DoneCallback] = None,
+    emulator: Optional[str] = None,
 ) -> SweepResult:
-    """Run ``matrix`` into ``out_dir`` (resuming it): :func:`mpsched.sweep.run_sweep`."""
+    """Run ``matrix`` into ``out_dir`` (resuming it): :func:`mpsched.sweep.run_sweep`; its
+    kernel-engine runs with the ``mpsched-emu`` binary ``emulator`` (default: found as
+    ``mpsched emulate`` finds it)."""
     _check_jobs(jobs)
+    kernel = None
+    if any(spec.engine == "kernel" for spec in matrix.runs):
+        kernel = find_kernel_engine(emulator).run
     return run_sweep(
-        matrix, out_dir, backend=backend, jobs=jobs, on_start=on_start, on_done=on_done
+        matrix,
+        out_dir,
+        backend=backend,
+        jobs=jobs,
+        on_start=on_start,
+        on_done=on_done,
+        kernel=kernel,
     )
 
 
 def summary_frame(ds: Dataset) -> "pd.DataFrame":
     """The per-variant, per-flow summary of ``ds`` (:func:`mpsched.stats.summarize`) as a
-    DataFrame, one column per :class:`~mpsched.stats.SummaryRow` field."""
+    DataFrame, one column per :class:`~mpsched.stats.SummaryRow` field; with several
+    scenarios, a ``scenario`` column first and each scenario's rows in turn."""
     import pandas as pd
 
     fields = [f.name for f in dataclasses.fields(SummaryRow)]
-    rows = [dataclasses.asdict(r) for r in summarize(ds.flows, ds.variants, ds.fairness)]
-    return pd.DataFrame(rows, columns=fields)
+    if not ds.scenarios:
+        rows = [dataclasses.asdict(r) for r in summarize(ds.flows, ds.variants, ds.fairness)]
+        return pd.DataFrame(rows, columns=fields)
+    rows = [
+        {"scenario": label, **dataclasses.asdict(r)}
+        for label in ds.scenarios
+        for part in [ds.for_scenario(label)]
+        for r in summarize(part.flows, part.variants, part.fairness)
+    ]
+    return pd.DataFrame(rows, columns=["scenario"] + fields)
 
 
 def _load(out_dir: Path, sweep: SweepResult, keep_path: bool) -> Comparison:
     ds = load_results(out_dir)
     links = pq.read_table(out_dir / "links.parquet").to_pandas()
     variant_of_run = dict(zip(ds.flows["run_id"], ds.flows["variant"]))
-    links.insert(5, "variant", links["run_id"].map(variant_of_run))
+    links.insert(len(RUN_KEYS), "variant", links["run_id"].map(variant_of_run))
     return Comparison(
         flows=ds.flows,
         subflows=ds.subflows,
@@ -246,89 +306,6 @@ def _load(out_dir: Path, sweep: SweepResult, keep_path: bool) -> Comparison:
     )
 
 
-def _concat(parts: Sequence[Comparison], stems: Sequence[str], out: Optional[Path]) -> Comparison:
-    """One Comparison of several scenarios' comparisons: a ``scenario`` column first in every
-    table; in the dataset (for figures) each variant is prefixed with its scenario."""
-    import pandas as pd
-
-    def table(name: str, prefixed: bool = False) -> "pd.DataFrame":
-        frames = []
-        for stem, part in zip(stems, parts):
-            frame = getattr(part, name).copy()
-            if prefixed:
-                frame["variant"] = stem + " / " + frame["variant"].astype(str)
-            frame.insert(0, "scenario", stem)
-            frames.append(frame)
-        return pd.concat(frames, ignore_index=True)
-
-    fair = [p.dataset.fairness for p in parts]
-    dataset = Dataset(
-        path=out if out is not None else Path("."),
-        kind="compare",
-        scenario=", ".join(stems),
-        flows=table("flows", True).drop(columns="scenario"),
-        subflows=table("subflows", True).drop(columns="scenario"),
-        timeseries=table("timeseries", True).drop(columns="scenario"),
-        variants=tuple(f"{st} / {v}" for st, p in zip(stems, parts) for v in p.variants),
-        seeds=tuple(dict.fromkeys(s for p in parts for s in p.seeds)),
-        fairness=None if any(f is None for f in fair) else pd.concat(
-            [f.assign(variant=st + " / " + f["variant"]) for st, f in zip(stems, fair)],
-            ignore_index=True,
-        ),
-    )  # fmt: skip
-    sweeps = [p.sweep for p in parts]
-    return Comparison(
-        flows=table("flows"),
-        subflows=table("subflows"),
-        timeseries=table("timeseries"),
-        links=table("links"),
-        summary=table("summary"),
-        variants=tuple(dict.fromkeys(v for p in parts for v in p.variants)),
-        seeds=dataset.seeds,
-        dataset=dataset,
-        sweep=SweepResult(
-            out if out is not None else Path("."),
-            total=sum(w.total for w in sweeps),
-            reused=sum(w.reused for w in sweeps),
-            ran=sum(w.ran for w in sweeps),
-        ),
-        out_dir=out,
-    )
-
-
-def _compare_several(
-    scenarios: Sequence[PathLike],
-    out: Optional[PathLike],
-    run: Callable[[Matrix, Path], SweepResult],
-    **axes: object,
-) -> Comparison:
-    """:func:`compare` of several scenario files: each is checked first, then swept into
-    ``out/<file stem>/`` (or a temporary directory)."""
-    if not scenarios:
-        raise MatrixError("scenario: expected a scenario file or a non-empty list of them")
-    paths = [_scenario_path(s) for s in scenarios]
-    stems = [p.stem for p in paths]
-    repeated = sorted({s for s in stems if stems.count(s) > 1})
-    if repeated:
-        raise MatrixError(
-            f"scenario: two files are named {repeated[0]!r} (their results would share out/{repeated[0]}/)"
-        )
-    matrices = [prepare(p, **axes) for p in paths]  # type: ignore[arg-type]
-    root = Path(out) if out is not None else None
-    if root is not None:
-        if root.exists() and not root.is_dir():
-            raise OutputDirError(f"{root}: exists and is not a directory")
-        for stem in stems:
-            check_output_dir(root / stem)
-    with tempfile.TemporaryDirectory(prefix="mpsched-compare-") as tmp:
-        base = root if root is not None else Path(tmp)
-        parts = [
-            _load(base / stem, run(m, base / stem), root is not None)
-            for stem, m in zip(stems, matrices)
-        ]
-        return _concat(parts, stems, root)
-
-
 def compare(
     scenario: Union[PathLike, Sequence[PathLike]],
     schedulers: Optional[Names] = None,
@@ -337,15 +314,17 @@ def compare(
     jobs: Optional[int] = None,
     out: Optional[PathLike] = None,
     backend: str = "local",
+    engines: Optional[Names] = None,
+    emulator: Optional[str] = None,
 ) -> Comparison:
     """Run ``scenario`` for every scheduler × cc × sweep point × seed, as ``mpsched compare``.
 
     Args:
         scenario: a scenario file (TOML, or JSON if the name ends in ``.json``); fields written
-            ``{ range = [lo, hi], steps = N }`` are swept (docs/scenarios.md). A list of files
-            (distinct stems): each is swept as one compare (in ``out/<stem>/`` with ``out=``),
-            and the tables are concatenated with a ``scenario`` column (the stem) first; the
-            ``dataset`` prefixes each variant with its scenario.
+            ``{ range = [lo, hi], steps = N }`` are swept (docs/scenarios.md). A list of files:
+            one dataset of all of them, with a ``scenario`` column (each file's label: its
+            stem, made unique with its directory's name when two stems are equal) after
+            ``seed`` in every table and first in ``summary``.
         schedulers: scheduler names applied to every multipath flow, ``["minrtt", "blest"]``
             or ``"minrtt,blest"``; parameters as ``"olms:app=bandwidth,l=2"``; None: as in
             the scenario.
@@ -356,6 +335,12 @@ def compare(
             finished runs already there are kept, as on the command line). None: a temporary
             directory, removed before returning.
         backend: ``"local"`` (a process pool) or ``"ray"``.
+        engines: ``"sim"`` (default), ``"kernel"`` or ``"sim,kernel"`` (or a list): each run
+            is done on each engine (the kernel engine is ``mpsched emulate``: root, network
+            namespaces and TUN devices, real time); the tables get an ``engine`` column and
+            each variant ends in `` / sim`` or `` / kernel`` with both.
+        emulator: the ``mpsched-emu`` binary for the kernel engine (default: found as
+            ``mpsched emulate`` finds it).
 
     Raises:
         mpsched.matrix.MatrixError: a bad argument or scenario (one line).
@@ -367,17 +352,15 @@ def compare(
     except BackendError as e:  # the sweep's messages name the command line's option
         raise BackendError(str(e).replace("--backend", "backend", 1)) from None
     _check_jobs(jobs)
-    if isinstance(scenario, (list, tuple)):
+    matrix = prepare(scenario, schedulers, ccs, seeds, engines=engines, emulator=emulator)
 
-        def run(matrix: Matrix, out_dir: Path) -> SweepResult:
-            return execute(matrix, out_dir, backend=backend, jobs=jobs)
+    def run(out_dir: Path) -> SweepResult:
+        return execute(matrix, out_dir, backend=backend, jobs=jobs, emulator=emulator)
 
-        return _compare_several(scenario, out, run, schedulers=schedulers, ccs=ccs, seeds=seeds)
-    matrix = prepare(scenario, schedulers, ccs, seeds)
     if out is not None:
         out_dir = Path(out)
         check_output_dir(out_dir)
-        return _load(out_dir, execute(matrix, out_dir, backend=backend, jobs=jobs), True)
+        return _load(out_dir, run(out_dir), True)
     with tempfile.TemporaryDirectory(prefix="mpsched-compare-") as tmp:
         out_dir = Path(tmp) / "compare"
-        return _load(out_dir, execute(matrix, out_dir, backend=backend, jobs=jobs), False)
+        return _load(out_dir, run(out_dir), False)

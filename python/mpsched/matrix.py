@@ -95,6 +95,9 @@ class RunSpec:
             ``, ``); empty without sweeps.
         scenario_hash: SHA-256 of what determines the results (see the module docstring).
         scenario: the scenario dict to run, overrides applied and trace paths absolute.
+        scenario_label: in a compare of several scenario files, the label of this run's
+            file (:func:`mpsched.multi.scenario_labels`); empty with one file.
+        engine: ``"sim"`` (the simulator) or ``"kernel"`` (``mpsched emulate``).
     """
 
     run_id: str
@@ -104,10 +107,14 @@ class RunSpec:
     scenario_hash: str
     scenario: Dict[str, Any]
     params: str = ""
+    scenario_label: str = ""
+    engine: str = "sim"
 
     def meta(self) -> Dict[str, Any]:
-        """The run's identity as recorded in ``run.json`` and ``compare.json``."""
-        return {
+        """The run's identity as recorded in ``run.json`` and ``compare.json`` (``scenario``
+        and ``engine`` only where they are not the defaults, so one-file simulator sweeps
+        keep their files)."""
+        out: Dict[str, Any] = {
             "run_id": self.run_id,
             "scheduler": self.scheduler,
             "cc": self.cc,
@@ -115,6 +122,11 @@ class RunSpec:
             "seed": self.seed,
             "scenario_hash": self.scenario_hash,
         }
+        if self.scenario_label:
+            out["scenario"] = self.scenario_label
+        if self.engine != "sim":
+            out["engine"] = self.engine
+        return out
 
 
 @dataclass(frozen=True)
@@ -131,6 +143,10 @@ class Matrix:
     params: Tuple[str, ...] = ()
     #: fields the variants give but the core ignores (a rate beside a trace), each once
     warnings: Tuple[str, ...] = ()
+    #: several scenario files: (label, path) of each, in order; empty for one file
+    scenarios: Tuple[Tuple[str, str], ...] = ()
+    #: the engines every run is done with (``sim``, ``kernel``), in order
+    engines: Tuple[str, ...] = ("sim",)
 
 
 def parse_seeds(text: str) -> List[int]:

@@ -7,6 +7,8 @@ Figures, each written as ``<name>.png``, ``.svg`` and/or ``.pdf``:
 - ``cwnd_rtt``: congestion window and smoothed RTT over time per subflow (likewise);
 - ``hol``: out-of-order bytes waiting in the receive buffer over time (head-of-line blocking;
   mean and range over seeds);
+- ``queues``: queue occupancy over time per link, bytes and packets (one run per variant:
+  its first seed; links whose queue stays empty are left out);
 - ``fct_cdf``: CDF of flow completion times (only when the scenario has sized flows);
 - ``goodput_bars``: mean goodput per variant with 95 % confidence intervals across seeds
   (compare directories only); ``fairness_bars`` and ``energy`` likewise;
@@ -57,6 +59,8 @@ __all__ = [
     "parse_formats",
     "color",
     "legend",
+    "queue_occupancy",
+    "has_queues",
 ]
 
 FORMATS = ("png", "svg", "pdf")
@@ -343,6 +347,66 @@ def hol(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure:
     )
 
 
+def _queues(ds: Dataset, run_id: str) -> Optional["pd.DataFrame"]:
+    """The queues table of one run (``queues.parquet`` of its directory), None without one
+    (results written before it existed, or a dataset whose directories are gone)."""
+    import pyarrow.parquet as pq
+
+    path = figures.run_dir_of(ds, run_id) / "queues.parquet"
+    try:
+        return pq.read_table(path).to_pandas()
+    except (OSError, ValueError):
+        return None
+
+
+def has_queues(ds: Dataset) -> bool:
+    """Whether the first run of ``ds`` has a non-empty queues table (the kernel engine's is
+    empty: its queues are the emulator's)."""
+    if ds.flows.empty:
+        return False
+    q = _queues(ds, str(ds.flows["run_id"].iloc[0]))
+    return q is not None and not q.empty
+
+
+def queue_occupancy(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure:
+    """Queue occupancy over time per link, bytes (left) and packets (right), one row per
+    variant (its first seed's run, outage and changed-link periods shaded): only the links
+    whose queue ever holds a packet (all of them if none does)."""
+    runs = ds.first_seed_runs()
+    fig, axes = _figure(len(runs), 2)
+    for row, (variant, run_id) in zip(axes, runs.items()):
+        q = _queues(ds, run_id)
+        q = q if q is not None else _empty_queues()
+        busy = set(q.loc[q["queue_packets"] > 0, "link"])
+        for i, (link, group) in enumerate(q.groupby("link", sort=False)):
+            if busy and link not in busy:
+                continue
+            t = group["time_s"].to_numpy(dtype=float)
+            for ax, column, scale in ((row[0], "queue_bytes", 1e-3), (row[1], "queue_packets", 1)):
+                y = group[column].to_numpy(dtype=float) * scale
+                ax.plot(t, figures.smooth(t, y, options.smooth_s), color=color(i), label=link)
+        row[0].set_ylabel("queued (kB)")
+        row[1].set_ylabel("queued (packets)")
+        for ax in row:
+            if options.shade:
+                figures.shade(ax, figures.periods(ds, run_id))
+            ax.set_title(_run_title(ds, variant, run_id))
+            ax.set_ylim(bottom=0)
+        _legend(row[1])
+    for ax in axes[-1]:
+        ax.set_xlabel("time (s)")
+    smooth = f" ({options.smooth_s:g} s moving average)" if options.smooth_s > 0 else ""
+    fig.suptitle(f"{ds.scenario}: queue occupancy per link{smooth}")
+    return fig
+
+
+def _empty_queues() -> "pd.DataFrame":
+    """An empty queues table (a run without one)."""
+    from .results import QUEUE_SCHEMA
+
+    return QUEUE_SCHEMA.empty_table().to_pandas()
+
+
 def fct_cdf(ds: Dataset) -> Figure:
     """Empirical CDF of the completion times of sized flows (unfinished flows keep it below 1)."""
     sized = ds.flows[ds.flows["size_bytes"].notna()]
@@ -506,6 +570,14 @@ def figure_specs(ds: Dataset, options: PlotOptions = PlotOptions()) -> List[Plot
             paged(functools.partial(hol, options=options), lines),
         ),
     ]
+    if has_queues(ds):
+        specs.append(
+            PlotSpec(
+                "queues",
+                "Queue occupancy per link (bytes and packets waiting)",
+                paged(functools.partial(queue_occupancy, options=options), panels),
+            )
+        )
     if ds.flows["size_bytes"].notna().any():
         specs.append(PlotSpec("fct_cdf", "Flow completion times (CDF)", paged(fct_cdf, lines)))
     if has_energy(ds):
@@ -632,5 +704,13 @@ def render(
     options: PlotOptions = PlotOptions(),
 ) -> List[Path]:
     """Draw every figure of ``ds`` into ``out_dir`` in each format; return the files written
-    (:func:`render_figures`)."""
-    return [p for _, paths in render_figures(ds, out_dir, formats, options, on_file) for p in paths]
+    (:func:`render_figures`). A dataset of several scenarios gets one set of figures per
+    scenario, in ``out_dir/<label>/``."""
+    return [
+        p
+        for label, part in ds.parts()
+        for _, paths in render_figures(
+            part, out_dir / label if label else out_dir, formats, options, on_file
+        )
+        for p in paths
+    ]

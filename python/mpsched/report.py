@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 from ._atomic import write_file_atomic
 from .dataset import Dataset
 from .matrix import format_seeds
-from .stats import SummaryRow, summarize
+from .stats import SummaryRow, seed_identical_variants, summarize
 
 __all__ = [
     "summary_table",
@@ -23,6 +23,7 @@ __all__ = [
     "markdown_report",
     "html_report",
     "write_report",
+    "engine_table",
     "PLOTS_DIR",
 ]
 
@@ -41,6 +42,12 @@ NOTES = (
 )
 
 
+SEEDS_NOTE = (
+    "nothing random differs between seeds (a real trace replays from the same point: set "
+    '`trace_offset_s = "random"`).'
+)
+
+
 def _num(value: Optional[float], fmt: str, scale: float = 1.0) -> str:
     return MISSING if value is None else format(value * scale, fmt)
 
@@ -50,7 +57,7 @@ def _with_ci(value: Optional[float], ci: Optional[float], fmt: str) -> str:
     return text if value is None or ci is None else f"{text} ± {format(ci, fmt)}"
 
 
-_TEXT_HEADERS = ("scheduler", "cc", "parameters", "flow")
+_TEXT_HEADERS = ("scheduler", "cc", "parameters", "engine", "flow")
 
 
 def text_columns(headers: Sequence[str]) -> int:
@@ -63,9 +70,9 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
     many_flows = len({r.flow for r in rows}) > 1
     sized = any(r.sized for r in rows)
     swept = any(r.params for r in rows)
-    headers = (
-        ["scheduler", "cc"] + (["parameters"] if swept else []) + (["flow"] if many_flows else [])
-    )
+    engines = len({r.engine for r in rows}) > 1
+    headers = ["scheduler", "cc"] + (["parameters"] if swept else [])
+    headers += (["engine"] if engines else []) + (["flow"] if many_flows else [])
     headers += ["runs", "goodput (Mbit/s)"]
     # A Jain index over fewer than two flows is 1 whatever happens: such a column says nothing.
     jain_mptcp = any(r.jain_mptcp is not None and r.mptcp_flows > 1 for r in rows)
@@ -81,7 +88,8 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
         goodput = _num(r.goodput_mbps, ".2f")
         if r.goodput_ci_mbps is not None:
             goodput += f" ± {r.goodput_ci_mbps:.2f}"
-        row = [r.scheduler, r.cc] + ([r.params] if swept else []) + ([r.flow] if many_flows else [])
+        row = [r.scheduler, r.cc] + ([r.params] if swept else [])
+        row += ([r.engine] if engines else []) + ([r.flow] if many_flows else [])
         row += [str(r.runs), goodput]
         if jain_mptcp:
             row.append(_with_ci(r.jain_mptcp, r.jain_mptcp_ci, ".3f"))
@@ -100,6 +108,39 @@ def summary_table(rows: Sequence[SummaryRow]) -> Tuple[List[str], List[List[str]
     return headers, cells
 
 
+def engine_table(ds: Dataset) -> Optional[Tuple[List[str], List[List[str]]]]:
+    """Headers and cells of the engines side by side: per variant and flow, the mean goodput
+    on the simulator and on the kernel and their difference (kernel − sim, in Mbit/s and in
+    % of the simulator's); None unless ``ds`` has both engines."""
+    if not {"sim", "kernel"} <= set(ds.engines):
+        return None
+    rows = summarize(ds.flows, ds.variants, ds.fairness)
+    by_key = {}
+    for r in rows:
+        base = r.variant.rsplit(" / ", 1)[0]
+        by_key.setdefault((base, r.flow), {})[r.engine] = r
+    many_flows = len({r.flow for r in rows}) > 1
+    swept = any(r.params for r in rows)
+    headers = (
+        ["scheduler", "cc"] + (["parameters"] if swept else []) + (["flow"] if many_flows else [])
+    )
+    headers += ["sim", "kernel", "Δ", "Δ (%)"]
+    cells = []
+    for (_, flow), pair in by_key.items():
+        sim, kernel = pair.get("sim"), pair.get("kernel")
+        first = sim or kernel
+        assert first is not None
+        row = [first.scheduler, first.cc] + ([first.params] if swept else [])
+        row += [flow] if many_flows else []
+        a = sim.goodput_mbps if sim is not None else None
+        b = kernel.goodput_mbps if kernel is not None else None
+        delta = b - a if a is not None and b is not None else None
+        pct = 100.0 * delta / a if delta is not None and a else None
+        row += [_num(a, ".2f"), _num(b, ".2f"), _num(delta, "+.2f"), _num(pct, "+.1f")]
+        cells.append(row)
+    return headers, cells
+
+
 def _title(ds: Dataset) -> str:
     if ds.kind == "compare":
         return f"{ds.scenario}: {', '.join(ds.variants)}"
@@ -111,7 +152,13 @@ def _description(ds: Dataset) -> str:
     if ds.kind == "compare":
         return (
             f"`mpsched compare` results in `{ds.path}`: {len(ds.variants)} variant(s) × "
-            f"{len(ds.seeds)} seed(s) ({seeds}) = {ds.runs} runs of scenario `{ds.scenario}`."
+            f"{len(ds.seeds)} seed(s) ({seeds}) = {ds.runs} runs of "
+            + (
+                f"{len(ds.scenarios)} scenarios ({', '.join(f'`{s}`' for s in ds.scenarios)})."
+                if ds.scenarios
+                else f"scenario `{ds.scenario}`."
+            )
+            + (f" Engines: {', '.join(ds.engines)}." if ds.engines != ("sim",) else "")
         )
     return f"`mpsched run` results in `{ds.path}`: scenario `{ds.scenario}`, seed {seeds}."
 
@@ -120,18 +167,50 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown_report(ds: Dataset, figures: Sequence[Tuple[str, str]]) -> str:
-    """The report as Markdown; ``figures`` are (caption, path relative to the report)."""
-    headers, cells = summary_table(summarize(ds.flows, ds.variants, ds.fairness))
-    lines = [f"# {_title(ds)}", "", _description(ds), "", "## Summary", ""]
-    lines.append("| " + " | ".join(headers) + " |")
+def _md_table(headers: Sequence[str], cells: Sequence[Sequence[str]]) -> List[str]:
     text_cols = text_columns(headers)  # then numbers, right-aligned
+    lines = ["| " + " | ".join(headers) + " |"]
     lines.append(
         "|" + "|".join(" --- " if i < text_cols else " ---: " for i in range(len(headers))) + "|"
     )
-    for row in cells:
-        lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
-    lines += ["", NOTES, "", "## Figures", ""]
+    lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in cells]
+    return lines
+
+
+def _tables(ds: Dataset) -> List[Tuple[str, List[str], List[List[str]]]]:
+    """(heading, headers, cells) of the tables of each scenario of ``ds``: its summary, and
+    the engines side by side when it has both; headings name the scenario when several."""
+    out = []
+    for label, part in ds.parts():
+        headers, cells = summary_table(summarize(part.flows, part.variants, part.fairness))
+        out.append((f"Scenario `{label}`" if label else "", headers, cells))
+        engines = engine_table(part)
+        if engines is not None:
+            where = f" (`{label}`)" if label else ""
+            out.append((f"Simulator and kernel{where}: goodput (Mbit/s)", *engines))
+    return out
+
+
+def _seed_notes(ds: Dataset) -> List[str]:
+    """The variants, per scenario, whose seeds all gave identical results."""
+    notes = []
+    for label, part in ds.parts():
+        same = seed_identical_variants(part.flows, part.variants) if ds.kind != "run" else []
+        if same:
+            which = "every variant" if len(same) == len(part.variants) else ", ".join(same)
+            where = f" of `{label}`" if label else ""
+            notes.append(f"Every seed gave identical results for {which}{where}: {SEEDS_NOTE}")
+    return notes
+
+
+def markdown_report(ds: Dataset, figures: Sequence[Tuple[str, str]]) -> str:
+    """The report as Markdown; ``figures`` are (caption, path relative to the report)."""
+    lines = [f"# {_title(ds)}", "", _description(ds), "", "## Summary", ""]
+    for heading, headers, cells in _tables(ds):
+        lines += ([f"### {heading}", ""] if heading else []) + _md_table(headers, cells) + [""]
+    for note in _seed_notes(ds):
+        lines += [note, ""]
+    lines += [NOTES, "", "## Figures", ""]
     for caption, rel in figures:
         lines += [f"### {caption}", "", f"![{caption}]({rel})", ""]
     return "\n".join(lines)
@@ -155,16 +234,23 @@ def _inline_code(text: str) -> str:
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
-    """The report as one self-contained HTML page; ``figures`` are (caption, PNG bytes)."""
-    headers, cells = summary_table(summarize(ds.flows, ds.variants, ds.fairness))
+def _html_table(headers: Sequence[str], cells: Sequence[Sequence[str]]) -> List[str]:
     text_cols = text_columns(headers)
-    e = html.escape
 
     def cell(tag: str, i: int, value: str) -> str:
         cls = "" if i < text_cols else ' class="num"'
-        return f"<{tag}{cls}>{e(value)}</{tag}>"
+        return f"<{tag}{cls}>{html.escape(value)}</{tag}>"
 
+    out = ["<table>", "<tr>" + "".join(cell("th", i, h) for i, h in enumerate(headers)) + "</tr>"]
+    out += [
+        "<tr>" + "".join(cell("td", i, v) for i, v in enumerate(row)) + "</tr>" for row in cells
+    ]
+    return out + ["</table>"]
+
+
+def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
+    """The report as one self-contained HTML page; ``figures`` are (caption, PNG bytes)."""
+    e = html.escape
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -177,12 +263,12 @@ def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
         f"<h1>{e(_title(ds))}</h1>",
         f"<p>{_inline_code(_description(ds))}</p>",
         "<h2>Summary</h2>",
-        "<table>",
-        "<tr>" + "".join(cell("th", i, h) for i, h in enumerate(headers)) + "</tr>",
     ]
-    for row in cells:
-        out.append("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(row)) + "</tr>")
-    out += ["</table>", f'<p class="notes">{e(NOTES)}</p>', "<h2>Figures</h2>"]
+    for heading, headers, cells in _tables(ds):
+        out += [f"<h3>{_inline_code(heading)}</h3>"] if heading else []
+        out += _html_table(headers, cells)
+    out += [f'<p class="notes">{_inline_code(note)}</p>' for note in _seed_notes(ds)]
+    out += [f'<p class="notes">{e(NOTES)}</p>', "<h2>Figures</h2>"]
     for caption, png in figures:
         data = base64.b64encode(png).decode("ascii")
         out += [
@@ -195,19 +281,26 @@ def html_report(ds: Dataset, figures: Sequence[Tuple[str, bytes]]) -> str:
 
 def write_report(ds: Dataset, as_html: bool = False) -> Path:
     """Draw the figures (PNG, into ``plots/``), then write ``report.md`` or ``report.html``."""
-    plots = ds.path / PLOTS_DIR
     from .plot import render_figures  # matplotlib: only when drawing
 
-    pages = [
-        (spec.caption if len(paths) == 1 else f"{spec.caption} ({i} of {len(paths)})", path)
-        for spec, paths in render_figures(ds, plots, ["png"])
-        for i, path in enumerate(paths, start=1)
-    ]
+    pages = []
+    for label, part in ds.parts():  # several scenarios: plots/<label>/, captions name it
+        plots = ds.path / PLOTS_DIR / label if label else ds.path / PLOTS_DIR
+        pages += [
+            (
+                (f"{label}: " if label else "")
+                + (spec.caption if len(paths) == 1 else f"{spec.caption} ({i} of {len(paths)})"),
+                path,
+            )
+            for spec, paths in render_figures(part, plots, ["png"])
+            for i, path in enumerate(paths, start=1)
+        ]
     if as_html:
         text = html_report(ds, [(caption, png.read_bytes()) for caption, png in pages])
         path = ds.path / "report.html"
     else:
-        text = markdown_report(ds, [(caption, f"{PLOTS_DIR}/{png.name}") for caption, png in pages])
+        rel = [(caption, png.relative_to(ds.path).as_posix()) for caption, png in pages]
+        text = markdown_report(ds, rel)
         path = ds.path / "report.md"
     write_file_atomic(path, text.encode("utf-8"))
     return path

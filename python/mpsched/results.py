@@ -1,7 +1,7 @@
 """Simulation results: in-memory tables and their on-disk form.
 
-A run produces one summary (a JSON document), the resolved scenario (TOML text) and four
-columnar tables (``flows``, ``subflows``, ``timeseries``, ``links``). :class:`Results` holds them in memory as
+A run produces one summary (a JSON document), the resolved scenario (TOML text) and five
+columnar tables (``flows``, ``subflows``, ``timeseries``, ``links``, ``queues``). :class:`Results` holds them in memory as
 pyarrow Tables; :func:`write_results` writes them to a directory atomically::
 
     out/demo/
@@ -10,6 +10,7 @@ pyarrow Tables; :func:`write_results` writes them to a directory atomically::
       subflows.parquet    one row per subflow of every flow
       timeseries.parquet  one row per (sample time, flow, subflow)
       links.parquet       one row per link
+      queues.parquet      one row per (sample time, link): the bytes and packets queued
       scenario.toml       the scenario with every default filled in
 
 Same results => byte-identical files (fixed Parquet writer options, no timestamps). Parquet
@@ -48,10 +49,11 @@ __all__ = [
     "write_parquet",
     "ParquetStream",
     "ROW_GROUP_ROWS",
+    "QUEUE_SCHEMA",
 ]
 
 #: The tables of a run, in output order.
-TABLE_NAMES = ("flows", "subflows", "timeseries", "links")
+TABLE_NAMES = ("flows", "subflows", "timeseries", "links", "queues")
 
 #: Files written by :func:`write_results`, in the order they are written.
 OUTPUT_FILES = (
@@ -60,6 +62,7 @@ OUTPUT_FILES = (
     "subflows.parquet",
     "timeseries.parquet",
     "links.parquet",
+    "queues.parquet",
     "scenario.toml",
 )
 
@@ -83,6 +86,16 @@ _PARQUET_OPTIONS: Dict[str, Any] = {
     "version": "2.6",
     "data_page_version": "1.0",
 }
+
+#: Columns of the ``queues`` table (the core's, docs/scenarios.md, Queue occupancy).
+QUEUE_SCHEMA = pa.schema(
+    [
+        ("time_s", pa.float64()),
+        ("link", pa.string()),
+        ("queue_bytes", pa.int64()),
+        ("queue_packets", pa.int64()),
+    ]
+)
 
 #: Rows per Parquet row group (pyarrow's default for ``write_table``).
 ROW_GROUP_ROWS = 1024 * 1024
@@ -149,7 +162,10 @@ class Results:
         flows: one row per flow (goodput, bytes delivered, flow completion time, HoL figures...).
         subflows: one row per subflow of every flow (path, bytes sent, losses, RTT...).
         timeseries: one row per sample (``sample_interval_ms``) per flow and subflow.
-        links: one row per link (packets sent, drops, utilization, ...).
+        links: one row per link (packets sent, drops, utilization, queue occupancy, ...).
+        queues: one row per sample per link: ``time_s``, ``link``, ``queue_bytes``,
+            ``queue_packets`` (the packets waiting, not the one being serialized); an empty
+            table (:data:`QUEUE_SCHEMA`) for results that have none (the kernel engine's).
         decisions: per flow scheduled by a trained policy (``edar``, ``policy:PATH``), its
             decisions and their wall-clock latency in Rust: ``decisions``, ``mean_ns``,
             ``p50_ns``, ``p99_ns``, ``max_ns``. Wall time differs between runs, so it is not
@@ -165,6 +181,7 @@ class Results:
     subflows: pa.Table
     timeseries: pa.Table
     links: pa.Table
+    queues: pa.Table = field(default_factory=lambda: QUEUE_SCHEMA.empty_table())
     decisions: Dict[str, Dict[str, float]] = field(default_factory=dict, compare=False)
 
     @classmethod

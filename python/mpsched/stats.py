@@ -102,6 +102,7 @@ class SummaryRow:
     jain_all: Optional[float] = None
     jain_all_ci: Optional[float] = None
     all_flows: int = 0
+    engine: str = ""  # ``sim`` or ``kernel`` in a dataset of both engines, else empty
 
 
 def jain_columns(fairness: Optional["pd.DataFrame"]) -> List[str]:
@@ -176,6 +177,7 @@ def summarize(
                     mean_ooo_bytes=_mean(sel["mean_ooo_bytes"]),
                     rwnd_full_s=_mean(sel["rwnd_full_s"]),
                     params=str(first["params"]) if "params" in sel.columns else "",
+                    engine=str(first["engine"]) if "engine" in sel.columns else "",
                     **fair,
                 )
             )

@@ -8,6 +8,7 @@ Layout of the output directory::
       subflows.parquet      (likewise)
       timeseries.parquet
       links.parquet
+      queues.parquet
       runs/<run_id>/        one run: the files of `mpsched run`, plus run.json
 
 Runs are computed by worker processes (or Ray tasks), which return the encoded files; this
@@ -45,6 +46,9 @@ __all__ = [
     "RUNS_DIR",
     "RUN_META",
     "RUN_KEYS",
+    "EXTRA_KEYS",
+    "json_bytes",
+    "extra_keys",
     "BACKENDS",
     "OutputDirError",
     "BackendError",
@@ -65,11 +69,17 @@ RUN_FILES = OUTPUT_FILES + (RUN_META,)
 #: Columns identifying the run, first in every combined table (``params``: the swept
 #: parameters' values, e.g. ``path2.delay_ms=40``, empty without sweeps).
 RUN_KEYS = ("run_id", "scheduler", "cc", "params", "seed")
+#: Further key columns, after the run keys, in sweeps that have them: ``scenario`` (the
+#: file's label, several scenario files) and ``engine`` (``sim`` or ``kernel``, any sweep
+#: with ``--engine`` other than ``sim``).
+EXTRA_KEYS = ("scenario", "engine")
 #: Columns of the flows table renamed in the combined table (the run keys take their names).
 FLOW_RENAMES = {"scheduler": "flow_scheduler", "cc": "flow_cc"}
 BACKENDS = ("local", "ray")
 _LOCK = ".lock"
 
+#: Runs one kernel-engine run (:meth:`mpsched.kernel_runs.KernelEngine.run`).
+KernelRunner = Callable[[RunSpec], Dict[str, bytes]]
 #: Called once before running with (runs to run, runs reused), then after each run with its id.
 StartCallback = Callable[[int, int], None]
 DoneCallback = Callable[[str], None]
@@ -162,11 +172,30 @@ def _remove_leftovers(out_dir: Path) -> None:
                     p.unlink(missing_ok=True)
 
 
-def _json_bytes(doc: Any) -> bytes:
+def json_bytes(doc: Any) -> bytes:
+    """``doc`` as the sweep writes JSON files: indent 2, sorted keys, final newline."""
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
+def extra_keys(matrix: Matrix) -> Tuple[str, ...]:
+    """The :data:`EXTRA_KEYS` the combined tables of ``matrix`` have."""
+    return tuple(
+        key
+        for key, present in zip(EXTRA_KEYS, (bool(matrix.scenarios), matrix.engines != ("sim",)))
+        if present
+    )
+
+
 def _manifest(matrix: Matrix, complete: bool) -> Dict[str, Any]:
+    doc = _base_manifest(matrix, complete)
+    if matrix.scenarios:
+        doc["scenarios"] = [{"label": label, "path": path} for label, path in matrix.scenarios]
+    if matrix.engines != ("sim",):
+        doc["engines"] = list(matrix.engines)
+    return doc
+
+
+def _base_manifest(matrix: Matrix, complete: bool) -> Dict[str, Any]:
     return {
         "format": "mpsched-compare/1",
         "mpsched_version": __version__,
@@ -223,7 +252,7 @@ def execute_run(spec: RunSpec, plugin_sources: Sequence[Tuple[str, str]] = ()) -
     :func:`mpsched.plugins.plugin_sources`)."""
     plugins.ensure_loaded(plugin_sources)
     files = result_files(run_scenario(spec.scenario, seed=spec.seed))
-    files[RUN_META] = _json_bytes(spec.meta())
+    files[RUN_META] = json_bytes(spec.meta())
     return files
 
 
@@ -365,11 +394,35 @@ def _run_ray(
             ray.shutdown()
 
 
+def _results(
+    todo: Sequence[RunSpec], backend: str, jobs: Optional[int], kernel: Optional[KernelRunner]
+) -> Iterator[Tuple[RunSpec, Dict[str, bytes]]]:
+    """(spec, files) of every run of ``todo``: the simulator's on ``backend``, then the
+    kernel engine's one by one (real time, one emulated network)."""
+    sim = [s for s in todo if s.engine == "sim"]
+    others = [s for s in todo if s.engine != "sim"]
+    if others and kernel is None:
+        raise BackendError("--engine kernel: no kernel engine was given to run the kernel runs")
+    if sim:
+        runs = (
+            _run_ray(sim, jobs)
+            if backend == "ray"
+            else _run_local(sim, jobs if jobs is not None else default_jobs())
+        )
+        try:
+            yield from runs
+        finally:
+            runs.close()
+    for spec in others:
+        assert kernel is not None
+        yield spec, kernel(spec)
+
+
 # --- combining ------------------------------------------------------------------------------
 
 
-def _with_run_keys(table: pa.Table, spec: RunSpec) -> pa.Table:
-    """``table`` with the run's keys as its first columns."""
+def _with_run_keys(table: pa.Table, spec: RunSpec, extra: Sequence[str] = ()) -> pa.Table:
+    """``table`` with the run's keys (and the ``extra`` keys) as its first columns."""
     n = table.num_rows
     keys = [
         pa.array([spec.run_id] * n, pa.string()),
@@ -378,20 +431,25 @@ def _with_run_keys(table: pa.Table, spec: RunSpec) -> pa.Table:
         pa.array([spec.params] * n, pa.string()),
         pa.array([spec.seed] * n, pa.int64()),
     ]
-    return pa.Table.from_arrays(keys + table.columns, names=list(RUN_KEYS) + table.column_names)
+    values = {"scenario": spec.scenario_label, "engine": spec.engine}
+    keys += [pa.array([values[k]] * n, pa.string()) for k in extra]
+    names = list(RUN_KEYS) + list(extra) + table.column_names
+    return pa.Table.from_arrays(keys + table.columns, names=names)
 
 
 def combine_runs(out_dir: Path, matrix: Matrix) -> None:
     """Write the combined tables of every run of ``matrix``, in matrix order."""
     runs_dir = out_dir / RUNS_DIR
+    extra = extra_keys(matrix)
     for name in TABLE_NAMES:
         parts = []
         for spec in matrix.runs:
-            table = pq.read_table(runs_dir / spec.run_id / f"{name}.parquet")
+            path = runs_dir / spec.run_id / f"{name}.parquet"
+            table = pq.read_table(path)
             if name == "flows":
                 table = table.rename_columns([FLOW_RENAMES.get(c, c) for c in table.column_names])
-            parts.append(_with_run_keys(table, spec))
-        combined = pa.concat_tables(parts, promote_options="default").combine_chunks()
+            parts.append(_with_run_keys(table, spec, extra))
+        combined = pa.concat_tables(parts, promote_options="permissive").combine_chunks()
         write_file_atomic(out_dir / f"{name}.parquet", parquet_bytes(combined))
 
 
@@ -424,6 +482,7 @@ def run_sweep(
     jobs: Optional[int] = None,
     on_start: Optional[StartCallback] = None,
     on_done: Optional[DoneCallback] = None,
+    kernel: Optional[KernelRunner] = None,
     _stop_after: Optional[int] = None,
 ) -> SweepResult:
     """Run every run of ``matrix`` not already in ``out_dir``, then write the combined tables.
@@ -435,6 +494,8 @@ def run_sweep(
         backend: ``"local"`` (a process pool) or ``"ray"``.
         jobs: parallel runs; default :func:`default_jobs` (local) or all of Ray's CPUs.
         on_start, on_done: progress callbacks.
+        kernel: runs the matrix's kernel-engine runs (needed if it has any): they are done
+            one at a time in this process, after the simulator's.
         _stop_after: testing hook: raise SweepInterrupted after this many new runs, as if the
             sweep had been killed.
 
@@ -448,17 +509,14 @@ def run_sweep(
     runs_dir = out_dir / RUNS_DIR
     with _locked(out_dir):
         _remove_leftovers(out_dir)
-        write_file_atomic(out_dir / MANIFEST, _json_bytes(_manifest(matrix, complete=False)))
+        write_file_atomic(out_dir / MANIFEST, json_bytes(_manifest(matrix, complete=False)))
         todo = [s for s in matrix.runs if not _is_done(runs_dir / s.run_id, s)]
         reused = len(matrix.runs) - len(todo)
         if on_start is not None:
             on_start(len(todo), reused)
         if todo:
             runs_dir.mkdir(exist_ok=True)
-            if backend == "ray":
-                results = _run_ray(todo, jobs)
-            else:
-                results = _run_local(todo, jobs if jobs is not None else default_jobs())
+            results = _results(todo, backend, jobs, kernel)
             ran = 0
             kill_after = _kill_after()
             try:
@@ -474,7 +532,7 @@ def run_sweep(
             finally:
                 results.close()
         combine_runs(out_dir, matrix)
-        write_file_atomic(out_dir / MANIFEST, _json_bytes(_manifest(matrix, complete=True)))
+        write_file_atomic(out_dir / MANIFEST, json_bytes(_manifest(matrix, complete=True)))
     known = {s.run_id for s in matrix.runs}
     foreign = (
         sorted(

@@ -126,7 +126,10 @@ def test_all_null_columns_keep_their_type(fast_dict):
 def test_to_pandas_returns_one_dataframe_per_table(fast_dict):
     res = mpsched.run(fast_dict)
     frames = res.to_pandas()
-    assert list(frames) == ["flows", "subflows", "timeseries", "links"]
+    assert list(frames) == ["flows", "subflows", "timeseries", "links", "queues"]
+    assert list(frames["queues"].columns) == ["time_s", "link", "queue_bytes", "queue_packets"]
+    # One row per sample and link: the path p is two links, p.fwd and p.rev.
+    assert set(frames["queues"]["link"]) == {"p.fwd", "p.rev"}
     for name, frame in frames.items():
         assert list(frame.columns) == res.tables[name].column_names
         assert len(frame) == res.tables[name].num_rows

@@ -136,32 +136,53 @@ def test_bad_scenarios_raise_one_line_errors(fast_toml, tmp_path):
         mpsched.compare(fast_toml, out=tmp_path / "taken")
 
 
-def test_several_scenarios_concatenate_with_a_scenario_column(mini_toml, fast_toml, tmp_path):
+def test_several_scenarios_make_one_dataset_with_a_scenario_column(mini_toml, fast_toml, tmp_path):
     out = tmp_path / "both"
     cmp = mpsched.compare(
         [mini_toml, fast_toml], ccs=["cubic", "newreno"], seeds=1, jobs=1, out=out
     )
-    assert (out / "mini" / "compare.json").is_file() and (out / "fast" / "compare.json").is_file()
-    assert list(cmp.flows.columns[:3]) == ["scenario", "run_id", "scheduler"]
+    assert (out / "compare.json").is_file() and not (out / "mini").exists()
+    assert sorted(p.name for p in (out / "runs").iterdir()) == [
+        "fast_cubic_seed1", "fast_newreno_seed1", "mini_cubic_seed1", "mini_newreno_seed1",
+    ]  # fmt: skip
+    on_disk = pd.read_parquet(out / "flows.parquet")
+    assert list(on_disk.columns[:6]) == ["run_id", "scheduler", "cc", "params", "seed", "scenario"]
+    assert list(cmp.flows.columns[:7]) == [
+        "run_id", "scheduler", "cc", "params", "seed", "variant", "scenario",
+    ]  # fmt: skip
     assert cmp.flows.groupby("scenario", sort=False)["run_id"].nunique().to_dict() == {
         "mini": 2,
         "fast": 2,
     }
     mini = mpsched.compare(mini_toml, ccs=["cubic", "newreno"], seeds=1, jobs=1)
+    ours = cmp.flows[cmp.flows["scenario"] == "mini"].drop(columns=["scenario", "run_id"])
     pd.testing.assert_frame_equal(
-        cmp.flows[cmp.flows["scenario"] == "mini"].drop(columns="scenario"), mini.flows
+        ours.reset_index(drop=True), mini.flows.drop(columns="run_id").reset_index(drop=True)
     )
-    assert cmp.dataset.variants == (
-        "mini / cubic",
-        "mini / newreno",
-        "fast / cubic",
-        "fast / newreno",
+    assert cmp.dataset.variants == ("cubic", "newreno")
+    assert cmp.dataset.scenarios == ("mini", "fast")
+    assert list(dict.fromkeys(cmp.summary["scenario"])) == ["mini", "fast"]
+    assert (
+        len(cmp.summary)
+        == len(mini.summary) + 2 * cmp.flows[cmp.flows["scenario"] == "fast"]["name"].nunique()
     )
-    assert set(cmp.summary["scenario"]) == {"mini", "fast"} and cmp.sweep.ran == 4
-    with pytest.raises(MatrixError, match="two files are named 'mini'"):
+    assert cmp.sweep.ran == 4
+    again = mpsched.compare([mini_toml, fast_toml], ccs=["cubic", "newreno"], seeds=1, out=out)
+    assert (again.sweep.ran, again.sweep.reused) == (0, 4)
+    with pytest.raises(MatrixError, match="is given twice"):
         mpsched.compare([mini_toml, mini_toml])
     with pytest.raises(MatrixError, match="non-empty list"):
         mpsched.compare([])
+
+
+def test_scenario_labels_are_stems_made_unique(tmp_path):
+    from mpsched.multi import scenario_labels
+
+    a, b = tmp_path / "a" / "cell.toml", tmp_path / "b" / "cell.toml"
+    assert scenario_labels([a, b, tmp_path / "wifi.toml"]) == ["a-cell", "b-cell", "wifi"]
+    same = [tmp_path / "x" / "c.toml", tmp_path / "y" / "x" / "c.toml"]
+    assert scenario_labels(same) == ["x-c-1", "x-c-2"]
+    assert scenario_labels([tmp_path / "a b.json"]) == ["a-b"]
 
 
 def test_plot_draws_the_chosen_variants(two_by_two, tmp_path):

@@ -121,6 +121,26 @@ def test_time_series_shade_outages_and_changes_and_smooth(sweep_ds):
     assert "outage: b" not in legend_labels(plain)
 
 
+def test_queue_occupancy_per_link_with_outages_shaded(sweep_ds):
+    small = figures.subset(sweep_ds, sweep_ds.variants[:2])
+    (fig,) = draw("queues", small)
+    assert pixels(fig) <= (MAX_W, MAX_H) and len(fig.axes) == 4  # bytes and packets per variant
+    legends = [
+        [t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes if ax.get_legend()
+    ]
+    assert len(legends) == 2  # one per row, right of the packets panel
+    for labels, run_id in zip(legends, small.first_seed_runs().values()):
+        queues = pd.read_parquet(sweep_ds.path / "runs" / run_id / "queues.parquet")
+        busy = list(dict.fromkeys(queues.loc[queues["queue_packets"] > 0, "link"]))
+        assert busy and set(busy) < set(queues["link"])  # idle (ACK) links are left out
+        assert labels == [*busy, "changed: b", "outage: b"]
+    lines = fig.axes[0].get_lines()
+    assert max(max(line.get_ydata()) for line in lines) > 0
+    assert "queue occupancy per link" in fig._suptitle.get_text()
+    png = plot.figure_bytes(plot._frozen(fig), "png")
+    assert Image.open(io.BytesIO(png)).size == pixels(fig)
+
+
 def test_smooth_is_a_trailing_moving_average():
     t = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
     y = np.array([0.0, 2.0, 4.0, 6.0, 8.0])

@@ -27,8 +27,9 @@ COMPARE_FIGURES = [
     "hol",
     "fct_cdf",
     "fct_bars",  # the sized TCP flow's download time
+    "queues",
 ]
-RUN_FIGURES = ["cwnd_rtt", "goodput_flows", "goodput_subflows", "hol", "fct_cdf"]
+RUN_FIGURES = ["cwnd_rtt", "goodput_flows", "goodput_subflows", "hol", "queues", "fct_cdf"]
 
 
 @pytest.fixture(scope="module")

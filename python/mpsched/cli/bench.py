@@ -11,79 +11,87 @@ from .. import _core
 from .._display import print_bench
 from .errors import fail, require_extra
 
+NamesArgument = Annotated[
+    Optional[List[str]],
+    typer.Argument(
+        metavar="NAME",
+        help="Benchmarks to run. Default: all (see `--list`).",
+        show_default=False,
+    ),
+]
+RepeatsOption = Annotated[
+    int, typer.Option("--repeats", "-n", min=1, help="Times to run each benchmark.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")]
+ListOption = Annotated[bool, typer.Option("--list", help="List the benchmark names and exit.")]
+EnvOption = Annotated[
+    bool,
+    typer.Option(
+        "--env",
+        help="Instead, measure learning-environment steps per second (EdAR scenario: "
+        "single env, raw core env, vector env on 1 and 2 threads; DRL-CC's host env).",
+    ),
+]
+DecisionsOption = Annotated[
+    bool,
+    typer.Option(
+        "--decisions",
+        help="Instead, measure the cost of pausing at per-packet decision points "
+        "(EdAR scenario, paused vs built-in scheduler in the same process).",
+    ),
+]
+PoliciesOption = Annotated[
+    bool,
+    typer.Option(
+        "--policies",
+        help="Instead, measure the decision latency of exported policies in the Rust "
+        "runtime against the same forward pass in PyTorch (needs the rl extra).",
+    ),
+]
+PythonSchedulerOption = Annotated[
+    bool,
+    typer.Option(
+        "--python-scheduler",
+        help="Instead, measure the per-decision cost of a scheduler written in Python "
+        "(EdAR scenario, against the built-in minrtt-norp making the same choices).",
+    ),
+]
+InstructionsOption = Annotated[
+    bool,
+    typer.Option(
+        "--instructions",
+        help="Instead, count instructions under callgrind (bench/instructions.sh; needs a "
+        "source checkout): per event, per packet and per delivered packet.",
+    ),
+]
+AgainstOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--against",
+        metavar="REV",
+        help="Instead, build git revision REV and this checkout's bench binary and "
+        "interleave their runs: same-run wall-clock ratios (needs a source checkout).",
+        show_default=False,
+    ),
+]
+RoundsOption = Annotated[
+    int,
+    typer.Option("--rounds", min=1, help="With --against: runs of each side per benchmark."),
+]
+
 
 def bench_command(
-    names: Annotated[
-        Optional[List[str]],
-        typer.Argument(
-            metavar="NAME",
-            help="Benchmarks to run. Default: all (see `--list`).",
-            show_default=False,
-        ),
-    ] = None,
-    repeats: Annotated[
-        int, typer.Option("--repeats", "-n", min=1, help="Times to run each benchmark.")
-    ] = 1,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print a JSON list instead of a table.")
-    ] = False,
-    list_only: Annotated[
-        bool, typer.Option("--list", help="List the benchmark names and exit.")
-    ] = False,
-    env: Annotated[
-        bool,
-        typer.Option(
-            "--env",
-            help="Instead, measure learning-environment steps per second (EdAR scenario: "
-            "single env, raw core env, vector env on 1 and 2 threads; DRL-CC's host env).",
-        ),
-    ] = False,
-    decisions: Annotated[
-        bool,
-        typer.Option(
-            "--decisions",
-            help="Instead, measure the cost of pausing at per-packet decision points "
-            "(EdAR scenario, paused vs built-in scheduler in the same process).",
-        ),
-    ] = False,
-    policies: Annotated[
-        bool,
-        typer.Option(
-            "--policies",
-            help="Instead, measure the decision latency of exported policies in the Rust "
-            "runtime against the same forward pass in PyTorch (needs the rl extra).",
-        ),
-    ] = False,
-    python_scheduler: Annotated[
-        bool,
-        typer.Option(
-            "--python-scheduler",
-            help="Instead, measure the per-decision cost of a scheduler written in Python "
-            "(EdAR scenario, against the built-in minrtt-norp making the same choices).",
-        ),
-    ] = False,
-    instructions: Annotated[
-        bool,
-        typer.Option(
-            "--instructions",
-            help="Instead, count instructions under callgrind (bench/instructions.sh; needs a "
-            "source checkout): per event, per packet and per delivered packet.",
-        ),
-    ] = False,
-    against: Annotated[
-        Optional[str],
-        typer.Option(
-            "--against",
-            metavar="REV",
-            help="Instead, build git revision REV and this checkout's bench binary and "
-            "interleave their runs: same-run wall-clock ratios (needs a source checkout).",
-            show_default=False,
-        ),
-    ] = None,
-    rounds: Annotated[
-        int,
-        typer.Option("--rounds", min=1, help="With --against: runs of each side per benchmark."),
-    ] = 5,
+    names: NamesArgument = None,
+    repeats: RepeatsOption = 1,
+    as_json: JsonOption = False,
+    list_only: ListOption = False,
+    env: EnvOption = False,
+    decisions: DecisionsOption = False,
+    policies: PoliciesOption = False,
+    python_scheduler: PythonSchedulerOption = False,
+    instructions: InstructionsOption = False,
+    against: AgainstOption = None,
+    rounds: RoundsOption = 5,
 ) -> None:
     """Measure simulator speed on built-in benchmark scenarios.
 
@@ -97,65 +105,86 @@ def bench_command(
         )
     if instructions or against is not None:
         _source_bench(names, against, rounds, as_json)
-        return
-    if env:
-        require_extra(["gymnasium"], "mpsched bench --env")
-        from ..bench_env import bench_env
+    elif env:
+        _bench_env(repeats, as_json)
+    elif policies:
+        _bench_policies(repeats, as_json)
+    elif python_scheduler:
+        _bench_python_scheduler(repeats, as_json)
+    elif decisions:
+        _bench_decisions(repeats, as_json)
+    else:
+        _bench_core(names, repeats, as_json, list_only)
 
-        with Console(stderr=True).status("bench env"):
-            rows = bench_env(steps=20000 * repeats)
-        if as_json:
-            typer.echo(json.dumps(rows, indent=2, sort_keys=True))
-        else:
-            base = rows[0]["steps_per_s"]
-            for r in rows:
-                typer.echo(
-                    f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)"
-                )
-        return
-    if policies:
-        require_extra(["torch"], "mpsched bench --policies")
-        from ..bench_policies import bench_policies
 
-        with Console(stderr=True).status("bench policies"):
-            rows = bench_policies(repeats=max(repeats, 3))
-        if as_json:
-            typer.echo(json.dumps(rows, indent=2, sort_keys=True))
-        else:
-            for r in rows:
-                typer.echo(
-                    f"{r['name']:<34} rust {r['rust_us']:8.2f} µs/decision  "
-                    f"torch {r['torch_us']:8.2f} µs/decision  ({r['speedup']:.1f}x)"
-                )
-        return
-    if python_scheduler:
-        from ..bench_plugin import bench_python_scheduler
+def _echo_json(rows: object) -> None:
+    typer.echo(json.dumps(rows, indent=2, sort_keys=True))
 
-        with Console(stderr=True).status("bench python scheduler"):
-            rows = bench_python_scheduler(max(repeats, 3))
-        if as_json:
-            typer.echo(json.dumps(rows, indent=2, sort_keys=True))
-        else:
-            for r in rows:
-                typer.echo(
-                    f"{r['name']:<18} {r['wall_s']:.4f} s  {r['us_per_decision']:6.2f} µs/decision  "
-                    f"overhead {r['overhead_us_per_decision']:6.2f} µs/decision  "
-                    f"{r['ratio']:5.1f}x  identical={r['identical_to_builtin']}  "
-                    f"({r['decisions']} decisions)"
-                )
-        return
-    if decisions:
-        with Console(stderr=True).status("bench decisions"):
-            result = dict(_core.bench_decisions(repeats))
-        if as_json:
-            typer.echo(json.dumps(result, indent=2, sort_keys=True))
-        else:
-            typer.echo(
-                f"{result['decisions']} decision points: built-in {result['wall_builtin_s']:.4f} s, "
-                f"paused {result['wall_paused_s']:.4f} s, "
-                f"overhead {result['ns_per_decision']:.0f} ns per decision"
-            )
-        return
+
+def _bench_env(repeats: int, as_json: bool) -> None:
+    """``--env``: learning-environment steps per second."""
+    require_extra(["gymnasium"], "mpsched bench --env")
+    from ..bench_env import bench_env
+
+    with Console(stderr=True).status("bench env"):
+        rows = bench_env(steps=20000 * repeats)
+    if as_json:
+        return _echo_json(rows)
+    base = rows[0]["steps_per_s"]
+    for r in rows:
+        typer.echo(
+            f"{r['name']:<32} {r['steps_per_s']:>10,.0f} steps/s  ({r['steps_per_s'] / base:.2f}x the single env)"
+        )
+
+
+def _bench_policies(repeats: int, as_json: bool) -> None:
+    """``--policies``: exported policies' decision latency, Rust against PyTorch."""
+    require_extra(["torch"], "mpsched bench --policies")
+    from ..bench_policies import bench_policies
+
+    with Console(stderr=True).status("bench policies"):
+        rows = bench_policies(repeats=max(repeats, 3))
+    if as_json:
+        return _echo_json(rows)
+    for r in rows:
+        typer.echo(
+            f"{r['name']:<34} rust {r['rust_us']:8.2f} µs/decision  "
+            f"torch {r['torch_us']:8.2f} µs/decision  ({r['speedup']:.1f}x)"
+        )
+
+
+def _bench_python_scheduler(repeats: int, as_json: bool) -> None:
+    """``--python-scheduler``: the per-decision cost of a scheduler written in Python."""
+    from ..bench_plugin import bench_python_scheduler
+
+    with Console(stderr=True).status("bench python scheduler"):
+        rows = bench_python_scheduler(max(repeats, 3))
+    if as_json:
+        return _echo_json(rows)
+    for r in rows:
+        typer.echo(
+            f"{r['name']:<18} {r['wall_s']:.4f} s  {r['us_per_decision']:6.2f} µs/decision  "
+            f"overhead {r['overhead_us_per_decision']:6.2f} µs/decision  "
+            f"{r['ratio']:5.1f}x  identical={r['identical_to_builtin']}  "
+            f"({r['decisions']} decisions)"
+        )
+
+
+def _bench_decisions(repeats: int, as_json: bool) -> None:
+    """``--decisions``: the cost of pausing at per-packet decision points."""
+    with Console(stderr=True).status("bench decisions"):
+        result = dict(_core.bench_decisions(repeats))
+    if as_json:
+        return _echo_json(result)
+    typer.echo(
+        f"{result['decisions']} decision points: built-in {result['wall_builtin_s']:.4f} s, "
+        f"paused {result['wall_paused_s']:.4f} s, "
+        f"overhead {result['ns_per_decision']:.0f} ns per decision"
+    )
+
+
+def _bench_core(names: Optional[List[str]], repeats: int, as_json: bool, list_only: bool) -> None:
+    """The built-in benchmark scenarios (or their names, ``--list``)."""
     available = list(_core.bench_names())
     if list_only:
         typer.echo("\n".join(available))
@@ -166,14 +195,13 @@ def bench_command(
         fail(
             f"unknown benchmark {', '.join(map(repr, unknown))} (available: {', '.join(available)})"
         )
-
     status = Console(stderr=True)
     rows = []
     for name in selected:
         with status.status(f"bench {name}"):
             rows.append(dict(_core.bench(name, repeats)))
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, sort_keys=True))
+        _echo_json(rows)
     else:
         print_bench(Console(), rows)
 

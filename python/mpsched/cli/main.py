@@ -6,7 +6,7 @@ collects them. ``mpsched.cli.app`` (the console-script entry point) is the :data
 
 import typer
 
-from . import algorithms, bench, collect, emulate, export, results, run, trace, train
+from . import algorithms, bench, collect, compare, emulate, export, results, run, trace, train
 from .errors import OneLineErrorGroup
 
 app = typer.Typer(
@@ -28,7 +28,7 @@ app.command("calibrate")(emulate.calibrate_command)
 app.command("bench")(bench.bench_command)
 app.command("collect")(collect.collect_command)
 app.command("version")(run.version_command)
-app.command("compare")(results.compare_command)
+app.command("compare")(compare.compare_command)
 app.command("plot")(results.plot_command)
 app.command("report")(results.report_command)
 app.command("algorithms")(algorithms.algorithms_command)
