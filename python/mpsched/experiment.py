@@ -26,14 +26,16 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow.parquet as pq
 
+from ._core import ScenarioError
 from .dataset import Dataset, load_results
 from .kernel_runs import check_matrix, find_kernel_engine
 from .matrix import MAX_SEED, Matrix, MatrixError, build_matrix, parse_names, parse_seeds
-from .multi import combine, parse_engines, scenario_labels, with_engines
+from .multi import combine, expand_traces, parse_engines, scenario_labels, with_engines
+from .scenario import load_dict
 from .stats import SummaryRow, summarize
 from .sweep import (
     RUN_KEYS,
@@ -67,10 +69,12 @@ class Comparison:
             ``*.parquet`` files of the output directory) as DataFrames: the run keys
             ``run_id``, ``scheduler``, ``cc``, ``params``, ``seed`` first, then ``variant``
             (the axes that vary, joined by `` / ``), then the columns of ``mpsched run``
-            (docs/scenarios.md, Outputs). In ``flows`` the flow's own scheduler and cc are
-            ``flow_scheduler`` and ``flow_cc``.
+            (docs/scenarios.md, Outputs); ``scenario`` (several scenario files) and
+            ``engine`` (``engines`` other than ``"sim"``) follow ``variant`` where present. In
+            ``flows`` the flow's own scheduler and cc are ``flow_scheduler`` and ``flow_cc``.
         summary: one row per variant and flow: means over seeds with the half-widths of
-            their 95 % confidence intervals (``*_ci``), the table ``mpsched compare`` prints.
+            their 95 % confidence intervals (``*_ci``), the table ``mpsched compare`` prints
+            (several scenario files: a ``scenario`` column first, each scenario's rows in turn).
         variants, seeds: in matrix order.
         dataset: the same tables as :func:`mpsched.dataset.load_results` gives, for
             :func:`mpsched.plot.render` and :func:`mpsched.report.write_report` (those two
@@ -186,6 +190,30 @@ def _scenario_paths(scenario: object) -> List[Path]:
     return [_scenario_path(scenario)]
 
 
+def _scenario_units(paths: List[Path]) -> List[Tuple[str, Path, Optional[Dict[str, Any]]]]:
+    """(label, file, scenario or None for the file's own) of each scenario to compare: each
+    file, or one per trace of a file whose trace field is a list of files (labelled with the
+    trace's stem, after the file's label when there are several files)."""
+    units: List[Tuple[str, Path, Optional[Dict[str, Any]]]] = []
+    for label, path in zip(scenario_labels(paths), paths):
+        try:
+            data = load_dict(path)
+        except ScenarioError as e:
+            raise MatrixError(str(e)) from None
+        traces = expand_traces(data, path)
+        for trace, variant in traces:
+            units.append((f"{label}-{trace}" if len(paths) > 1 else trace, path, variant))
+        if not traces:
+            units.append((label, path, None))
+    labels = [u[0] for u in units]
+    seen: Dict[str, int] = {}
+    for i, label in enumerate(labels):  # two traces of the same stem: numbered
+        if labels.count(label) > 1:
+            seen[label] = seen.get(label, 0) + 1
+            units[i] = (f"{label}-{seen[label]}", units[i][1], units[i][2])
+    return units
+
+
 def _engines(value: Optional[Names], cli: bool) -> Tuple[str, ...]:
     option = "--engine" if cli else "engines"
     if value is None:
@@ -220,14 +248,18 @@ def prepare(
     kernel = None
     if "kernel" in engine_list:
         kernel = find_kernel_engine(emulator, "--engine" if cli else "engines")
+    units = _scenario_units(paths)
     try:
-        matrices = [build_matrix(p, seed_list, scheduler_list, cc_list) for p in paths]
+        matrices = [build_matrix(p, seed_list, scheduler_list, cc_list, d) for _, p, d in units]
     except MatrixError as e:  # the matrix's messages name the command line's options
         message = str(e)
         if not cli and message.startswith("--scheduler:"):
             raise MatrixError(f"schedulers:{message[len('--scheduler:') :]}") from None
         raise
-    matrix = matrices[0] if len(paths) == 1 else combine(matrices, scenario_labels(paths))
+    if len(units) == 1 and units[0][2] is None:
+        matrix = matrices[0]
+    else:
+        matrix = combine(matrices, [label for label, _, _ in units])
     if engine_list != ("sim",):
         matrix = with_engines(matrix, engine_list)
     if kernel is not None:

@@ -641,8 +641,13 @@ def build_matrix(
     seeds: Optional[Sequence[int]] = None,
     schedulers: Optional[Sequence[str]] = None,
     ccs: Optional[Sequence[str]] = None,
+    data: Optional[Dict[str, Any]] = None,
 ) -> Matrix:
     """The runs of ``scenario_path`` × ``schedulers`` × ``ccs`` × sweep points × ``seeds``, checked by the core.
+
+    ``data``: the scenario to use instead of the file's own (one trace of a file's list of
+    traces, :func:`mpsched.multi.expand_traces`); the file's directory still resolves its
+    relative paths.
 
     ``None`` for ``schedulers`` or ``ccs`` keeps the scenario's own, for ``seeds`` runs the
     scenario's ``[sim].seed`` (default 1). Every field written ``{ range = [lo, hi], steps = N }``
@@ -655,7 +660,7 @@ def build_matrix(
         loaded = load(scenario_path)
     except ScenarioError as e:
         raise MatrixError(str(e)) from None
-    scenario = loaded.data
+    scenario = loaded.data if data is None else data
     base_dir = scenario_path.parent
     points = _sweep_points(find_sweeps(scenario, scenario_path))
     if schedulers is not None and not any(_is_multipath(f) for f in _flows(scenario)):

@@ -10,15 +10,24 @@ simulator sweep's runs are reused when the same directory grows an engine.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
+import itertools
 import re
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from .matrix import Matrix, MatrixError, RunSpec
 
-__all__ = ["ENGINES", "parse_engines", "scenario_labels", "combine", "with_engines"]
+__all__ = [
+    "ENGINES",
+    "parse_engines",
+    "scenario_labels",
+    "expand_traces",
+    "combine",
+    "with_engines",
+]
 
 #: The engines a compare can run on: the simulator and the machine's kernel (docs/emulate.md).
 ENGINES = ("sim", "kernel")
@@ -53,6 +62,46 @@ def scenario_labels(paths: Sequence[Path]) -> List[str]:
         n = seen.get(label, 0) + 1
         seen[label] = n
         out.append(label if labels.count(label) == 1 else f"{label}-{n}")
+    return out
+
+
+#: Sections and fields holding trace files (a list of them: one scenario per file).
+_TRACE_FIELDS = (("links", ("trace",)), ("paths", ("trace", "trace_reverse")))
+
+
+def _trace_lists(data: Mapping[str, Any], source: Path) -> List[Tuple[Dict[str, Any], str, list]]:
+    """(table, field, files) of every trace field given as a list of files."""
+    found = []
+    for section, fields in _TRACE_FIELDS:
+        entries = data.get(section)
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            for field in fields if isinstance(entry, dict) else ():
+                files = entry.get(field)
+                if not isinstance(files, list):
+                    continue
+                where = f"{source}: {section}[{i}].{field}"
+                if not files or not all(isinstance(f, str) and f for f in files):
+                    raise MatrixError(
+                        f"{where}: expected a list of trace file names, got {files!r}"
+                    )
+                if len(set(files)) != len(files):
+                    raise MatrixError(f"{where}: a trace file is given twice")
+                found.append((entry, field, files))
+    return found
+
+
+def expand_traces(data: Dict[str, Any], source: Path) -> List[Tuple[str, Dict[str, Any]]]:
+    """``trace = ["drive.log", "walk.log"]`` (on a link or path): (label, scenario) per file,
+    the label being the file's stem (several lists: every combination, stems joined by
+    ``+``); an empty list when no trace field is a list."""
+    lists = _trace_lists(data, source)
+    out = []
+    for combo in itertools.product(*(files for _, _, files in lists)) if lists else []:
+        variant = copy.deepcopy(data)
+        chosen = _trace_lists(variant, source)
+        for (entry, field, _), file in zip(chosen, combo):
+            entry[field] = file
+        out.append(("+".join(_UNSAFE.sub("-", Path(f).stem) for f in combo), variant))
     return out
 
 

@@ -9,6 +9,7 @@ import pytest
 from conftest import FAST_TOML, MINI_TOML
 
 from mpsched import experiment
+from mpsched.matrix import MatrixError
 from mpsched.sweep import SweepInterrupted, run_sweep
 
 # FAST without its loss model: nothing random, so every seed gives the same run.
@@ -64,3 +65,38 @@ def test_cli_prints_and_reports_per_scenario(cli, two_files):
     assert "![mini: Goodput per flow over time](plots/mini/goodput_flows.png)" in text
     assert (out / "plots" / "calm" / "queues.png").is_file()
     assert not (out / "plots" / "goodput_flows.png").exists()
+
+
+TRACED_TOML = """
+[sim]
+name = "traced"
+duration_s = 2.0
+[[paths]]
+name = "cell"
+trace = ["fast.mahimahi", "slow.mahimahi"]
+rate_mbps = 10.0
+delay_ms = 20.0
+[[flows]]
+name = "bulk"
+path = "cell"
+cc = "cubic"
+"""
+
+
+def test_a_list_of_traces_is_one_scenario_per_trace(tmp_path):
+    # One 1500-byte opportunity per ms (12 Mbit/s) and one every 4 ms (3 Mbit/s), 100 ms loops.
+    (tmp_path / "fast.mahimahi").write_text("".join(f"{t}\n" for t in range(1, 101)))
+    (tmp_path / "slow.mahimahi").write_text("".join(f"{t}\n" for t in range(4, 101, 4)))
+    (tmp_path / "traced.toml").write_text(TRACED_TOML)
+    cmp = experiment.compare(tmp_path / "traced.toml", seeds=[1, 2], jobs=1, out=tmp_path / "o")
+    assert cmp.dataset.scenarios == ("fast", "slow")
+    assert sorted(p.name for p in (tmp_path / "o" / "runs").iterdir()) == [
+        "fast_seed1", "fast_seed2", "slow_seed1", "slow_seed2",
+    ]  # fmt: skip
+    goodput = cmp.flows.groupby("scenario")["goodput_mbps"].mean()
+    assert 8.0 < goodput["fast"] <= 12.0 and 1.5 < goodput["slow"] <= 3.0, goodput
+    scenario = (tmp_path / "o" / "runs" / "slow_seed1" / "scenario.toml").read_text()
+    assert "slow.mahimahi" in scenario and "fast.mahimahi" not in scenario
+    (tmp_path / "bad.toml").write_text(TRACED_TOML.replace('"slow.mahimahi"', "3"))
+    with pytest.raises(MatrixError, match=r"bad.toml: paths\[0\].trace: expected a list of trace"):
+        experiment.compare(tmp_path / "bad.toml")
