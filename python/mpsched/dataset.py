@@ -100,10 +100,12 @@ class Dataset:
         )
 
     def parts(self) -> List[Tuple[str, "Dataset"]]:
-        """``(label, dataset)`` per scenario; ``[("", self)]`` for one scenario."""
+        """``(label, dataset)`` per scenario that has runs (``--variants`` may leave none);
+        ``[("", self)]`` for one scenario."""
         if not self.scenarios:
             return [("", self)]
-        return [(label, self.for_scenario(label)) for label in self.scenarios]
+        parts = [(label, self.for_scenario(label)) for label in self.scenarios]
+        return [(label, part) for label, part in parts if part.variants]  # all left out: none
 
     @property
     def runs(self) -> int:

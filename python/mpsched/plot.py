@@ -359,24 +359,30 @@ def _queues(ds: Dataset, run_id: str) -> Optional["pd.DataFrame"]:
         return None
 
 
+def _run_queues(ds: Dataset) -> Dict[str, Tuple[str, "pd.DataFrame"]]:
+    """Variant -> (run_id, queues table) of each variant's first-seed run that has queue
+    samples (the kernel engine's runs have none: their queues are the emulator's)."""
+    out = {}
+    for variant, run_id in ds.first_seed_runs().items():
+        q = _queues(ds, run_id)
+        if q is not None and not q.empty:
+            out[variant] = (run_id, q)
+    return out
+
+
 def has_queues(ds: Dataset) -> bool:
-    """Whether the first run of ``ds`` has a non-empty queues table (the kernel engine's is
-    empty: its queues are the emulator's)."""
-    if ds.flows.empty:
-        return False
-    q = _queues(ds, str(ds.flows["run_id"].iloc[0]))
-    return q is not None and not q.empty
+    """Whether some variant's first-seed run of ``ds`` has queue samples."""
+    return not ds.flows.empty and bool(_run_queues(ds))
 
 
 def queue_occupancy(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure:
     """Queue occupancy over time per link, bytes (left) and packets (right), one row per
     variant (its first seed's run, outage and changed-link periods shaded): only the links
-    whose queue ever holds a packet (all of them if none does)."""
-    runs = ds.first_seed_runs()
-    fig, axes = _figure(len(runs), 2)
-    for row, (variant, run_id) in zip(axes, runs.items()):
-        q = _queues(ds, run_id)
-        q = q if q is not None else _empty_queues()
+    whose queue ever holds a packet (all of them if none does). Variants without queue
+    samples (kernel runs) are named in the title, not drawn."""
+    runs = _run_queues(ds)
+    fig, axes = _figure(max(1, len(runs)), 2)
+    for row, (variant, (run_id, q)) in zip(axes, runs.items()):
         busy = set(q.loc[q["queue_packets"] > 0, "link"])
         for i, (link, group) in enumerate(q.groupby("link", sort=False)):
             if busy and link not in busy:
@@ -396,15 +402,10 @@ def queue_occupancy(ds: Dataset, options: PlotOptions = PlotOptions()) -> Figure
     for ax in axes[-1]:
         ax.set_xlabel("time (s)")
     smooth = f" ({options.smooth_s:g} s moving average)" if options.smooth_s > 0 else ""
-    fig.suptitle(f"{ds.scenario}: queue occupancy per link{smooth}")
+    missing = [v for v in ds.variants if v not in runs]
+    note = f"; no queue samples: {', '.join(missing)}" if missing else ""
+    fig.suptitle(f"{ds.scenario}: queue occupancy per link{smooth}{note}")
     return fig
-
-
-def _empty_queues() -> "pd.DataFrame":
-    """An empty queues table (a run without one)."""
-    from .results import QUEUE_SCHEMA
-
-    return QUEUE_SCHEMA.empty_table().to_pandas()
 
 
 def fct_cdf(ds: Dataset) -> Figure:
