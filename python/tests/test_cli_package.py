@@ -50,6 +50,7 @@ def test_sub_command_modules_do_not_import_the_hub():
         "mpsched.cli.bench",
         "mpsched.cli.collect",
         "mpsched.cli.results",
+        "mpsched.cli.compare",
         "mpsched.cli.trace",
         "mpsched.cli.train",
         "mpsched.reproduce",

@@ -2,6 +2,7 @@
 on the simulator and/or the kernel engine, into one dataset."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
+import signal
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -232,6 +233,10 @@ def _progress(matrix: Matrix) -> Tuple[Any, StartCallback, DoneCallback, Dict[st
 def _execute(matrix: Matrix, out_dir: Path, request: CompareRequest) -> SweepResult:
     """Run the sweep with a progress bar; every failure is one line (exit 1 or 2, 130)."""
     progress, on_start, on_done, counts = _progress(matrix)
+    if "kernel" in matrix.engines:  # SIGTERM cleans the emulated network up as Ctrl-C does
+        from .emulate import _interrupt
+
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         progress.start()
         try:
