@@ -28,7 +28,7 @@ from mpsched.emulate.topology import unavailable_reason
 from mpsched.kernel_runs import toml_text
 from mpsched.matrix import MatrixError, RunSpec, build_matrix
 from mpsched.multi import parse_engines, with_engines
-from mpsched.report import engine_table, markdown_report, summary_table
+from mpsched.report import engine_table, html_report, markdown_report, summary_table
 from mpsched.results import parquet_bytes
 from mpsched.stats import summarize
 from mpsched.sweep import RUN_META, execute_run, json_bytes, run_sweep
@@ -141,6 +141,9 @@ def test_report_puts_the_engines_side_by_side(engines_ds):
     assert "### Simulator and kernel: goodput (Mbit/s)" in text
     assert "| scheduler | cc | flow | sim | kernel | Δ | Δ (%) |" in text
     assert "Engines: sim, kernel." in text
+    page = html_report(ds, [])
+    assert "<h3>Simulator and kernel: goodput (Mbit/s)</h3>" in page
+    assert '<th class="num">Δ (%)</th>' in page
 
 
 def test_kernel_unavailable_is_one_line_naming_engine(tmp_path, monkeypatch):
@@ -169,6 +172,16 @@ def test_kernel_unavailable_is_one_line_naming_engine(tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "error: --engine kernel: cannot emulate here: needs root (test)"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_bad_engine_is_one_line_exit_2(cli, tmp_path):
+    (tmp_path / "one.toml").write_text(ONE_FLOW)
+    proc = cli("compare", "one.toml", "--engine", "sim,ns3", "-o", "o")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: --engine: expected sim, kernel or sim,kernel, got 'sim,ns3'"
     ]
     assert not (tmp_path / "o").exists()
 

@@ -38,7 +38,7 @@ class Backend(str, Enum):
 ScenariosArgument = Annotated[
     List[Path],
     typer.Argument(
-        metavar="SCENARIO...",
+        metavar="SCENARIO",
         help="Scenario files: TOML (or JSON if it ends in `.json`). Several files make one "
         "dataset with a `scenario` column (each file's stem, made unique).",
         show_default=False,
