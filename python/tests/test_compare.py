@@ -31,7 +31,14 @@ from mpsched.sweep import (
     run_sweep,
 )
 
-COMBINED = ("flows.parquet", "subflows.parquet", "timeseries.parquet", "links.parquet", MANIFEST)
+COMBINED = (
+    "flows.parquet",
+    "subflows.parquet",
+    "timeseries.parquet",
+    "links.parquet",
+    "queues.parquet",
+    MANIFEST,
+)
 
 
 def combined_bytes(out: Path) -> Dict[str, bytes]:

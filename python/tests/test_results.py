@@ -12,14 +12,20 @@ import mpsched
 from mpsched import results as results_module
 from mpsched.results import OUTPUT_FILES, write_results
 
-PARQUET_FILES = ("flows.parquet", "subflows.parquet", "timeseries.parquet", "links.parquet")
+PARQUET_FILES = (
+    "flows.parquet",
+    "subflows.parquet",
+    "timeseries.parquet",
+    "links.parquet",
+    "queues.parquet",
+)
 
 
 def file_bytes(directory: Path) -> dict:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
-def test_write_results_writes_the_five_files(fast_dict, tmp_path):
+def test_write_results_writes_the_six_files(fast_dict, tmp_path):
     res = mpsched.run(fast_dict)
     out = mpsched.write_results(res, tmp_path / "out" / "fast")
 
@@ -28,8 +34,9 @@ def test_write_results_writes_the_five_files(fast_dict, tmp_path):
     assert summary_text.endswith("}\n")
     assert json.loads(summary_text) == res.summary
     assert summary_text == json.dumps(res.summary, indent=2, sort_keys=True) + "\n"
-    for name in ("flows", "subflows", "timeseries", "links"):
+    for name in ("flows", "subflows", "timeseries", "links", "queues"):
         assert pq.read_table(out / f"{name}.parquet").equals(res.tables[name]), name
+    assert res.queues.num_rows > 0
     scenario_text = (out / "scenario.toml").read_text()
     assert scenario_text.rstrip("\n") == res.resolved_toml.rstrip("\n")
     assert scenario_text.endswith("\n")
