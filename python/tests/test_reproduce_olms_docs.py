@@ -1,7 +1,6 @@
 """The committed OLMS claims table (docs/reproductions/olms/, written by `mpsched reproduce olms`
 on the held-out seeds) and the documents that quote it; the pinned acceptance results."""
 
-import json
 import re
 from pathlib import Path
 
@@ -18,22 +17,15 @@ COMMITTED = ROOT / "docs" / "reproductions" / "olms"
 
 
 def _committed():
-    doc = json.loads((COMMITTED / "claims.json").read_text(encoding="utf-8"))
-    return {d["id"]: P.claim_from_dict(d) for d in doc["claims"]}, doc
+    return P.load_committed(COMMITTED)
 
 
 def test_committed_claims_md_and_json_agree():
-    claims, doc = _committed()
+    claims = P.check_committed_tables(COMMITTED)
     assert list(claims) == [s.id for s in C.specs()]
-    assert doc["held_out_seeds"] == list(P.HELD_OUT)
-    rows = P.read_md_rows(COMMITTED / "claims.md")
-    assert list(rows) == list(claims)
     for c in claims.values():
-        assert rows[c.id] == P.claim_row(c)
         for side in (c.ours_a, c.ours_b):
             assert side is None or side.n in (0, 20) or c.extra["metric_key"] == "fct_s"
-    short = (COMMITTED / "claims-short.md").read_text(encoding="utf-8")
-    assert short == P.compact_table(list(claims.values()))
 
 
 def _olms_sections():
@@ -102,11 +94,7 @@ PINNED = {
 
 @pytest.mark.parametrize("cid", sorted(PINNED))
 def test_pinned_results(cid):
-    claims, _ = _committed()
-    verdict, lo, hi = PINNED[cid]
-    c = claims[cid]
-    assert c.verdict == verdict, (cid, c.verdict, c.gain)
-    assert lo <= c.gain[0] <= hi, (cid, c.gain)
+    P.check_pinned(_committed()[0], cid, PINNED[cid])
 
 
 def test_paper_olms_is_minrtt_per_seed():
