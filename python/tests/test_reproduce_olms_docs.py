@@ -73,15 +73,20 @@ def test_docs_numbers_are_the_claims_tables():
 #: The measured result of the headline claims, pinned (verdict, and the range of our mean gain
 #: in percent). Where OLMS beats a baseline as the paper says, the verdict is *reproduced*;
 #: where it does not (OLMS with the paper's fallback rule sends as minRTT, RR and BLEST do:
-#: gain exactly 0), the honest result is pinned so that a change that moves it is noticed.
+#: gain exactly 0 at the paper's loss rates), the honest result is pinned so that a change that
+#: moves it is noticed. The App I pins without loss were updated from the run with the paper's
+#: 5 ms jitter (before it: ECF +12.4 %, Peekaboo +18.9 %, minRTT / RR exactly 0).
 PINNED = {
-    **{f"{r}-app1-sel-{b}": (P.NOT_REPRODUCED, 0, 0)
-       for r in ("loss", "noloss") for b in ("minrtt-norp", "rr")},
+    **{f"loss-app1-sel-{b}": (P.NOT_REPRODUCED, 0, 0) for b in ("minrtt-norp", "rr")},
     # Linux minRTT: its opportunistic retransmission moves a few segments (≤ 0.1 %)
-    **{f"{r}-app1-sel-minrtt": (P.NOT_REPRODUCED, -0.1, 0.1) for r in ("loss", "noloss")},
+    "loss-app1-sel-minrtt": (P.NOT_REPRODUCED, -0.1, 0.1),
+    # with the jitter, no loss: within a few % of minRTT and RR, below ECF, level with Peekaboo
+    "noloss-app1-sel-minrtt-norp": (P.NOT_REPRODUCED, 0, 3),
+    "noloss-app1-sel-rr": (P.NOT_REPRODUCED, -0.5, 0.5),
+    "noloss-app1-sel-minrtt": (P.NOT_REPRODUCED, -1, 1),
     "loss-app1-regret-minrtt-norp": (P.NOT_REPRODUCED, 0, 0),
-    "noloss-app1-sel-ecf": (P.REPRODUCED, 8, 16),
-    "noloss-app1-sel-peekaboo": (P.REPRODUCED, 8, 30),
+    "noloss-app1-sel-ecf": (P.NOT_REPRODUCED, -20, -8),
+    "noloss-app1-sel-peekaboo": (P.NOT_REPRODUCED, 0, 8),
     "noloss-app2-violation-minrtt-norp": (P.NOT_REPRODUCED, 0, 0),
     "noloss-app2-violation-ecf": (P.REPRODUCED, 40, 70),
     "noloss-app2-violation-peekaboo": (P.REPRODUCED, 40, 70),
@@ -98,10 +103,11 @@ def test_pinned_results(cid):
 
 
 def test_paper_olms_is_minrtt_per_seed():
-    """The reason for the zeros above: per seed, OLMS's selected-path throughput in App I is
-    minRTT's (MPQUIC's, without opportunistic retransmission) to the last digit shown."""
+    """The reason for the zeros above: per seed, OLMS's selected-path throughput in App I at the
+    paper's loss rates is minRTT's (MPQUIC's, without opportunistic retransmission) to the last
+    digit shown. (Without loss it was too before the 5 ms jitter; with it, +1.6 %.)"""
     claims, _ = _committed()
-    for r in ("loss", "noloss"):
+    for r in ("loss",):
         c = claims[f"{r}-app1-sel-minrtt-norp"]
         assert c.ours_a.n == c.ours_b.n == 20
         assert c.ours_a.mean == pytest.approx(c.ours_b.mean, rel=1e-12)
