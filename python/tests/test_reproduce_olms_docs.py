@@ -1,6 +1,7 @@
 """The committed OLMS claims table (docs/reproductions/olms/, written by `mpsched reproduce olms`
 on the held-out seeds) and the documents that quote it; the pinned acceptance results."""
 
+import json
 import re
 from pathlib import Path
 
@@ -111,3 +112,30 @@ def test_paper_olms_is_minrtt_per_seed():
         c = claims[f"{r}-app1-sel-minrtt-norp"]
         assert c.ours_a.n == c.ours_b.n == 20
         assert c.ours_a.mean == pytest.approx(c.ours_b.mean, rel=1e-12)
+
+
+def test_keep_from_takes_only_the_cases_not_run_and_marks_changed_ones(tmp_path):
+    """`--keep-from`: a (regime, case) complete in this output keeps its new claim; the others
+    come from the previous reproduction, with "(before the jitter)" where the case is built on
+    the App I scenario (whose jitter is newer than that run)."""
+    from mpsched.reproduce import olms_keep as K
+
+    def claim(cid, case, gain, verdict=P.REPRODUCED):
+        extra = {"regime": "noloss", "case": case}
+        return P.Claim(cid, "olms", "Fig. x", "q", "m", "gain", 5.0, "olms", "rr",
+                       gain=(gain, 1.0), verdict=verdict, extra=extra)  # fmt: skip
+
+    old = [claim("a", "app1", 9.0), claim("b", "app2", 8.0), claim("c", "dyn-bw", 7.0)]
+    P.write_claims(old, tmp_path, title="t")
+    results = {"noloss": {"app2": {"fct_s": {"olms": [1, 0, 20]}}, "app1": {"x": {}}}}
+    (tmp_path / "results.json").write_text(json.dumps({"results": results}), encoding="utf-8")
+    new = [claim("a", "app1", 1.0), *(claim(c, k, 0.0, P.NOT_MEASURED) for c, k in (("b", "app2"), ("c", "dyn-bw")))]  # fmt: skip
+    table = {"noloss": {"app1": {"y": {}}}}
+    got, merged = K.keep_previous(new, table, tmp_path, {("noloss", "app1")}, K.changed_cases())
+    assert [(c.id, c.gain[0], c.where) for c in got] == [
+        ("a", 1.0, "Fig. x"),
+        ("b", 8.0, "Fig. x"),
+        ("c", 7.0, "Fig. x" + K.STALE),
+    ]
+    assert merged == {"noloss": {"app1": {"y": {}}, "app2": results["noloss"]["app2"]}}
+    assert {"app1", "size-5mb", "size-200mb", "dyn-bw", "dyn-rtt"} == K.changed_cases()
