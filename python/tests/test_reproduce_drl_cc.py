@@ -74,6 +74,14 @@ def test_level_rules(kind, paper, mean, ci, verdict):
     assert P.judge(c).verdict == verdict
 
 
+def test_check_pinned_fails_when_a_result_moves():
+    claims = {"x": P.judge(_gain_claim("gain", 300.0, 160.0, 10.0))}
+    P.check_pinned(claims, "x", (P.REPRODUCED, 150, 170))
+    for moved in ((P.PARTLY, 150, 170), (P.REPRODUCED, 0, 159.9), (P.REPRODUCED, 160.1, 400)):
+        with pytest.raises(AssertionError):
+            P.check_pinned(claims, "x", moved)
+
+
 def test_gain_claim_needs_the_papers_number():
     with pytest.raises(ValueError):
         P.judge(_gain_claim("gain", None, 10.0, 1.0))

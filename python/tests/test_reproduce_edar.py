@@ -18,8 +18,7 @@ COMMITTED = ROOT / "docs" / "reproductions" / "edar"
 
 
 def _committed():
-    doc = json.loads((COMMITTED / "claims.json").read_text(encoding="utf-8"))
-    return {d["id"]: P.claim_from_dict(d) for d in doc["claims"]}, doc
+    return P.load_committed(COMMITTED)
 
 
 def test_training_scenario_seeds_miss_the_held_out_seeds():
@@ -125,17 +124,11 @@ def test_unknown_group_is_bad_input(tmp_path):
 
 
 def test_committed_claims_md_and_json_agree():
-    claims, doc = _committed()
+    claims = P.check_committed_tables(COMMITTED)
     assert list(claims) == [s.id for s in C.specs()]
-    assert doc["held_out_seeds"] == list(P.HELD_OUT)
-    rows = P.read_md_rows(COMMITTED / "claims.md")
-    assert list(rows) == list(claims)
     for c in claims.values():
-        assert rows[c.id] == P.claim_row(c)
         assert c.verdict != P.NOT_MEASURED
         assert all(len(s) == 20 for s in c.extra["per_seed"].values())  # every held-out seed
-    short = (COMMITTED / "claims-short.md").read_text(encoding="utf-8")
-    assert short == P.compact_table(list(claims.values()))
 
 
 def _counts(claims):
@@ -221,11 +214,7 @@ PINNED = {
 
 @pytest.mark.parametrize("cid", sorted(PINNED))
 def test_pinned_results(cid):
-    claims, _ = _committed()
-    verdict, lo, hi = PINNED[cid]
-    c = claims[cid]
-    assert c.verdict == verdict, (cid, c.verdict, c.gain)
-    assert lo <= c.gain[0] <= hi, (cid, c.gain)
+    P.check_pinned(_committed()[0], cid, PINNED[cid])
 
 
 def test_committed_per_seed_values_are_not_stale():

@@ -240,6 +240,23 @@ mod tests {
     }
 
     #[test]
+    fn jitter_is_the_simulators_draw_on_the_data_direction() {
+        // `jitter_ms` (mpsched_sim::link::Jitter): the forward link's delay is 10 ms + (r mod
+        // 10 ms) − 5 ms, r from its `link/p.fwd/jitter` stream of the scenario's seed (1); the
+        // ACK direction has none.
+        let mut n = net(&ONE.replace("delay_ms = 10", "delay_ms = 10\njitter_ms = 5"));
+        assert!(n.offer(0, 0, true, NO_TAG, vec![0; 1500]));
+        assert!(n.offer(0, 0, false, NO_TAG, vec![0; 52]));
+        let r = mpsched_sim::rng::Rng::stream(1, "link/p.fwd/jitter").next_u64() % 10_000_000;
+        let ack = 10_000_000 + (52u64 * 8 * 1000).div_ceil(12);
+        let mut got = run_all(&mut n);
+        got.sort();
+        let mut want = vec![(ack, 0, false, 52), (6_000_000 + r, 0, true, 1500)];
+        want.sort();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn advance_stops_at_now_and_resumes_at_the_scheduled_times() {
         let mut n = net(ONE);
         n.offer(0, 0, true, NO_TAG, vec![0; 1500]);

@@ -193,6 +193,8 @@ pub struct Link {
     in_service: Option<(PktId, u32)>,
     ring: VecDeque<(u64, PktId)>,
     last_arrival: u64,
+    /// Per-packet delay variation (see [`Link::set_jitter`]); `None`: none, no draws.
+    jitter: Option<Jitter>,
     trace: Option<TraceCursor>,
     /// Scheduled changes, in time order.
     pub changes: Vec<LinkChange>,
@@ -201,6 +203,35 @@ pub struct Link {
     /// Capacity offered so far (rate links), integrated up to `cap_since`.
     cap_bits: f64,
     cap_since: u64,
+}
+
+/// Per-packet delay variation, as netem's `delay TIME JITTER` applies it with no distribution
+/// table and no correlation: each packet's propagation delay is uniform in
+/// `[delay − jitter, delay + jitter)` (Linux `tabledist()` in `net/sched/sch_netem.c` returns
+/// `(rnd % (2·sigma)) + mu − sigma` when no table is loaded), floored at 0.
+///
+/// Unlike netem's default tfifo, which sorts packets by their drawn send time and so reorders
+/// them, a packet here never overtakes the one before it: its arrival is clamped to the previous
+/// arrival, as netem does when it also limits the rate (`netem_enqueue` then schedules after the
+/// queue's last packet). Why: the OLMS paper's set-up (tc/netem on the sender's ports) does not
+/// say how its bandwidth limit and netem were stacked, our subflows use a fixed DupThresh of 3
+/// with no reordering detection (Linux adapts `tp->reordering`, QUIC uses a time threshold), so
+/// reordering would turn jitter into spurious fast retransmits the paper's stack would mostly
+/// absorb; and the link keeps its single FIFO ring with one pending arrival event.
+struct Jitter {
+    /// Half-width of the uniform delay variation (ns, > 0).
+    ns: u64,
+    /// The link's own `link/<name>/jitter` stream: one draw per packet put on the wire.
+    rng: Rng,
+}
+
+impl Jitter {
+    /// One packet's propagation delay around `delay_ns`.
+    #[inline]
+    fn delay(&mut self, delay_ns: u64) -> u64 {
+        let r = self.rng.next_u64() % (2 * self.ns);
+        (delay_ns + r).saturating_sub(self.ns)
+    }
 }
 
 /// What happened to a packet offered to a link.
@@ -244,6 +275,7 @@ impl Link {
             in_service: None,
             ring: VecDeque::new(),
             last_arrival: 0,
+            jitter: None,
             trace: trace.map(|trace| TraceCursor {
                 trace,
                 lap: 0,
@@ -257,6 +289,18 @@ impl Link {
             cap_bits: 0.0,
             cap_since: 0,
         }
+    }
+
+    /// Adds per-packet delay variation of `jitter_ns` drawn from `rng` (the link's own
+    /// `link/<name>/jitter` stream); `jitter_ns = 0` removes it. See [`Jitter`] for the
+    /// distribution and why packets are never reordered.
+    pub fn set_jitter(&mut self, jitter_ns: u64, rng: Rng) {
+        self.jitter = (jitter_ns > 0).then_some(Jitter { ns: jitter_ns, rng });
+    }
+
+    /// The per-packet delay variation (ns; 0: none).
+    pub fn jitter_ns(&self) -> u64 {
+        self.jitter.as_ref().map_or(0, |j| j.ns)
     }
 
     /// Whether the link is down (an outage): what the packets it drops now are dropped for.
@@ -390,8 +434,12 @@ impl Link {
         }
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
-        // Clamp so a delay decrease never reorders the FIFO ring.
-        let at = (now + self.delay_ns).max(self.last_arrival);
+        let delay = match self.jitter.as_mut() {
+            Some(j) => j.delay(self.delay_ns),
+            None => self.delay_ns,
+        };
+        // Clamp so a delay decrease or a jitter draw never reorders the FIFO ring.
+        let at = (now + delay).max(self.last_arrival);
         self.last_arrival = at;
         if self.ring.is_empty() {
             ev.push(at, Kind::Arrive, self.id, 0);

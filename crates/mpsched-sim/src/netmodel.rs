@@ -10,7 +10,8 @@ use crate::rng::Rng;
 use crate::scenario::Scenario;
 
 /// One [`Link`] per scenario link, in the scenario's order, each with its own loss stream
-/// (`link/<name>/loss` of the scenario's seed).
+/// (`link/<name>/loss` of the scenario's seed) and, with a jitter, its own jitter stream
+/// (`link/<name>/jitter`).
 pub fn build_links(sc: &Scenario) -> Vec<Link> {
     sc.links
         .iter()
@@ -29,6 +30,11 @@ pub fn build_links(sc: &Scenario) -> Vec<Link> {
                 l.changes.clone(),
             );
             link.queue_cap_packets = l.queue_packets;
+            if l.jitter_ns > 0 {
+                // Its own stream, created only with jitter: the loss draws and every run without
+                // jitter stay as they were.
+                link.set_jitter(l.jitter_ns, Rng::stream(sc.seed, &format!("link/{}/jitter", l.name)));
+            }
             link
         })
         .collect()

@@ -5,8 +5,9 @@ protocol (:mod:`mpsched.reproduce.protocol`).
 The paper's prototype runs in MPQUIC (Go) over Mininet; ours is the same algorithm in a
 simulated MPTCP (Linux-like subflows, OLIA as in the paper). The substitution matters: MPQUIC
 has no opportunistic retransmission, so ``olms`` here runs without it (``olms+rp`` with it),
-and the paper's minRTT is ``minrtt-norp``. Not modelled: the paper's 5 ms netem jitter (our
-links have no per-packet delay variation), LP solving time (the simulator charges none, so
+and the paper's minRTT is ``minrtt-norp``. The paper's 5 ms netem jitter on the App I paths is
+modelled (``jitter_ms = 5`` on the data direction: uniform ± 5 ms per packet, no reordering;
+``docs/scenarios.md``). Not modelled: LP solving time (the simulator charges none, so
 Figs. 11 and 13's overhead effect cannot appear), the web pages' objects (one download of
 the page's bytes).
 
@@ -51,8 +52,8 @@ _SAME = (
 )
 _UTIL = (
     "The paper's per-path utilization needs paths that are not loss-limited; at its own stated "
-    "loss rates (1-1.56 %) a Reno-like controller gets a few Mbit/s per path (Mathis), and the "
-    "jitter it adds (not modelled) would not change that."
+    "loss rates (1-1.56 %) a Reno-like controller gets a few Mbit/s per path (Mathis), with "
+    "or without the paper's 5 ms jitter."
 )
 _NOCOST = (
     "The simulator charges no computing time, so cyclic LP solving cannot reduce a delay here "
@@ -145,9 +146,12 @@ def reproduce_olms(
     only: Optional[Sequence[str]] = None,
     regimes: Sequence[str] = runs.REGIMES,
     run: bool = True,
+    keep_from: Optional[Path] = None,
     console: Optional[Console] = None,
 ) -> List[Claim]:
-    """Runs (or resumes) the evaluation and writes the claims, results and figures under ``out``."""
+    """Runs (or resumes) the evaluation and writes the claims, results and figures under ``out``;
+    with ``keep_from``, the cases not complete here come from that previous reproduction
+    (:mod:`mpsched.reproduce.olms_keep`)."""
     from .olms_figures import write_figures
 
     console = console or Console(stderr=True)
@@ -161,11 +165,18 @@ def reproduce_olms(
     claims = cl.build(values, NOTES)
     table = results_table(values)
     wall = time.monotonic() - started
+    preamble = _preamble(seeds, quick, wall, only, regimes, run)
+    if keep_from is not None:
+        from . import olms_keep as keep
+
+        ran = keep.complete_cases(datasets)
+        claims, table = keep.keep_previous(claims, table, keep_from, ran, keep.changed_cases())
+        preamble += ["", keep.kept_note(ran, keep_from)]
     write_claims(
         claims,
         out,
         title="OLMS (Cai et al., IEEE TNSE 2025): claims of §VI",
-        preamble=_preamble(seeds, quick, wall, only, regimes, run),
+        preamble=preamble,
     )
     (out / "results.md").write_text(_results_md(table) + "\n", encoding="utf-8")
     doc = {"seeds": list(seeds), "quick": quick, "wall_s": wall, "results": table}
@@ -182,8 +193,10 @@ PREAMBLE = (
     "retransmission; `olms+rp` adds Linux's opportunistic retransmission and penalization, "
     "`olms+wait` holds the packet for its sampled set instead of falling back. Baselines the paper "
     "names: `minrtt-norp` (MPQUIC's minRTT: no opportunistic retransmission), `rr`, `ecf`, "
-    "`blest`, `peekaboo`; ours, not in the paper: `minrtt` (Linux) and `redundant`. Not "
-    "modelled: the paper's 5 ms netem jitter, LP solving time, the web pages' separate objects. "
+    "`blest`, `peekaboo`; ours, not in the paper: `minrtt` (Linux) and `redundant`. The App I "
+    "paths (Figs. 3, 6, 7) carry the paper's 5 ms netem jitter (uniform ± 5 ms per packet on the "
+    "data direction, never reordered). Not modelled: LP solving time, the web pages' separate "
+    "objects. "
     "Regimes: `loss` = the paper's loss rates (every scheduler loss-limited, a few % of the "
     "paths' capacity); `noloss` = the same paths without random loss (bottleneck queue one BDP), "
     "where utilization is comparable to the paper's 22-98 %. Claims quoting a range over the "
@@ -248,6 +261,14 @@ def olms_command(
             help="Run nothing: build the claims from the runs already finished in --out.",
         ),
     ] = False,
+    keep_from: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--keep-from",
+            help="A previous reproduction (e.g. docs/reproductions/olms): the cases not complete "
+            "in --out keep its claims and results, marked where their scenario changed since.",
+        ),
+    ] = None,
     sensitivity: Annotated[
         bool,
         typer.Option(
@@ -280,6 +301,7 @@ def olms_command(
         run_sensitivity(out, seeds=seeds, jobs=jobs, quick=quick)
         return
     claims = reproduce_olms(
-        out, seeds=seeds, jobs=jobs, quick=quick, only=chosen, regimes=regs, run=not collect_only
-    )
+        out, seeds=seeds, jobs=jobs, quick=quick, only=chosen, regimes=regs,
+        run=not collect_only, keep_from=keep_from,
+    )  # fmt: skip
     _common.print_outcome(out, claims, quick)

@@ -388,3 +388,39 @@ def claim_from_dict(d: Mapping[str, Any]) -> Claim:
     if d.get("gain") is not None:
         d["gain"] = tuple(d["gain"])
     return Claim(**d)
+
+
+def load_committed(directory: Path) -> Tuple[Dict[str, Claim], Dict[str, Any]]:
+    """The claims of a committed ``claims.json`` (``docs/reproductions/<paper>/``) by id, and
+    the whole document."""
+    doc = json.loads((directory / "claims.json").read_text(encoding="utf-8"))
+    return {d["id"]: claim_from_dict(d) for d in doc["claims"]}, doc
+
+
+def check_committed_tables(directory: Path) -> Dict[str, Claim]:
+    """Asserts that a committed reproduction is one run's: ``claims.json`` on the held-out seeds,
+    ``claims.md``'s rows its claims (same ids, same order, same cells), ``claims-short.md`` its
+    compact table. Returns the claims by id."""
+    claims, doc = load_committed(directory)
+    assert doc["held_out_seeds"] == list(HELD_OUT), doc["held_out_seeds"]
+    rows = read_md_rows(directory / "claims.md")
+    assert list(rows) == list(claims)
+    for c in claims.values():
+        assert rows[c.id] == claim_row(c), c.id
+    short = (directory / "claims-short.md").read_text(encoding="utf-8")
+    assert short == compact_table(list(claims.values()))
+    return claims
+
+
+#: A pinned acceptance result: (verdict, lowest and highest accepted mean gain in percent).
+Pinned = Tuple[str, float, float]
+
+
+def check_pinned(claims: Mapping[str, Claim], cid: str, pinned: Pinned) -> None:
+    """Asserts that committed claim ``cid`` has the pinned verdict and a mean gain within the
+    pinned range (tests pin the measured result of headline claims so that a change that moves
+    one is noticed, and update a pin only from a new reproduction's output)."""
+    verdict, lo, hi = pinned
+    c = claims[cid]
+    assert c.verdict == verdict, (cid, c.verdict, c.gain)
+    assert c.gain is not None and lo <= c.gain[0] <= hi, (cid, c.gain)

@@ -260,6 +260,10 @@ pub struct LinkSpec {
     pub queue_packets: Option<u64>,
     /// Random loss model.
     pub loss: Option<LossSpec>,
+    /// Per-packet delay variation, ms: each packet's delay is uniform in `delay_ms ± jitter_ms`,
+    /// packets never reordered (`link::Jitter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<f64>,
     /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<TraceSpec>,
     /// Where in the trace the run starts, s (or `"random"`, drawn per seed).
@@ -308,6 +312,10 @@ pub struct PathSpec {
     pub queue_packets: Option<u64>,
     /// Loss on the forward (data) direction only.
     pub loss: Option<LossSpec>,
+    /// Per-packet delay variation on the forward (data) direction only, ms (like netem on the
+    /// sender's egress port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<f64>,
     /// Rate from a mahimahi trace instead of `rate_mbps`.
     pub trace: Option<TraceSpec>,
     /// Trace of the reverse direction.

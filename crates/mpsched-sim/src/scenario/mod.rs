@@ -148,6 +148,8 @@ pub const DEFAULT_TRACE_QUEUE: u64 = 150 * 1500;
 /// Largest `queue_packets`: a billion packets (1.5 TB of 1500-byte packets), beyond any
 /// memory; for no limit, `queue_bytes = "unlimited"`.
 pub const MAX_QUEUE_PACKETS: u64 = 1_000_000_000;
+/// Largest `jitter_ms`: 1 s, in ns.
+pub const MAX_JITTER_NS: u64 = 1_000_000_000;
 /// Smallest default queue: two full packets.
 pub const MIN_DEFAULT_QUEUE: u64 = 2 * 1500;
 
@@ -166,6 +168,8 @@ pub struct LinkDef {
     pub queue_packets: u64,
     /// Random loss model.
     pub loss: LossModel,
+    /// Per-packet delay variation, ns (0: none; see `link::Jitter`).
+    pub jitter_ns: u64,
     /// Rate from a mahimahi trace instead of `rate_mbps` (already shifted by the offset).
     pub trace: Option<Arc<Trace>>,
     /// Where the trace starts, s (`trace_offset_s`, the value drawn for `"random"`).

@@ -166,6 +166,7 @@ impl Resolver<'_> {
             Some(l) => self.loss(&format!("{f}.loss"), l)?,
             None => LossModel::None,
         };
+        let jitter_ns = self.jitter(f, spec)?;
         let mut changes = Vec::new();
         let mut last = 0.0;
         for (j, c) in spec.schedule.iter().enumerate() {
@@ -205,6 +206,7 @@ impl Resolver<'_> {
             },
             queue_packets: self.queue_packets(f, spec)?,
             loss,
+            jitter_ns,
             trace,
             trace_offset_s,
             changes,
@@ -291,6 +293,7 @@ impl Resolver<'_> {
                 || p.trace.is_some()
                 || p.trace_reverse.is_some()
                 || p.loss.is_some()
+                || p.jitter_ms.is_some()
                 || p.queue_bytes.is_some()
                 || p.queue_packets.is_some()
                 || p.schedule.is_some()
@@ -331,6 +334,7 @@ impl Resolver<'_> {
                         queue_bytes: p.queue_bytes,
                         queue_packets: p.queue_packets,
                         loss: p.loss.take(),
+                        jitter_ms: p.jitter_ms.take(),
                         trace_offset_s: p.trace_offset_s.filter(|_| p.trace.is_some()),
                         trace: p.trace.take(),
                         schedule: sched,
@@ -342,6 +346,7 @@ impl Resolver<'_> {
                         queue_bytes: p.queue_bytes,
                         queue_packets: p.queue_packets,
                         loss: None,
+                        jitter_ms: None,
                         trace_offset_s: p.trace_offset_s.filter(|_| p.trace_reverse.is_some()),
                         trace: p.trace_reverse.take(),
                         schedule: rev_sched,
@@ -392,6 +397,18 @@ impl Resolver<'_> {
     /// A link's packet limit (`queue_packets`): 1 to [`MAX_QUEUE_PACKETS`], not beside a byte
     /// limit (`queue_bytes = "unlimited"` is none: the resolved copy writes it); `u64::MAX` when
     /// none is given.
+    /// `jitter_ms` of a link: non-negative, at most 1 s (a jitter is a delay *variation*).
+    fn jitter(&self, f: &str, spec: &LinkSpec) -> Result<u64, ScenarioError> {
+        let Some(j) = spec.jitter_ms else { return Ok(0) };
+        let field = format!("{f}.jitter_ms");
+        let ms = self.non_negative(&field, j)?;
+        let max_ms = (MAX_JITTER_NS / 1_000_000) as f64;
+        if ms > max_ms {
+            return Err(self.err(&field, format!("expected at most {} ms, got {}", show(max_ms), show(ms))));
+        }
+        Ok((ms * 1e6).round() as u64)
+    }
+
     fn queue_packets(&self, f: &str, spec: &LinkSpec) -> Result<u64, ScenarioError> {
         let Some(n) = spec.queue_packets else { return Ok(u64::MAX) };
         let field = format!("{f}.queue_packets");

@@ -13,6 +13,7 @@ mod env_host;
 mod env_initial_mode;
 mod fuzz_scenarios;
 mod invariants;
+mod jitter;
 mod olms;
 mod packet_trace;
 mod peekaboo;
