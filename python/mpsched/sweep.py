@@ -210,29 +210,50 @@ def _base_manifest(matrix: Matrix, complete: bool) -> Dict[str, Any]:
     }
 
 
-def _is_done(run_dir: Path, spec: RunSpec) -> bool:
-    """``run_dir`` holds a complete run of ``spec`` (same scenario hash)."""
+def _is_done(run_dir: Path, spec: RunSpec) -> Optional[Dict[str, int]]:
+    """The row count of each table of ``run_dir`` if it holds a complete run of ``spec`` (same
+    scenario hash, every file present, every Parquet file whole), else None."""
     try:
         meta = json.loads((run_dir / RUN_META).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return (
+        return None
+    if not (
         isinstance(meta, dict)
         and meta.get("scenario_hash") == spec.scenario_hash
         and all((run_dir / name).is_file() for name in RUN_FILES)
-        and all(
-            _parquet_readable(run_dir / name) for name in RUN_FILES if name.endswith(".parquet")
-        )
-    )
+    ):
+        return None
+    rows: Dict[str, int] = {}
+    for name in TABLE_NAMES:
+        n = _parquet_rows(run_dir / f"{name}.parquet")
+        if n is None:
+            return None
+        rows[name] = n
+    return rows
 
 
-def _parquet_readable(path: Path) -> bool:
-    """``path`` is a whole Parquet file: its footer reads (a truncated or damaged file's does
-    not, so the run is done again instead of failing the combination of every resume)."""
+def _parquet_rows(path: Path) -> Optional[int]:
+    """The row count of ``path`` if it is a whole Parquet file: its footer reads (a truncated
+    or damaged file's does not, so the run is done again instead of failing the combination of
+    every resume); else None. Reads the footer only."""
     try:
-        pq.read_metadata(path)
+        return pq.read_metadata(path).num_rows
     except (OSError, pa.ArrowException):
+        return None
+
+
+def _combined_current(
+    out_dir: Path, previous: Optional[bytes], manifest: bytes, rows: List[Dict[str, int]]
+) -> bool:
+    """The combined tables of ``out_dir`` were written from exactly these runs: the previous
+    call finished (its manifest, ``complete``, equals this one's) and every combined table is a
+    whole Parquet file with as many rows as its runs' tables together. A resume that ran
+    nothing new then keeps them instead of re-reading every run's tables."""
+    if previous != manifest:
         return False
+    for name in TABLE_NAMES:
+        if _parquet_rows(out_dir / f"{name}.parquet") != sum(r[name] for r in rows):
+            return False
     return True
 
 
@@ -509,8 +530,14 @@ def run_sweep(
     runs_dir = out_dir / RUNS_DIR
     with _locked(out_dir):
         _remove_leftovers(out_dir)
+        complete = json_bytes(_manifest(matrix, complete=True))
+        try:
+            previous: Optional[bytes] = (out_dir / MANIFEST).read_bytes()
+        except OSError:
+            previous = None
         write_file_atomic(out_dir / MANIFEST, json_bytes(_manifest(matrix, complete=False)))
-        todo = [s for s in matrix.runs if not _is_done(runs_dir / s.run_id, s)]
+        done = [(s, _is_done(runs_dir / s.run_id, s)) for s in matrix.runs]
+        todo = [s for s, rows in done if rows is None]
         reused = len(matrix.runs) - len(todo)
         if on_start is not None:
             on_start(len(todo), reused)
@@ -531,8 +558,10 @@ def run_sweep(
                         raise SweepInterrupted(reused + ran, len(matrix.runs))
             finally:
                 results.close()
-        combine_runs(out_dir, matrix)
-        write_file_atomic(out_dir / MANIFEST, json_bytes(_manifest(matrix, complete=True)))
+        rows = [r for _, r in done if r is not None]
+        if todo or not _combined_current(out_dir, previous, complete, rows):
+            combine_runs(out_dir, matrix)
+        write_file_atomic(out_dir / MANIFEST, complete)
     known = {s.run_id for s in matrix.runs}
     foreign = (
         sorted(

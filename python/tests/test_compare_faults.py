@@ -31,6 +31,34 @@ def test_a_truncated_parquet_of_a_finished_run_is_redone_on_resume(mini_toml, tm
     assert combined_bytes(out) == combined_bytes(whole)
 
 
+def test_a_resume_with_nothing_new_keeps_current_combined_tables(mini_toml, tmp_path, monkeypatch):
+    """Nothing to run and the combined tables match the runs: they are not rebuilt (no run
+    table is read); a truncated combined table, or one whose row count differs from its runs',
+    is rebuilt."""
+    import mpsched.sweep as sweep
+
+    m = build_matrix(mini_toml, [1, 2], ["minrtt", "blest"])
+    out = tmp_path / "out"
+    run_sweep(m, out, jobs=1)
+    want = combined_bytes(out)
+    other = tmp_path / "other"
+    run_sweep(build_matrix(mini_toml, [1], ["minrtt"]), other, jobs=1)
+    calls = []
+    real = sweep.combine_runs
+    monkeypatch.setattr(sweep, "combine_runs", lambda o, mm: (calls.append(o), real(o, mm)))
+    again = run_sweep(m, out, jobs=1)
+    assert (again.ran, again.reused, calls) == (0, 4, [])
+    assert combined_bytes(out) == want
+    table = out / "timeseries.parquet"
+    table.write_bytes(table.read_bytes()[: table.stat().st_size // 2])
+    run_sweep(m, out, jobs=1)
+    assert len(calls) == 1 and combined_bytes(out) == want
+    # A combined table of other runs (the row counts differ): rebuilt.
+    (out / "flows.parquet").write_bytes((other / "flows.parquet").read_bytes())
+    run_sweep(m, out, jobs=1)
+    assert len(calls) == 2 and combined_bytes(out) == want
+
+
 # Runs of a few seconds each, so that workers are busy when the parent is killed.
 SLOW_TOML = """\
 [sim]

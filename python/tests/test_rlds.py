@@ -221,6 +221,6 @@ def test_runtime_refuses_a_bad_busy_field(trained, tmp_path: Path) -> None:
     sc = _short()
     sc["flows"][0]["scheduler"] = f"policy:{bad}"
     with pytest.raises(
-        Exception, match='obs.busy: expected "wait", "minrtt" or "next", got "later"'
+        Exception, match='obs.busy: expected "wait", "minrtt", "next" or "skip", got "later"'
     ):
         mpsched.run(sc, seed=1)

@@ -78,6 +78,7 @@ shipped! {
     "rlds" => "rlds-default",
     "pdaa3c" => "pdaa3c-default",
     "mptcp-rl" => "mptcp-rl-default",
+    "reles" => "reles-default",
 }
 
 /// A policy from a read checkpoint.
@@ -90,7 +91,7 @@ pub fn policy_from(ck: Checkpoint) -> Result<Policy, PolicyError> {
 
 /// The shipped policy `name` (`edar`, `drl-cc`, `pdaa3c`, `mptcp-rl`: a host path policy,
 /// `rlds`: RLDS-proxy, a stand-in for PDAA3C's RLDS baseline, shared/specs/rl-baselines.md
-/// §4), built once per process.
+/// §4, `reles`: ReLeS's split-ratio policy, §3), built once per process.
 pub fn shipped(name: &str) -> Result<Arc<Policy>, PolicyError> {
     static BUILT: Mutex<Vec<(&'static str, Arc<Policy>)>> = Mutex::new(Vec::new());
     let &(name, json, weights) = SHIPPED
@@ -176,14 +177,17 @@ fn cc_of(label: String, policy: &Policy) -> Result<Custom<dyn CongestionControl 
     Ok(Custom { name: label, factory: Arc::new(|| Box::new(ExternalCc)) })
 }
 
-/// The policy an algorithm name loads: `edar`, `drl-cc`, `pdaa3c`, `mptcp-rl` (the shipped
-/// ones), and `edar:PATH`, `drl-cc:PATH`, `pdaa3c:PATH`, `mptcp-rl:PATH`, `policy:PATH`
+/// The policy an algorithm name loads: `edar`, `drl-cc`, `pdaa3c`, `mptcp-rl`, `reles` (the
+/// shipped ones), and `edar:PATH`, `drl-cc:PATH`, `pdaa3c:PATH`, `mptcp-rl:PATH`, `reles:PATH`,
+/// `policy:PATH`
 /// (files); `None` for a name that is no policy.
 fn policy_of(name: &str) -> Option<Result<Arc<Policy>, PolicyError>> {
     let (prefix, arg) = name.trim().split_once(':').unwrap_or((name.trim(), ""));
     match (prefix.trim().to_ascii_lowercase().as_str(), arg.trim()) {
-        (p @ ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "mptcp-rl"), "") => Some(shipped(p)),
-        ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "mptcp-rl" | "policy", a) if !a.is_empty() => Some(load(Path::new(a))),
+        (p @ ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "mptcp-rl" | "reles"), "") => Some(shipped(p)),
+        ("edar" | "drl-cc" | "rlds" | "pdaa3c" | "mptcp-rl" | "reles" | "policy", a) if !a.is_empty() => {
+            Some(load(Path::new(a)))
+        }
         _ => None,
     }
 }
@@ -200,14 +204,15 @@ pub fn host_policy(label: &str) -> Option<Arc<Policy>> {
 /// scheduler policy file), `edar` (the shipped EdAR checkpoint), `edar:PATH` (an EdAR
 /// checkpoint), `rlds` (the shipped RLDS-proxy policy) and `rlds:PATH` (a policy file, as
 /// `policy:PATH`), `pdaa3c` (the shipped PDAA3C policy) and `pdaa3c:PATH`, `mptcp-rl` (the
-/// shipped MPTCP-RL host path policy: the flows run dmptcp) and `mptcp-rl:PATH`; congestion
+/// shipped MPTCP-RL host path policy: the flows run dmptcp) and `mptcp-rl:PATH`, `reles` (the
+/// shipped ReLeS split-ratio policy) and `reles:PATH` (a weights scheduler policy); congestion
 /// controllers `policy:PATH` (any host policy file), `drl-cc` (the shipped DRL-CC policy) and
 /// `drl-cc:PATH`. Drivers call it once before resolving scenarios
 /// (the simulator does).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for prefix in ["policy", "edar", "rlds", "pdaa3c", "mptcp-rl"] {
+        for prefix in ["policy", "edar", "rlds", "pdaa3c", "mptcp-rl", "reles"] {
             let loader = Arc::new(move |arg: &str| named(prefix, arg).and_then(|(l, p)| scheduler_of(l, p)));
             SchedSpec::register_loader(prefix, loader).expect("not a built-in name");
         }
@@ -235,6 +240,9 @@ fn named(prefix: &str, arg: &str) -> Result<(String, Arc<Policy>), String> {
         "pdaa3c" if !matches!(p.net, AnyNet::Pdaa3c(_)) => "not a PDAA3C policy (\"algorithm\" is not \"pdaa3c\")",
         "mptcp-rl" if !p.host().is_some_and(|h| h.action == spec::HostActionKind::Paths) => {
             "not an MPTCP-RL policy (a host path policy: obs.action \"paths\")"
+        }
+        "reles" if !p.scheduler().is_some_and(|s| s.action == mpsched_transport::observe::ActionKind::Weights) => {
+            "not a ReLeS policy (a scheduler policy with obs.action \"weights\")"
         }
         _ => return Ok((format!("{prefix}:{arg}"), p)),
     };

@@ -152,7 +152,8 @@ pub struct PolicySpec {
     pub fallback_norp: bool,
     /// A weights, select or choose policy whose subflow due has no window space: wait for it
     /// (`"wait"`, the default), send on minRTT's choice (`"minrtt"`: RLDS-proxy) or on the next
-    /// subflow by quality Q (`"next"`: PDAA3C, docs/pdaa3c.md).
+    /// subflow by quality Q (`"next"`: PDAA3C, docs/pdaa3c.md), or skip it for the weighted
+    /// subflow with room furthest behind its share (`"skip"`: ReLeS).
     pub busy: ExternalBusy,
 }
 
@@ -213,7 +214,8 @@ impl PolicySpec {
             None | Some(Some("wait")) => ExternalBusy::Wait,
             Some(Some("minrtt")) => ExternalBusy::Minrtt,
             Some(Some("next")) => ExternalBusy::Next,
-            _ => return Err(err(file, "busy", "\"wait\", \"minrtt\" or \"next\"", obs.get("busy"))),
+            Some(Some("skip")) => ExternalBusy::Skip,
+            _ => return Err(err(file, "busy", "\"wait\", \"minrtt\", \"next\" or \"skip\"", obs.get("busy"))),
         };
         check_features(obs, file, &["subflow", "connection", "flow"])?;
         let layout = ObsLayout { max_paths, history, max_flows: 0 };

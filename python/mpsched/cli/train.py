@@ -4,7 +4,8 @@
 learning (EdAR-o); see :mod:`mpsched.agents.edar`. ``mpsched train drl-cc`` runs DRL-CC's
 Algorithm 1 (DDPG with an LSTM over the host's flows); see :mod:`mpsched.agents.drl_cc`.
 ``mpsched train rlds`` trains RLDS-proxy (a DQN stand-in for PDAA3C's RLDS baseline); see
-:mod:`mpsched.agents.rlds`. Their
+:mod:`mpsched.agents.rlds`. ``mpsched train reles`` trains ReLeS (NAF + LSTM split ratios,
+MPTCP-RL's fourth baseline); see :mod:`mpsched.agents.reles`. Their
 options are generated from the agents' ``Args`` (types, defaults, and help from the field
 docs), so the commands and the Python API cannot drift apart. Bad input (a scenario, offline
 data, an option) is one ``error:`` line and exit code 2; a failed run leaves no output
@@ -24,13 +25,14 @@ import typer
 from ..agents.drl_cc_args import Args as DrlCcArgs
 from ..agents.edar_args import Args
 from ..agents.mptcp_rl_args import Args as MptcpRlArgs
+from ..agents.reles_args import Args as RelesArgs
 from ..agents.rlds_args import Args as RldsArgs
 from .errors import OneLineErrorGroup, fail, require_extra
 
 train_app = typer.Typer(
     name="train",
     cls=OneLineErrorGroup,
-    help="Train learning agents (EdAR, DRL-CC, RLDS-proxy, MPTCP-RL). Checkpoints: safetensors + JSON; logs: TensorBoard.",
+    help="Train learning agents (EdAR, DRL-CC, RLDS-proxy, MPTCP-RL, ReLeS). Checkpoints: safetensors + JSON; logs: TensorBoard.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="markdown",
@@ -339,4 +341,67 @@ def mptcp_rl_command(**options: Any) -> None:
 
 train_app.command("mptcp-rl")(
     _with_signature(mptcp_rl_command, options_from_args(MptcpRlArgs, MPTCPRL_OPTIONS))
+)
+
+
+#: The Args fields `mpsched train reles` exposes, in --help order.
+RELES_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+    "scenario": (("--scenario",), {"metavar": "SCENARIO[,SCENARIO...]"}),
+    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "total_transitions": (("--transitions",), {"min": 1}),
+    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "first_episode_seed": (("--first-episode-seed",), {"min": 0, "max": 2**31 - 1}),
+    "duration_s": (("--duration",), {"min": 0.1}),
+    "max_paths": (("--max-paths",), {"min": 1, "max": 8}),
+    "interval_ms": (("--interval",), {"min": 1.0}),
+    "learning_starts": (("--learning-starts",), {"min": 0}),
+    "batch_size": (("--batch-size",), {"min": 1}),
+    "buffer_size": (("--buffer-size",), {"min": 1}),
+    "weight_low": (("--weight-low",), {}),
+    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+}
+
+
+def reles_command(**options: Any) -> None:
+    """Train ReLeS (Zhang et al., INFOCOM 2019; MPTCP-RL's fourth baseline): NAF with an LSTM
+    over the last k state intervals sets every subflow's split ratio once per interval; the
+    connection sends by weighted round robin over the subflows with window space
+    (shared/specs/rl-baselines.md §3).
+
+    Writes the policy file `reles.{json,safetensors}`, `train.json` and TensorBoard logs under
+    `runs/` to the output directory. Use it with `mpsched run SCENARIO --scheduler
+    policy:DIR/reles.json` (`--scheduler reles`: the shipped policy).
+    """
+    from .. import _core
+    from ..agents.reles_args import resolve_scenarios
+    from ..scenario import load as load_scenario
+
+    args = RelesArgs(**options)
+    try:
+        paths = resolve_scenarios(args.scenario)
+        for p in paths:
+            load_scenario(p)
+    except _core.ScenarioError as e:
+        fail(str(e))
+    if not paths:
+        fail("--scenario: expected one or more scenario files, comma-separated")
+    args.scenario = ",".join(str(p) for p in paths)
+    _ready_to_train(Path(args.out))
+    try:
+        from ..agents.reles import train
+    except ImportError as e:
+        fail(f"training needs the `rl` extra (torch, tensorboard, safetensors): {e}", code=1)
+    run_training(
+        train,
+        args,
+        lambda r: (
+            f"trained in {r.wall_s:.1f} s wall, {r.cpu_s:.1f} s CPU (load {r.load[0]:.1f} → "
+            f"{r.load[1]:.1f}): {r.transitions} transitions, {r.episodes} episodes, "
+            f"{r.updates} updates"
+        ),
+    )
+
+
+train_app.command("reles")(
+    _with_signature(reles_command, options_from_args(RelesArgs, RELES_OPTIONS))
 )

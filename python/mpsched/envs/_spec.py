@@ -30,7 +30,7 @@ FALLBACKS = ("minrtt", "minrtt-norp")
 #: What the weights/select/choose envs do when the path due has no window space: ``wait``
 #: for it, send on ``minrtt``'s choice (RLDS-proxy, rl-baselines.md §4), or on the ``next``
 #: subflow by quality Q (PDAA3C, docs/pdaa3c.md).
-BUSY = ("wait", "minrtt", "next")
+BUSY = ("wait", "minrtt", "next", "skip")
 
 
 class EnvConfigError(ScenarioError):

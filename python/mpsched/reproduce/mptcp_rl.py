@@ -4,8 +4,8 @@ Networks"; ``mptcp-rl.txt``, "Experimental results", Figs. 3-6 and the single 10
 the shared protocol (:mod:`mpsched.reproduce.protocol`).
 
 Runs the figures' scenario copies (:mod:`mpsched.reproduce.mptcp_rl_runs`) with the shipped
-MPTCP-RL policy (``--scheduler mptcp-rl``), Round-Robin, eMPTCP, DMPTCP (the paper's baselines;
-ReLeS is not implemented), minRTT and BLEST, on the held-out seeds
+MPTCP-RL policy (``--scheduler mptcp-rl``), Round-Robin, eMPTCP, DMPTCP and the shipped ReLeS
+policy (``--scheduler reles``; the paper's baselines), minRTT and BLEST, on the held-out seeds
 :data:`~mpsched.reproduce.protocol.HELD_OUT`, and writes under ``--out``:
 
 * ``claims.md`` / ``claims.json`` — the claims of :mod:`mpsched.reproduce.mptcp_rl_claims`
@@ -43,7 +43,7 @@ QUICK_SEEDS = (1001, 1002)
 #: Per-seed reductions (%) smaller than this in size are float rounding of equal runs: 0.
 SAME = 1e-9
 #: The paper's baselines, for the "up to" claims (the largest reduction among them).
-BASELINES = ("roundrobin", "emptcp", "dmptcp")
+BASELINES = cl.PAPER_BASELINES
 
 _FILL = (
     "Here every scheduler except eMPTCP keeps both paths busy while many flows share them, so "
@@ -72,7 +72,7 @@ NOTES: Dict[str, str] = {
     )
     + _POLICY,
     "single-": (
-        "All six schedulers give the same 0.086 s: the 10 kB flow (7 segments) is sent on the "
+        "Every scheduler gives the same 0.086 s: the 10 kB flow (7 segments) is sent on the "
         "initial WLAN subflow within its first RTTs, before the LTE subflow joins, so no path "
         "choice exists. The paper's 2.77 s / 3.17 s for 10 kB cannot come from 5-20 Mbit/s links "
         "with 40-200 ms RTTs and must include costs the paper does not describe."
@@ -244,7 +244,7 @@ def _preamble(
     lines = [
         f"Seeds: {', '.join(map(str, seeds))} ({len(seeds)}); variants: "
         + ", ".join(cl.LABELS[v] for v in runs.SCHEDULERS)
-        + " (ReLeS: not implemented). Figures: "
+        + ". Figures: "
         + ", ".join(figures)
         + " (claims of the others: not measured)."
         + f" This call: {ran} runs, {reused} reused from an earlier call, {wall:.0f} s.",
@@ -280,7 +280,7 @@ def mptcp_rl_command(
     ] = None,
 ) -> None:
     """MPTCP-RL (Dong et al.): Figs. 3-6 and the single 10 kB flow against Round-Robin,
-    eMPTCP, DMPTCP, minRTT and BLEST on the held-out seeds 1001-1020; claims table with
+    eMPTCP, DMPTCP, ReLeS, minRTT and BLEST on the held-out seeds 1001-1020; claims table with
     verdicts."""
     from ..cli.errors import EXIT_BAD_INPUT, require_extra
 

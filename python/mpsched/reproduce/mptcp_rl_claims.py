@@ -16,8 +16,10 @@ from typing import List, Optional
 #: Display names of the variants.
 LABELS = {
     "mptcp-rl": "MPTCP-RL", "roundrobin": "Round-Robin", "emptcp": "eMPTCP", "dmptcp": "DMPTCP",
-    "minrtt": "minRTT", "blest": "BLEST",
+    "minrtt": "minRTT", "blest": "BLEST", "reles": "ReLeS",
 }  # fmt: skip
+#: The paper's baselines (Figs. 3-6: Round-Robin, eMPTCP, DMPTCP, ReLeS), in its order.
+PAPER_BASELINES = ("roundrobin", "emptcp", "dmptcp", "reles")
 #: Metric keys and their descriptions.
 METRICS = {
     "fct": "mean flow completion time (s) over the run's flows (a flow not completed counts "
@@ -68,7 +70,7 @@ def specs() -> List[Spec]:
     """Every claim, in the order of the paper."""
     out: List[Spec] = []
     for m in ("fct", "energy"):
-        for b in ("roundrobin", "emptcp", "dmptcp"):
+        for b in PAPER_BASELINES:
             out.append(Spec(f"f3-{m}-{b}", "Fig. 3, 30 short flows", _F3, m, "higher", None,
                             "fig3", 30.0, "mptcp-rl", b))  # fmt: skip
     out += [
@@ -83,6 +85,14 @@ def specs() -> List[Spec]:
              "fig4-media", 30.0, "mptcp-rl", "roundrobin"),
         Spec("f4-media30-energy", "Fig. 4b, 30 media flows", _F4, "energy", "higher", None,
              "fig4-media", 30.0, "mptcp-rl", "roundrobin"),
+        Spec("f4-long30-fct-reles", "Fig. 4c, 30 long flows", _F4, "fct", "higher", None,
+             "fig4-long", 30.0, "mptcp-rl", "reles"),
+        Spec("f4-long30-energy-reles", "Fig. 4d, 30 long flows", _F4, "energy", "higher", None,
+             "fig4-long", 30.0, "mptcp-rl", "reles"),
+        Spec("f4-media30-fct-reles", "Fig. 4a, 30 media flows", _F4, "fct", "higher", None,
+             "fig4-media", 30.0, "mptcp-rl", "reles"),
+        Spec("f4-media30-energy-reles", "Fig. 4b, 30 media flows", _F4, "energy", "higher", None,
+             "fig4-media", 30.0, "mptcp-rl", "reles"),
         Spec("f4-emptcp-worse", "Fig. 4c, 30 long flows",
              "To our surprise, eMPTCP performs worse than the default Round-Robin",
              "fct", "higher", None, "fig4-long", 30.0, "roundrobin", "emptcp"),
@@ -98,6 +108,8 @@ def specs() -> List[Spec]:
     for m in ("fct", "energy"):
         out.append(Spec(f"f5-{m}-rr", "Fig. 5, 1 LTE + 3 WLAN, 20 media flows", _F5, m,
                         "higher", None, "fig5-wlan3", None, "mptcp-rl", "roundrobin"))  # fmt: skip
+        out.append(Spec(f"f5-{m}-reles", "Fig. 5, 1 LTE + 3 WLAN, 20 media flows", _F5, m,
+                        "higher", None, "fig5-wlan3", None, "mptcp-rl", "reles"))  # fmt: skip
         out.append(Spec(f"f5-{m}-decreasing", "Fig. 5, MPTCP-RL, 3 vs 1 WLAN paths", _F5D, m,
                         "higher", None, "fig5-wlan3", None, "mptcp-rl", "mptcp-rl",
                         b_figure="fig5-wlan1"))  # fmt: skip
@@ -114,7 +126,7 @@ def specs() -> List[Spec]:
     ]  # fmt: skip
     for fig in ("fig6-loss", "fig6-cut"):
         for m in ("fct", "energy"):
-            for b in ("roundrobin", "emptcp", "dmptcp"):
+            for b in PAPER_BASELINES:
                 out.append(Spec(f"f6-{fig[5:]}-{m}-{b}", f"Fig. 6{'c' if m == 'fct' else 'd'}, "
                                 f"scenario {1 if fig == 'fig6-loss' else 2}", _F6, m, "higher",
                                 None, fig, None, "mptcp-rl", b))  # fmt: skip

@@ -31,10 +31,11 @@ from ..matrix import build_matrix, load_scenario
 from ..sweep import run_sweep
 from . import _common
 
-#: MPTCP-RL (the shipped policy), the paper's baselines Round-Robin, eMPTCP and DMPTCP (ReLeS:
-#: not implemented), and our strongest schedulers on these paths, minRTT (Linux's default)
-#: and BLEST.
-SCHEDULERS = ("mptcp-rl", "roundrobin", "emptcp", "dmptcp", "minrtt", "blest")
+#: MPTCP-RL (the shipped policy), the paper's baselines Round-Robin, eMPTCP, DMPTCP and ReLeS
+#: (the shipped policy, docs/mptcp-rl.md), and our strongest schedulers on these paths, minRTT
+#: (Linux's default) and BLEST. ReLeS runs last, so a resumed reproduction of the earlier
+#: schedulers keeps their runs.
+SCHEDULERS = ("mptcp-rl", "roundrobin", "emptcp", "dmptcp", "minrtt", "blest", "reles")
 #: The figures (scenario copies), in the order they run.
 FIGURES = (
     "single", "fig3", "fig4-media", "fig4-long", "fig5-wlan1", "fig5-wlan2", "fig5-wlan3",

@@ -77,6 +77,9 @@ TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
     + tuple(
         200_001 + 10_000 * k + 1000 * b + e for k in range(3) for b in range(3) for e in range(4)
     ),
+    # agents/checkpoints/reles-default.json (`train reles --seed 1`): episode e resets the env
+    # with seed 300_000 + e (1 669 episodes) and draws its scenario seed (63 bits) from it.
+    "reles": tuple(range(300_000, 301_669)),
 }
 
 #: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.

@@ -47,6 +47,12 @@ crate::choice! {
         /// "concurrently distributes data packets to established sub-flows" (§2.3 i): the
         /// chosen subflow first while it has window room, never idle data beside a free window.
         Next = "next",
+        /// Weighted round robin among the subflows with window space: the weighted subflow
+        /// furthest behind its share *among the available ones* takes the segment, a busy one
+        /// is skipped (its deficit stays and is made up once it has room); none available:
+        /// wait. ReLeS's reading of "skip a subflow with no cwnd space, do not block"
+        /// (shared/specs/rl-baselines.md §3, the weighted round robin of BL A.1).
+        Skip = "skip",
     }
 }
 
@@ -60,8 +66,9 @@ crate::params! {
         /// opportunistic retransmission).
         fallback: ExternalFallback = ExternalFallback::Minrtt;
         /// `weights` mode, when the subflow due has no window space: wait for it, send on
-        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4), or on the next subflow by quality
-        /// Q (PDAA3C, docs/pdaa3c.md).
+        /// minRTT's choice (RLDS-proxy, rl-baselines.md §4), on the next subflow by quality
+        /// Q (PDAA3C, docs/pdaa3c.md), or skip it for the weighted available subflow furthest
+        /// behind its share (ReLeS, rl-baselines.md §3).
         busy: ExternalBusy = ExternalBusy::Wait;
     }
 }
@@ -164,19 +171,21 @@ impl Scheduler for External {
                 if total <= 0.0 {
                     return self.fall_back(v, out);
                 }
+                let skip = self.busy == ExternalBusy::Skip;
                 let mut best: Option<usize> = None;
                 for i in 0..v.subflows.len() {
-                    if !v.subflows[i].usable || self.weights[i] <= 0.0 {
+                    if !v.subflows[i].usable || self.weights[i] <= 0.0 || (skip && !v.subflows[i].available) {
                         continue;
                     }
                     if best.is_none_or(|b| self.credit[i] < self.credit[b]) {
                         best = Some(i);
                     }
                 }
-                let i = best.expect("a weighted usable subflow");
+                // `skip`: no weighted subflow has window space.
+                let Some(i) = best else { return Verdict::Wait };
                 if !v.subflows[i].available {
                     return match self.busy {
-                        ExternalBusy::Wait => Verdict::Wait,
+                        ExternalBusy::Wait | ExternalBusy::Skip => Verdict::Wait,
                         ExternalBusy::Minrtt => self.fall_back(v, out),
                         ExternalBusy::Next => self.next_by_quality(v, out),
                     };
@@ -358,6 +367,37 @@ mod tests {
         let mut m = External::from_params(&ExternalParams { busy: ExternalBusy::Minrtt, ..p });
         m.decide(&weights(&[1.0, 0.0, 0.0]));
         assert_eq!(go(&mut m, &[busy(30), sf(40, 100, 0), idle(20)]), (Verdict::Send, vec![2]), "minRTT differs");
+    }
+
+    /// `busy=skip` (ReLeS): weights 1:3 give the exact pattern 0,1,1,1 while both have room
+    /// (ties go to the lower index); a busy subflow is skipped (the other one sends, never the
+    /// unweighted subflow 2) and makes its deficit up once it has room; no weighted subflow
+    /// with room: wait. Credits in segments after the busy stretch: (−1, +1).
+    #[test]
+    fn weights_busy_skip_sends_on_the_weighted_subflows_with_room() {
+        let p = ExternalParams { mode: ExternalMode::Weights, busy: ExternalBusy::Skip, ..ExternalParams::default() };
+        let mut e = External::from_params(&p);
+        e.decide(&weights(&[0.25, 0.75, 0.0]));
+        let both = [idle(10), idle(30), idle(5)];
+        let seq: Vec<usize> = (0..8).map(|_| go(&mut e, &both).1[0]).collect();
+        assert_eq!(seq, [0, 1, 1, 1, 0, 1, 1, 1]);
+        // Subflow 0 busy for 4 segments: all go to 1 (never to the unweighted 2).
+        for _ in 0..4 {
+            assert_eq!(go(&mut e, &[busy(10), idle(30), idle(5)]), (Verdict::Send, vec![1]));
+        }
+        // Room again: 0 is one segment behind its share, so it sends twice, then the pattern
+        // resumes.
+        let seq: Vec<usize> = (0..8).map(|_| go(&mut e, &both).1[0]).collect();
+        assert_eq!(seq, [0, 0, 1, 1, 0, 1, 1, 1]);
+        assert_eq!(go(&mut e, &[busy(10), busy(30), idle(5)]), (Verdict::Wait, vec![]));
+        assert!(!e.opportunistic_retransmission(), "no fallback involved");
+        // Over 1000 segments with room the shares hold exactly: 250 / 750.
+        e.decide(&weights(&[0.25, 0.75, 0.0]));
+        let mut c = [0usize; 3];
+        for _ in 0..1000 {
+            c[go(&mut e, &both).1[0]] += 1;
+        }
+        assert_eq!(c, [250, 750, 0]);
     }
 
     /// Unusable subflows are left out and the shares renormalised over the usable ones; with no
