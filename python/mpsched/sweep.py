@@ -38,7 +38,14 @@ from . import __version__, plugins
 from ._atomic import atomic_directory, write_file_atomic
 from .api import run as run_scenario
 from .matrix import Matrix, RunSpec
-from .results import OUTPUT_FILES, TABLE_NAMES, parquet_bytes, result_files
+from .results import (
+    OUTPUT_FILES,
+    TABLE_NAMES,
+    UDP_OUTPUT_FILES,
+    UDP_TABLE_NAMES,
+    parquet_bytes,
+    result_files,
+)
 
 __all__ = [
     "MANIFEST",
@@ -210,7 +217,7 @@ def _parquet_readable(path: Path) -> bool:
 def _write_run(runs_dir: Path, spec: RunSpec, files: Dict[str, bytes]) -> None:
     """Write one run directory atomically (replacing a stale one)."""
     with atomic_directory(runs_dir / spec.run_id) as tmp:
-        for name in RUN_FILES:
+        for name in RUN_FILES + tuple(n for n in UDP_OUTPUT_FILES if n in files):
             (tmp / name).write_bytes(files[name])
 
 
@@ -384,7 +391,13 @@ def _with_run_keys(table: pa.Table, spec: RunSpec) -> pa.Table:
 def combine_runs(out_dir: Path, matrix: Matrix) -> None:
     """Write the combined tables of every run of ``matrix``, in matrix order."""
     runs_dir = out_dir / RUNS_DIR
-    for name in TABLE_NAMES:
+    # The UDP tables ([[udp]] flows) when every run has them (the scenario's, not a variant's).
+    udp = [
+        n
+        for n in UDP_TABLE_NAMES
+        if all((runs_dir / s.run_id / f"{n}.parquet").is_file() for s in matrix.runs)
+    ]
+    for name in TABLE_NAMES + tuple(udp):
         parts = []
         for spec in matrix.runs:
             table = pq.read_table(runs_dir / spec.run_id / f"{name}.parquet")

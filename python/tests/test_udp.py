@@ -92,3 +92,15 @@ def test_emulate_refuses_udp_flows_naming_the_field(cli, tmp_path):
     assert len(lines) == 1 and lines[0].startswith(
         f"error: {scenario}: udp[0].kind: 'probe' flows"
     ), proc.stderr
+
+
+def test_compare_combines_the_udp_tables_of_its_runs(tmp_path):
+    scenario = tmp_path / "udp.toml"
+    scenario.write_text(UDP_TOML)
+    out = tmp_path / "cmp"
+    mpsched.compare(scenario, ccs=["cubic", "reno"], seeds=[1, 2], out=out)
+    probes = pq.read_table(out / "probes.parquet")
+    assert probes.num_rows == 4 * 10 and probes.column_names[:5] == [
+        "run_id", "scheduler", "cc", "params", "seed",
+    ]  # fmt: skip
+    assert pq.read_table(out / "udp_flows.parquet").num_rows == 4
