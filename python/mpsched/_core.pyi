@@ -14,7 +14,8 @@ class ScenarioError(ValueError):
     """A bad scenario, trace or argument (one-line message)."""
 
 #: ``{"summary": str (JSON), "resolved": str (TOML), "flows" | "subflows" | "timeseries" |
-#: "links": {column: list}, "schemas": {table: {column: type name}}}``
+#: "links" | "queues": {column: list}, "schemas": {table: {column: type name}}}``; a scenario
+#: with ``[[udp]]`` flows adds "udp_flows" (and "probes", with a probe flow) tables.
 RunOutput = Dict[str, Any]
 
 def run_scenario(

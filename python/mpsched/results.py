@@ -13,6 +13,11 @@ pyarrow Tables; :func:`write_results` writes them to a directory atomically::
       queues.parquet      one row per (sample time, link): the bytes and packets queued
       scenario.toml       the scenario with every default filled in
 
+and, only for a scenario with ``[[udp]]`` flows (see docs/scenarios.md)::
+
+      udp_flows.parquet   one row per UDP flow (packets sent/received/lost, one-way delay)
+      probes.parquet      one row per probe of a ``kind = "probe"`` flow (times in ns)
+
 Same results => byte-identical files (fixed Parquet writer options, no timestamps). Parquet
 files are written in row groups of :data:`ROW_GROUP_ROWS` rows, one at a time, so a timeseries
 streamed to disk as a long run goes (:class:`ParquetStream`) is the same file as the table
@@ -39,7 +44,9 @@ if TYPE_CHECKING:  # pandas is imported only when a DataFrame is asked for
 __all__ = [
     "Results",
     "TABLE_NAMES",
+    "UDP_TABLE_NAMES",
     "OUTPUT_FILES",
+    "UDP_OUTPUT_FILES",
     "table_from_columns",
     "write_results",
     "write_files",
@@ -55,6 +62,9 @@ __all__ = [
 #: The tables of a run, in output order.
 TABLE_NAMES = ("flows", "subflows", "timeseries", "links", "queues")
 
+#: Tables only a scenario with ``[[udp]]`` flows has (``probes``: only with a probe flow).
+UDP_TABLE_NAMES = ("udp_flows", "probes")
+
 #: Files written by :func:`write_results`, in the order they are written.
 OUTPUT_FILES = (
     "summary.json",
@@ -65,6 +75,9 @@ OUTPUT_FILES = (
     "queues.parquet",
     "scenario.toml",
 )
+
+#: Files :func:`write_results` adds for a scenario with ``[[udp]]`` flows (before scenario.toml).
+UDP_OUTPUT_FILES = tuple(f"{name}.parquet" for name in UDP_TABLE_NAMES)
 
 #: What ``mpsched plot`` and ``mpsched report`` add to a results directory: replaced with it.
 DERIVED_ENTRIES = ("plots", "report.md", "report.html", "packets.parquet", "packets.pcap")
@@ -166,6 +179,8 @@ class Results:
         queues: one row per sample per link: ``time_s``, ``link``, ``queue_bytes``,
             ``queue_packets`` (the packets waiting, not the one being serialized); an empty
             table (:data:`QUEUE_SCHEMA`) for results that have none (the kernel engine's).
+        udp_flows: one row per ``[[udp]]`` flow (None without such flows).
+        probes: one row per probe sent by a ``kind = "probe"`` flow (None without one).
         decisions: per flow scheduled by a trained policy (``edar``, ``policy:PATH``), its
             decisions and their wall-clock latency in Rust: ``decisions``, ``mean_ns``,
             ``p50_ns``, ``p99_ns``, ``max_ns``. Wall time differs between runs, so it is not
@@ -183,12 +198,17 @@ class Results:
     links: pa.Table
     queues: pa.Table = field(default_factory=lambda: QUEUE_SCHEMA.empty_table())
     decisions: Dict[str, Dict[str, float]] = field(default_factory=dict, compare=False)
+    udp_flows: Optional[pa.Table] = None
+    probes: Optional[pa.Table] = None
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> "Results":
         """Build Results from the dict returned by ``mpsched._core.run_scenario``."""
         schemas = raw.get("schemas", {})
         tables = {name: table_from_columns(raw[name], schemas.get(name)) for name in TABLE_NAMES}
+        for name in UDP_TABLE_NAMES:
+            if name in raw:
+                tables[name] = table_from_columns(raw[name], schemas.get(name))
         decisions = {k: dict(v) for k, v in dict(raw.get("decisions", {})).items()}
         return cls(
             summary=json.loads(raw["summary"]),
@@ -199,8 +219,9 @@ class Results:
 
     @property
     def tables(self) -> Dict[str, pa.Table]:
-        """The tables by name, in :data:`TABLE_NAMES` order."""
-        return {name: getattr(self, name) for name in TABLE_NAMES}
+        """The tables by name, in :data:`TABLE_NAMES` order, then the UDP tables the run has."""
+        names = TABLE_NAMES + tuple(n for n in UDP_TABLE_NAMES if getattr(self, n) is not None)
+        return {name: getattr(self, name) for name in names}
 
     def to_pandas(self) -> Dict[str, "pd.DataFrame"]:
         """The tables as pandas DataFrames, keyed like :attr:`tables`."""
@@ -309,6 +330,9 @@ def write_files(results: Results, directory: Path, tables: Sequence[str] = TABLE
     (directory / "summary.json").write_text(results.summary_json(), encoding="utf-8")
     for name in tables:
         write_parquet(getattr(results, name), str(directory / f"{name}.parquet"))
+    for name in UDP_TABLE_NAMES:
+        if getattr(results, name) is not None:
+            write_parquet(getattr(results, name), str(directory / f"{name}.parquet"))
     (directory / "scenario.toml").write_text(_scenario_text(results), encoding="utf-8")
 
 
@@ -329,7 +353,8 @@ def check_replaceable(out_dir: Path) -> None:
     foreign = sorted(
         p.name
         for p in out_dir.iterdir()
-        if not (p.name in OUTPUT_FILES and not p.is_dir()) and p.name not in derived
+        if not (p.name in OUTPUT_FILES + UDP_OUTPUT_FILES and not p.is_dir())
+        and p.name not in derived
     )
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")

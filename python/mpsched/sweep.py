@@ -39,7 +39,14 @@ from . import __version__, plugins
 from ._atomic import atomic_directory, write_file_atomic
 from .api import run as run_scenario
 from .matrix import Matrix, RunSpec
-from .results import OUTPUT_FILES, TABLE_NAMES, parquet_bytes, result_files
+from .results import (
+    OUTPUT_FILES,
+    TABLE_NAMES,
+    UDP_OUTPUT_FILES,
+    UDP_TABLE_NAMES,
+    parquet_bytes,
+    result_files,
+)
 
 __all__ = [
     "MANIFEST",
@@ -260,7 +267,7 @@ def _combined_current(
 def _write_run(runs_dir: Path, spec: RunSpec, files: Dict[str, bytes]) -> None:
     """Write one run directory atomically (replacing a stale one)."""
     with atomic_directory(runs_dir / spec.run_id) as tmp:
-        for name in RUN_FILES:
+        for name in RUN_FILES + tuple(n for n in UDP_OUTPUT_FILES if n in files):
             (tmp / name).write_bytes(files[name])
 
 
@@ -462,10 +469,19 @@ def combine_runs(out_dir: Path, matrix: Matrix) -> None:
     """Write the combined tables of every run of ``matrix``, in matrix order."""
     runs_dir = out_dir / RUNS_DIR
     extra = extra_keys(matrix)
-    for name in TABLE_NAMES:
+    # The UDP tables ([[udp]] flows): from the runs whose scenario has them (several scenarios
+    # in one dataset may differ), none when no run has one.
+    udp = [
+        n
+        for n in UDP_TABLE_NAMES
+        if any((runs_dir / s.run_id / f"{n}.parquet").is_file() for s in matrix.runs)
+    ]
+    for name in TABLE_NAMES + tuple(udp):
         parts = []
         for spec in matrix.runs:
             path = runs_dir / spec.run_id / f"{name}.parquet"
+            if name in UDP_TABLE_NAMES and not path.is_file():
+                continue
             table = pq.read_table(path)
             if name == "flows":
                 table = table.rename_columns([FLOW_RENAMES.get(c, c) for c in table.column_names])

@@ -86,6 +86,7 @@ EXAMPLE_OUTPUT = {
     "real_traces.py": ["lte.fwd", "goodput_mbps"],
     "write_a_scheduler.py": ["fastest-only", "minrtt"],
     "train_and_deploy.py": ["iteration 1:", "policy:"],
+    "probe_a_link.py": ["one-way delays [10067200] ns", "probes.parquet", "udp_flows.parquet"],
 }
 
 

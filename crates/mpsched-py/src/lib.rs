@@ -164,6 +164,13 @@ pub(crate) fn output_to_dict<'py>(py: Python<'py>, out: &mpsched_sim::RunOutput)
     ] {
         schemas.set_item(name, table_types(py, t)?)?;
     }
+    // Tables only scenarios with `[[udp]]` flows have.
+    for (name, t) in [("udp_flows", &out.udp_flows), ("probes", &out.probes)] {
+        if let Some(t) = t {
+            d.set_item(name, table_to_dict(py, t)?)?;
+            schemas.set_item(name, table_types(py, t)?)?;
+        }
+    }
     d.set_item("schemas", schemas)?;
     // Policy-scheduled flows: decisions and wall-clock latencies (not deterministic).
     let decisions = PyDict::new(py);

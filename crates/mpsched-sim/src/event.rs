@@ -30,6 +30,8 @@ pub enum Kind {
     DecisionTimer,
     /// A rate-limited application produces more data (`a` = flow).
     AppTick,
+    /// A `[[udp]]` flow sends its next packet (`a` = index in the scenario's `udp`).
+    UdpSend,
 }
 
 /// An event popped from the queue.

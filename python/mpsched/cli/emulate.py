@@ -103,7 +103,7 @@ def emulate_command(
     p99 exceeds `--max-lateness-us`). Unsupported fields are refused (exit 2).
     """
     from ..emulate.engine import EmulateOptions, emulate
-    from ..emulate.plan import UnsupportedError
+    from ..emulate.plan import UnsupportedError, check_udp
     from ..emulate.topology import TopologyError, unavailable_reason
 
     out_dir = out if out is not None else Path(str(default_out_dir(scenario, seed)) + "-kernel")
@@ -111,6 +111,10 @@ def emulate_command(
         check_replaceable(out_dir)
     except (FileExistsError, NotADirectoryError) as e:
         fail(f"{out_dir}: {e.strerror or e}")
+    try:
+        check_udp(scenario)  # before the machine's checks: the file alone decides
+    except UnsupportedError as e:
+        fail(f"{scenario}: {e}")
     why = unavailable_reason()
     if why is not None:
         fail(f"cannot emulate here: {why}", code=EXIT_FAILURE)

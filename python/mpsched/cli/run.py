@@ -188,7 +188,8 @@ def run_command(
 
     console = Console()
     print_summary(console, results.summary, wall_s)
-    extra = [n for n in ("packets.parquet", "packets.pcap") if (out_dir / n).exists()]
+    optional = ("udp_flows.parquet", "probes.parquet", "packets.parquet", "packets.pcap")
+    extra = [n for n in optional if (out_dir / n).exists()]
     print_written(console, out_dir, [*OUTPUT_FILES, *extra])
     print_decisions(console, results.decisions)
 

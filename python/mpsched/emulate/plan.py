@@ -45,6 +45,23 @@ def _explicit_schedulers(scenario: Path) -> Dict[str, str]:
     return {f.get("name", ""): f["scheduler"] for f in raw.get("flows", []) if "scheduler" in f}
 
 
+def check_udp(scenario: Path) -> None:
+    """:class:`UnsupportedError` naming the first ``[[udp]]`` flow: constant-bit-rate, on/off
+    and probe flows run in the simulator only (read from the file, so the check needs neither
+    the emulator nor the kernel)."""
+    try:
+        raw = tomllib.loads(scenario.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return  # reported when the scenario is resolved
+    udp = raw.get("udp")
+    if isinstance(udp, list) and udp:
+        kind = udp[0].get("kind") if isinstance(udp[0], dict) else None
+        raise UnsupportedError(
+            f"udp[0].kind: {kind!r} flows (UDP sources and probes) need the simulator "
+            "(`mpsched run`); the kernel engine runs TCP and MPTCP flows only"
+        )
+
+
 @dataclass
 class FlowPlan:
     """One flow as real sockets."""
@@ -72,6 +89,7 @@ def check_flows(
     possible with the machine's kernel. ``cc_override`` replaces every flow's congestion
     control; ``kernel_scheduler`` gives every multipath flow the kernel's scheduler whatever
     the file says."""
+    check_udp(scenario)
     available_cc = _kernel_list("/proc/sys/net/ipv4/tcp_available_congestion_control") or [
         "reno",
         "cubic",

@@ -104,20 +104,7 @@ impl Resolver<'_> {
                 Some(d) => Some(self.duration(&format!("{f}.flow_duration_s"), d, 1.0)? as f64 / 1e9),
                 None => None,
             };
-            let (rate, period) = match w.arrival.as_str() {
-                "poisson" => (Some(self.poisson_rate(&f, w.rate_per_s, w.rate_per_min)?), None),
-                "periodic" => {
-                    let p = w
-                        .period_s
-                        .ok_or_else(|| self.err(&format!("{f}.period_s"), "missing: expected the period in seconds"))?;
-                    self.duration(&format!("{f}.period_s"), p, 1.0)?;
-                    (None, Some(p))
-                }
-                other => {
-                    return Err(self
-                        .err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}")))
-                }
-            };
+            let (rate, period) = self.workload_arrival(&f, &w)?;
             let (start, stop) = self.start_stop(&f, w.start_s, w.stop_s, duration)?;
             let max = w.max_flows.unwrap_or(MAX_FLOWS);
             if max > MAX_FLOWS {
@@ -138,33 +125,8 @@ impl Resolver<'_> {
             for (k, t) in times.into_iter().enumerate() {
                 let size = w.size.as_ref().map(|s| s.sample(&mut rng));
                 let start_s = (t * 1e9).round() / 1e9;
-                file.flows.push(FlowSpec {
-                    name: format!("{}-{k}", w.name),
-                    path: w.path.clone(),
-                    paths: w.paths.clone(),
-                    backup: None,
-                    scheduler: w.scheduler.clone(),
-                    scheduler_params: w.scheduler_params.clone(),
-                    decision_interval_ms: None,
-                    decision_every_min_rtt: None,
-                    start_s: Some(start_s),
-                    stop_s: flow_duration.map(|d| ((start_s + d) * 1e9).round() / 1e9),
-                    size_bytes: size,
-                    cc: w.cc.clone(),
-                    cc_params: w.cc_params.clone(),
-                    mss: None,
-                    init_cwnd: None,
-                    min_rto_ms: None,
-                    delayed_ack: None,
-                    delayed_ack_ms: None,
-                    rcv_buf_bytes: w.rcv_buf_bytes,
-                    abc: None,
-                    app_rate_mbps: None,
-                    chunk_bytes: None,
-                    chunk_period_ms: None,
-                    repeat: None,
-                    repeat_gap_s: None,
-                });
+                let stop_s = flow_duration.map(|d| ((start_s + d) * 1e9).round() / 1e9);
+                file.flows.push(workload_flow(&w, k, start_s, stop_s, size));
             }
         }
         Ok(())
@@ -172,6 +134,24 @@ impl Resolver<'_> {
 }
 
 impl Resolver<'_> {
+    /// A workload's arrival process: `(Some(rate per second), None)` for "poisson",
+    /// `(None, Some(period in seconds))` for "periodic".
+    fn workload_arrival(&self, f: &str, w: &WorkloadSpec) -> Result<(Option<f64>, Option<f64>), ScenarioError> {
+        match w.arrival.as_str() {
+            "poisson" => Ok((Some(self.poisson_rate(f, w.rate_per_s, w.rate_per_min)?), None)),
+            "periodic" => {
+                let p = w
+                    .period_s
+                    .ok_or_else(|| self.err(&format!("{f}.period_s"), "missing: expected the period in seconds"))?;
+                self.duration(&format!("{f}.period_s"), p, 1.0)?;
+                Ok((None, Some(p)))
+            }
+            other => {
+                Err(self.err(&format!("{f}.arrival"), format!("expected \"poisson\" or \"periodic\", got {other:?}")))
+            }
+        }
+    }
+
     /// A Poisson workload's arrival rate per second, from exactly one of `rate_per_s` and
     /// `rate_per_min`.
     fn poisson_rate(&self, f: &str, per_s: Option<f64>, per_min: Option<f64>) -> Result<f64, ScenarioError> {
@@ -202,6 +182,38 @@ impl Resolver<'_> {
             return Err(self.err(&format!("{f}.stop_s"), format!("expected a time >= start_s ({start}), got {stop}")));
         }
         Ok((start, stop))
+    }
+}
+
+/// Flow `k` of workload `w`: starting at `start_s`, stopping at `stop_s`, of `size` bytes (none:
+/// unlimited); the rest is the workload's settings or the flows' defaults.
+fn workload_flow(w: &WorkloadSpec, k: usize, start_s: f64, stop_s: Option<f64>, size: Option<u64>) -> FlowSpec {
+    FlowSpec {
+        name: format!("{}-{k}", w.name),
+        path: w.path.clone(),
+        paths: w.paths.clone(),
+        backup: None,
+        scheduler: w.scheduler.clone(),
+        scheduler_params: w.scheduler_params.clone(),
+        decision_interval_ms: None,
+        decision_every_min_rtt: None,
+        start_s: Some(start_s),
+        stop_s,
+        size_bytes: size,
+        cc: w.cc.clone(),
+        cc_params: w.cc_params.clone(),
+        mss: None,
+        init_cwnd: None,
+        min_rto_ms: None,
+        delayed_ack: None,
+        delayed_ack_ms: None,
+        rcv_buf_bytes: w.rcv_buf_bytes,
+        abc: None,
+        app_rate_mbps: None,
+        chunk_bytes: None,
+        chunk_period_ms: None,
+        repeat: None,
+        repeat_gap_s: None,
     }
 }
 

@@ -32,7 +32,7 @@ impl Resolver<'_> {
             }
             flows.push(self.resolve_flow(&f, fl, path_ix, profile)?);
         }
-        if flows.is_empty() {
+        if flows.is_empty() && file.udp.is_empty() {
             return Err(self.err("flows", "expected at least one [[flows]] entry"));
         }
         Ok(flows)

@@ -13,6 +13,7 @@ mod flows;
 mod offset;
 mod parse;
 mod resolve;
+mod udp;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use mpsched_transport::{CcSpec, SchedSpec, SubflowConfig};
 
 pub use self::file::*;
+pub use self::udp::{DEFAULT_PROBE_INTERVAL_MS, DEFAULT_PROBE_PACKET, DEFAULT_UDP_PACKET};
 use crate::energy::EnergyParams;
 pub use crate::link::LossSpec;
 use crate::link::{LinkChange, LossModel, Trace};
@@ -235,6 +237,58 @@ pub struct FlowDef {
     pub rcv_buf: u64,
 }
 
+/// What a `[[udp]]` flow sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpKind {
+    /// One packet every `8 × packet_bytes / rate` seconds (packet `k` at
+    /// `start + ⌊k × 8 × packet_bytes × 10^9 / rate⌋` ns, so the rate does not drift).
+    Cbr,
+    /// A CBR source while on; on and off periods alternate, the first on period at the start.
+    OnOff {
+        /// On period, ns (its mean when `exponential`).
+        on_ns: u64,
+        /// Off period, ns (its mean when `exponential`).
+        off_ns: u64,
+        /// Periods drawn from an exponential distribution (the flow's own stream).
+        exponential: bool,
+    },
+    /// One packet every `interval_ns`, echoed back over the path's reverse links.
+    Probe {
+        /// Time between probes, ns.
+        interval_ns: u64,
+    },
+}
+
+impl UdpKind {
+    /// Its name in files and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            UdpKind::Cbr => "cbr",
+            UdpKind::OnOff { .. } => "onoff",
+            UdpKind::Probe { .. } => "probe",
+        }
+    }
+}
+
+/// A resolved `[[udp]]` flow: no congestion control, no connection, one path.
+#[derive(Debug, Clone)]
+pub struct UdpFlowDef {
+    /// Its name (unique among flows and UDP flows).
+    pub name: String,
+    /// What it sends.
+    pub kind: UdpKind,
+    /// The path: packets take its forward links, a probe's echo its reverse links.
+    pub path: u16,
+    /// Sending rate, bit/s (while on; 0 for a probe).
+    pub rate_bps: u64,
+    /// Wire size of every packet, bytes.
+    pub packet_bytes: u32,
+    /// Start, ns.
+    pub start_ns: u64,
+    /// Stop, ns: no packet is sent from then on (none: the end of the run).
+    pub stop_ns: Option<u64>,
+}
+
 /// A validated scenario with every default filled in: what the simulator runs.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -258,6 +312,8 @@ pub struct Scenario {
     pub flows: Vec<FlowDef>,
     /// Path events.
     pub events: Vec<PathEvent>,
+    /// Flows without congestion control (`[[udp]]`).
+    pub udp: Vec<UdpFlowDef>,
     /// The scenario with every default written out (saved next to results).
     pub resolved: ScenarioFile,
     /// Fields given but ignored (a rate beside a trace), one line each in the form of the

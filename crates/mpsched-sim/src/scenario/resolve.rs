@@ -223,6 +223,7 @@ impl Resolver<'_> {
         self.expand_workloads(&mut file, sim.seed, sim.duration_s)?;
         let flows = self.resolve_flows(&mut file, &path_ix, sim.profile)?;
         let events = self.resolve_events(&file, &path_ix)?;
+        let udp = self.resolve_udp(&mut file, &path_ix)?;
         Ok(Scenario {
             name: sim.name,
             seed: sim.seed,
@@ -234,6 +235,7 @@ impl Resolver<'_> {
             paths,
             flows,
             events,
+            udp,
             resolved: file,
             warnings: self.warnings,
         })

@@ -73,6 +73,7 @@ impl Sim {
                 }
             }
             Kind::DecisionTimer => return Some(self.decision_timer(e.a)),
+            Kind::UdpSend => self.udp_send(e.a as usize),
         }
         None
     }

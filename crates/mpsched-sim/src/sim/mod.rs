@@ -29,6 +29,7 @@ mod output;
 mod sample;
 mod totals;
 mod trace;
+mod udp;
 
 pub use invariants::check_invariants;
 pub use output::RunOutput;
@@ -47,6 +48,9 @@ struct Packet {
     hop: u8,
     size: u32,
     seg: Segment,
+    /// A `[[udp]]` flow's packet (`flow` indexes the scenario's `udp`), not a segment of a
+    /// connection.
+    udp: bool,
 }
 
 struct Endpoint {
@@ -148,6 +152,10 @@ pub struct Sim {
     host_due: u64,
     /// The packet trace, when on ([`Sim::trace_packets`]).
     trace: Option<Box<PacketTrace>>,
+    /// Per `[[udp]]` flow: its sending state and counters.
+    udp: Vec<udp::UdpRt>,
+    /// UDP packets and probe echoes on their way (a run does not end early while any is).
+    udp_in_flight: u64,
 }
 
 impl Sim {
@@ -211,8 +219,11 @@ impl Sim {
             hosts: Vec::new(),
             host_due: u64::MAX,
             trace: None,
+            udp: sc.udp.iter().map(|d| udp::UdpRt::new(d, sc.seed)).collect(),
+            udp_in_flight: 0,
             sc,
         };
+        sim.schedule_udp();
         sim.build_hosts();
         sim
     }
@@ -263,7 +274,7 @@ impl Sim {
     /// Whether the run is over early: every flow sized and complete, or stopped (unless the
     /// scenario asks to run to its duration, e.g. to account an interface's tail energy).
     fn finished(&self) -> bool {
-        self.all_sized && self.sc.stop_when_done && self.finished_flows == self.flows.len()
+        self.all_sized && self.sc.stop_when_done && self.finished_flows == self.flows.len() && self.udp_stopped()
     }
 
     /// Answers flow `f`'s decision point (or applies a per-interval decision) and re-drives its

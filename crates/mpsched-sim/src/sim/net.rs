@@ -32,6 +32,11 @@ impl Sim {
             return;
         }
         self.free.push(p);
+        if self.pkts[p as usize].udp {
+            let pk = self.pkts[p as usize];
+            self.udp_arrive(pk);
+            return;
+        }
         if self.trace.is_some() {
             self.trace_event(p, None, None);
         }
@@ -77,7 +82,10 @@ impl Sim {
 
     pub(super) fn dropped(&mut self, p: PktId) {
         let pk = &self.pkts[p as usize];
-        if pk.seg.len > 0 {
+        if pk.udp {
+            let pk = *pk;
+            self.udp_dropped(&pk);
+        } else if pk.seg.len > 0 {
             self.flows[pk.flow as usize].data_drops += 1;
         }
         self.free.push(p);
@@ -108,7 +116,7 @@ impl Sim {
             let Some(conn) = self.eps[ep].conn.as_mut() else { return };
             let Some(t) = conn.poll_transmit(now) else { break };
             let size = t.seg.wire_size();
-            let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg });
+            let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg, udp: false });
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
             if self.trace.is_some() {
                 self.trace_send(p);

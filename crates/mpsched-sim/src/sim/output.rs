@@ -26,6 +26,12 @@ pub struct RunOutput {
     /// One row per link at every sample: the bytes and packets in its queue (the packet being
     /// serialized is not in the queue).
     pub queues: Table,
+    /// One row per `[[udp]]` flow (packets and bytes sent, received, lost; one-way delay),
+    /// when the scenario has any.
+    pub udp_flows: Option<Table>,
+    /// One row per probe sent by a `kind = "probe"` flow (send, arrival and echo times, ns),
+    /// when the scenario has any.
+    pub probes: Option<Table>,
     /// Counters of the run.
     pub stats: RunStats,
     /// Per flow scheduled by a trained policy (its name), and per host controller
@@ -63,6 +69,10 @@ impl Sim {
         if !decisions.is_empty() {
             summary["policies"] = self.policy_rows(&decisions);
         }
+        let udp_rows = self.udp_rows(end);
+        if !udp_rows.is_empty() {
+            summary["udp_flows"] = Value::Array(udp_rows.clone());
+        }
         if !self.sc.warnings.is_empty() {
             summary["warnings"] = json!(self.sc.warnings);
         }
@@ -78,6 +88,8 @@ impl Sim {
                 let names: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).collect();
                 std::mem::take(&mut self.queue_series).into_table(&names)
             },
+            udp_flows: (!udp_rows.is_empty()).then(|| Table::from_rows(&udp_rows, &super::udp::UDP_NULLABLE)),
+            probes: self.probe_table(),
             stats,
             decisions,
         };

@@ -294,6 +294,9 @@ impl Sim {
     pub(super) fn trace_send(&mut self, p: PktId) {
         let pk = self.pkts[p as usize];
         let f = pk.flow as usize;
+        if pk.udp {
+            return;
+        }
         let Some(tr) = self.trace.as_deref_mut() else { return };
         if !tr.traces(pk.flow) {
             return;
@@ -309,6 +312,9 @@ impl Sim {
     #[inline(never)]
     pub(super) fn trace_event(&mut self, p: PktId, l: Option<usize>, why: Option<DropReason>) {
         let pk = self.pkts[p as usize];
+        if pk.udp {
+            return; // not a connection's segment: the packet trace records segments only
+        }
         let conn = self.flows[pk.flow as usize].transfers.len() as u32;
         let Some(tr) = self.trace.as_deref_mut() else { return };
         if !tr.traces(pk.flow) {

@@ -110,6 +110,8 @@ fn clone_output(out: &mpsched_sim::RunOutput) -> mpsched_sim::RunOutput {
         timeseries: out.timeseries.clone(),
         links: out.links.clone(),
         queues: out.queues.clone(),
+        udp_flows: out.udp_flows.clone(),
+        probes: out.probes.clone(),
         stats: out.stats,
         decisions: Vec::new(),
     }

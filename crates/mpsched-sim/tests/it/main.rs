@@ -24,6 +24,7 @@ mod real_trace_findings;
 mod recorder;
 mod stop_fairness;
 mod trace_offsets;
+mod udp;
 mod validation;
 mod validation_multipath;
 mod workloads;
