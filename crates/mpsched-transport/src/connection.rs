@@ -15,6 +15,7 @@ mod close;
 mod input;
 mod path;
 mod send;
+mod subflows;
 #[cfg(test)]
 mod tests;
 
@@ -27,6 +28,7 @@ use crate::segment::Segment;
 use crate::subflow::{ConnShared, Role, Subflow, SubflowConfig};
 use crate::time::{Duration, Instant};
 use close::CloseState;
+use subflows::{Derived, Subflows};
 
 pub use crate::info::{ConnInfo, SubflowInfo};
 pub use crate::sched::olms::SlotStats;
@@ -243,7 +245,7 @@ struct SfMeta {
 pub struct Connection {
     side: Side,
     shared: ConnShared,
-    subflows: Vec<Subflow>,
+    subflows: Subflows,
     paths: Vec<PathId>,
     meta: Vec<SfMeta>,
     sched: AnySched,
@@ -325,7 +327,7 @@ impl Connection {
         Ok(Connection {
             side,
             shared: ConnShared::new(cfg.rcv_buf, cfg.key),
-            subflows,
+            subflows: Subflows::new(subflows),
             paths: cfg.paths.clone(),
             meta,
             sched,
@@ -437,7 +439,7 @@ impl Connection {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
         let sched = self.sched.poll_timeout();
-        self.subflows.iter().filter_map(|s| s.poll_timeout()).chain(self.close.timer).chain(decision).chain(sched).min()
+        self.subflows.earliest_timeout().into_iter().chain(self.close.timer).chain(decision).chain(sched).min()
     }
 
     /// A learned policy scheduler's decision count and latencies (`None` for other schedulers).
@@ -511,10 +513,26 @@ impl Connection {
         self.sched.name()
     }
 
+    /// Brings the coupled controllers' snapshot of every subflow up to date: only the entries
+    /// of subflows changed since they were last taken are copied again.
     fn refresh_siblings(&mut self) {
-        if self.coupled {
-            self.shared.siblings.clear();
-            self.shared.siblings.extend(self.subflows.iter().map(|s| s.sibling_info()));
+        if !self.coupled {
+            return;
+        }
+        let sib = &mut self.shared.siblings;
+        if sib.len() != self.subflows.len() {
+            sib.clear();
+            sib.extend(self.subflows.iter().map(|s| s.sibling_info()));
+            for i in 0..self.subflows.len() {
+                self.subflows.set_clean(Derived::Sibling, i);
+            }
+            return;
+        }
+        for (i, e) in sib.iter_mut().enumerate() {
+            if !self.subflows.is_clean(Derived::Sibling, i) {
+                *e = self.subflows[i].sibling_info();
+                self.subflows.set_clean(Derived::Sibling, i);
+            }
         }
     }
 }

@@ -147,7 +147,7 @@ impl Connection {
     }
 
     pub(super) fn closed(&mut self, reason: CloseReason) {
-        for sf in &mut self.subflows {
+        for sf in self.subflows.iter_mut() {
             sf.finish();
         }
         self.close.reason = Some(reason);

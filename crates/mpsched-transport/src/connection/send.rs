@@ -3,7 +3,7 @@
 //! chosen by the scheduler, and when the peer's window is closed opportunistic retransmission
 //! with penalization (`mptcp_rcv_buf_optimization`).
 
-use super::{Connection, Event, MetaSeg, Side, Transmit};
+use super::{Connection, Derived, Event, MetaSeg, Side, Transmit};
 use crate::sched::{SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::subflow::SubflowCx;
 use crate::time::{Duration, Instant};
@@ -19,13 +19,29 @@ impl Connection {
             return None;
         }
         // Subflow-level work first: handshakes, retransmissions, pure ACKs.
+        // Subflows found idle and unchanged since are skipped (their poll would find nothing).
         let n = self.subflows.len();
-        for k in 0..n {
-            let i = (self.next_poll + k) % n;
+        let all = ((1u16 << n) - 1) as u8;
+        if n == 1 {
             let mut cx = SubflowCx { conn: &mut self.shared };
-            if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
-                self.next_poll = (i + 1) % n;
-                return Some(Transmit { path: self.paths[i], seg });
+            if let Some(seg) = self.subflows[0].poll_transmit(now, &mut cx) {
+                return Some(Transmit { path: self.paths[0], seg });
+            }
+        } else if self.subflows.clean_mask(Derived::Idle) & all != all {
+            for k in 0..n {
+                let i = (self.next_poll + k) % n;
+                if self.subflows.is_clean(Derived::Idle, i) {
+                    continue;
+                }
+                if self.subflows[i].is_idle(now) {
+                    self.subflows.set_clean(Derived::Idle, i);
+                    continue;
+                }
+                let mut cx = SubflowCx { conn: &mut self.shared };
+                if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
+                    self.next_poll = (i + 1) % n;
+                    return Some(Transmit { path: self.paths[i], seg });
+                }
             }
         }
         if let Some(t) = self.poll_data_fin(now) {
@@ -80,9 +96,9 @@ impl Connection {
     /// `mptcp_is_def_unavailable`: established, not pre-established (join's 4th ACK, RFC 8684
     /// §3.2), not potentially failed.
     #[inline]
-    fn usable_space(&self, now: Instant, i: usize) -> (bool, u64) {
+    fn usable_space(&mut self, now: Instant, i: usize) -> (bool, u64) {
         let usable = self.subflow_usable(i);
-        (usable, if usable { self.subflows[i].new_data_space(now) } else { 0 })
+        (usable, if usable { self.subflows.new_data_space(i, now) } else { 0 })
     }
 
     /// Whether subflow `i` can carry data (Linux `mptcp_is_def_unavailable` negated):
@@ -97,11 +113,15 @@ impl Connection {
 
     /// Writes subflow `i` as the scheduler sees it, for a segment of `len` bytes, into
     /// `views[i]` in place (building it on the stack and pushing it copied ~200 bytes twice).
+    /// The subflow's snapshot is copied again only if the subflow changed since the last time.
     #[inline]
     fn fill_view(&mut self, i: usize, usable: bool, space: u64, len: u32, carried: SubflowSet) {
         let m = &self.meta[i];
         let v = &mut self.views[i];
-        self.subflows[i].info_into(&mut v.info);
+        if !self.subflows.is_clean(Derived::View, i) {
+            self.subflows[i].info_into(&mut v.info);
+            self.subflows.set_clean(Derived::View, i);
+        }
         v.usable = usable;
         v.available = usable && space >= len as u64;
         v.backup = m.backup;
@@ -233,8 +253,12 @@ impl Connection {
         let unsent = self.shared.unsent();
         if unsent == 0 {
             // Linux `tcp_rate_check_app_limited`: nothing to send, judged per subflow.
-            for sf in &mut self.subflows {
-                sf.mark_app_limited();
+            // Only rate-sampling subflows have something to mark (borrowing the others mutably
+            // would discard what the connection derived from them).
+            for i in 0..self.subflows.len() {
+                if self.subflows[i].rate_cc() {
+                    self.subflows[i].mark_app_limited();
+                }
             }
             return None;
         }
@@ -262,7 +286,7 @@ impl Connection {
                     // The scheduler starves the subflows that had room: for their delivery-rate
                     // samples they are application-limited (rl-baselines.md §6.2).
                     for i in 0..self.subflows.len() {
-                        if self.views[i].available {
+                        if self.views[i].available && self.subflows[i].rate_cc() {
                             self.subflows[i].mark_app_limited();
                         }
                     }

@@ -16,16 +16,23 @@ impl Subflow {
     /// timer on the way) mean `poll_pending` would return `None` and change nothing.
     #[inline]
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
-        let idle = !self.syn_pending
+        if self.is_idle(now) {
+            return None;
+        }
+        self.poll_pending(now, cx)
+    }
+
+    /// Nothing can be due at `now`: [`Subflow::poll_transmit`] would return `None` and change
+    /// nothing. Stays true at any later instant until the subflow changes (the pacing gap, the
+    /// only part that depends on time, only runs out).
+    #[inline]
+    pub fn is_idle(&self, now: Instant) -> bool {
+        !self.syn_pending
             && !self.probe_pending
             && !self.ack_now
             && !self.fin_may_send()
             && self.sb.lost_bytes() == 0
-            && self.next_send_time <= now;
-        if idle {
-            return None;
-        }
-        self.poll_pending(now, cx)
+            && self.next_send_time <= now
     }
 
     /// [`Subflow::poll_transmit`] when something may be due.
@@ -187,6 +194,13 @@ impl Subflow {
             return 0;
         }
         self.cc_state.cwnd.saturating_sub(self.pipe())
+    }
+
+    /// The pacing gap has run out at `now`: from then on, while the subflow is unchanged,
+    /// [`Subflow::new_data_space`] no longer depends on the time.
+    #[inline]
+    pub fn pacing_gap_over(&self, now: Instant) -> bool {
+        self.next_send_time <= now
     }
 
     /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.

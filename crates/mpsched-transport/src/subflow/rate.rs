@@ -126,7 +126,7 @@ impl Subflow {
 
     /// The subflow samples delivery rates (its controller is rate-based).
     #[inline]
-    pub(super) fn rate_cc(&self) -> bool {
+    pub(crate) fn rate_cc(&self) -> bool {
         self.rate.is_some()
     }
 

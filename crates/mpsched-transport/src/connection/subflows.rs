@@ -1,0 +1,240 @@
+//! The connection's subflows, with per-subflow "clean" marks: what the connection derived from
+//! a subflow (its scheduler view, its coupled-CC snapshot, that it had nothing to send) stays
+//! valid until the subflow is next borrowed mutably. Every mutable access goes through
+//! [`Subflows`]' `IndexMut`, `iter_mut` or `push`, which clear the marks, so a derived copy can
+//! never outlive a change of the subflow it was taken from.
+//!
+//! With eight subflows most decisions follow a change of one of them (the one that sent or
+//! took an ACK): rebuilding every view and every snapshot per decision was about a fifth of the
+//! instructions of the `subflows-8` benchmark.
+
+use std::ops::{Deref, Index, IndexMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::subflow::Subflow;
+use crate::time::Instant;
+
+/// What a clean mark vouches for.
+#[derive(Clone, Copy, Debug)]
+#[repr(u8)]
+pub(super) enum Derived {
+    /// `views[i].info` equals `subflows[i].info()`.
+    View = 0,
+    /// `shared.siblings[i]` equals `subflows[i].sibling_info()`.
+    Sibling = 1,
+    /// `subflows[i].is_idle(t)` held at some `t` no later than now (idleness lasts while the
+    /// subflow is unchanged: its only time-dependent part, the pacing gap, only runs out).
+    Idle = 2,
+    /// The cached free window equals `subflows[i].new_data_space(now)` (taken after the
+    /// pacing gap ran out, so it does not depend on `now` while the subflow is unchanged).
+    Space = 3,
+    /// The cached deadline equals `subflows[i].poll_timeout()`.
+    Timeout = 4,
+    /// With `Timeout`: that deadline is `Some`.
+    TimeoutSome = 5,
+}
+
+/// What the connection keeps per subflow beside the clean marks.
+#[derive(Debug, Default)]
+struct Cache {
+    space: u64,
+    /// Written through `&self` ([`Subflows::earliest_timeout`]); an atomic so that the
+    /// connection stays `Sync` (relaxed loads and stores are plain moves).
+    deadline: AtomicU64,
+}
+
+/// The subflows of a connection in index order (at most 8), see the module docs.
+#[derive(Default)]
+pub(super) struct Subflows {
+    v: Vec<Subflow>,
+    cache: Vec<Cache>,
+    /// One byte per [`Derived`] (`what as u8 * 8`), bit i of it: the mark of subflow i.
+    clean: AtomicU64,
+}
+
+/// Every lane's bit 0: shifted by `i`, the marks of subflow `i`.
+const LANES: u64 = 0x0101_0101_0101_0101;
+
+impl Subflows {
+    pub fn new(v: Vec<Subflow>) -> Self {
+        debug_assert!(v.len() <= 8);
+        let cache = v.iter().map(|_| Cache::default()).collect();
+        Subflows { v, cache, clean: AtomicU64::new(0) }
+    }
+
+    /// Whether subflow `i`'s `what` is still valid.
+    #[inline]
+    pub fn is_clean(&self, what: Derived, i: usize) -> bool {
+        self.clean.load(Ordering::Acquire) & (1 << (what as u64 * 8 + i as u64)) != 0
+    }
+
+    /// Records that subflow `i`'s `what` was just derived from its current state.
+    #[inline]
+    pub fn set_clean(&mut self, what: Derived, i: usize) {
+        *self.clean.get_mut() |= 1 << (what as u64 * 8 + i as u64);
+    }
+
+    /// Bit i set: subflow i's `what` is valid.
+    #[inline]
+    pub fn clean_mask(&self, what: Derived) -> u8 {
+        (self.clean.load(Ordering::Acquire) >> (what as u64 * 8)) as u8
+    }
+
+    /// Every subflow, mutably: all marks cleared.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Subflow> {
+        *self.clean.get_mut() = 0;
+        self.v.iter_mut()
+    }
+
+    /// Subflow `i` mutably, if it exists: its marks cleared.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Subflow> {
+        self.dirty(i);
+        self.v.get_mut(i)
+    }
+
+    /// Adds a subflow (an accepted join): all marks cleared.
+    pub fn push(&mut self, sf: Subflow) {
+        debug_assert!(self.v.len() < 8);
+        *self.clean.get_mut() = 0;
+        self.v.push(sf);
+        self.cache.push(Cache::default());
+    }
+
+    #[inline]
+    fn dirty(&mut self, i: usize) {
+        *self.clean.get_mut() &= !(LANES << (i & 7));
+    }
+
+    /// Subflow `i`'s free window for new data at `now` ([`Subflow::new_data_space`]), from the
+    /// cache while the subflow is unchanged.
+    #[inline]
+    pub fn new_data_space(&mut self, i: usize, now: Instant) -> u64 {
+        if self.is_clean(Derived::Space, i) {
+            return self.cache[i].space;
+        }
+        let sf = &self.v[i];
+        let space = sf.new_data_space(now);
+        if sf.pacing_gap_over(now) {
+            self.cache[i].space = space;
+            self.set_clean(Derived::Space, i);
+        }
+        space
+    }
+
+    /// The earliest timer deadline of any subflow ([`Subflow::poll_timeout`]); only the
+    /// subflows changed since the last call are asked again.
+    pub fn earliest_timeout(&self) -> Option<Instant> {
+        let clean = self.clean.load(Ordering::Acquire);
+        let (t, s) = (Derived::Timeout as u64 * 8, Derived::TimeoutSome as u64 * 8);
+        let mut marks = clean;
+        let mut best: Option<Instant> = None;
+        for (i, sf) in self.v.iter().enumerate() {
+            let d = if clean & (1 << (t + i as u64)) != 0 {
+                (clean & (1 << (s + i as u64)) != 0).then(|| Instant(self.cache[i].deadline.load(Ordering::Relaxed)))
+            } else {
+                let d = sf.poll_timeout();
+                self.cache[i].deadline.store(d.map_or(0, |d| d.0), Ordering::Relaxed);
+                marks |= (1 << (t + i as u64)) | ((d.is_some() as u64) << (s + i as u64));
+                d
+            };
+            if let Some(d) = d {
+                best = Some(best.map_or(d, |b| b.min(d)));
+            }
+        }
+        if marks != clean {
+            // Only sets marks (clearing needs `&mut self`): a concurrent caller computes the same.
+            self.clean.fetch_or(marks, Ordering::Release);
+        }
+        best
+    }
+}
+
+impl Deref for Subflows {
+    type Target = [Subflow];
+    #[inline]
+    fn deref(&self) -> &[Subflow] {
+        &self.v
+    }
+}
+
+impl Index<usize> for Subflows {
+    type Output = Subflow;
+    #[inline]
+    fn index(&self, i: usize) -> &Subflow {
+        &self.v[i]
+    }
+}
+
+impl IndexMut<usize> for Subflows {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut Subflow {
+        self.dirty(i);
+        &mut self.v[i]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::AnyCc;
+    use crate::subflow::{Role, SubflowConfig};
+    use crate::time::Instant;
+
+    fn three() -> Subflows {
+        let sf =
+            |i| Subflow::new(i, Role::Client, SubflowConfig::linux(), AnyCc::by_name("lia").unwrap(), Instant::ZERO);
+        Subflows::new(vec![sf(0), sf(1), sf(2)])
+    }
+
+    /// A mutable borrow of one subflow clears that subflow's marks only; reads clear nothing.
+    #[test]
+    fn index_mut_clears_only_that_subflow() {
+        let mut s = three();
+        for i in 0..3 {
+            s.set_clean(Derived::View, i);
+            s.set_clean(Derived::Idle, i);
+        }
+        s.set_clean(Derived::Sibling, 2);
+        let _ = s[1].mss();
+        let _ = s.iter().count();
+        assert_eq!(s.clean_mask(Derived::View), 0b111);
+        s[1].request_ack();
+        assert_eq!(
+            (s.clean_mask(Derived::View), s.clean_mask(Derived::Sibling), s.clean_mask(Derived::Idle)),
+            (0b101, 0b100, 0b101)
+        );
+        assert!(s.get_mut(2).is_some());
+        assert_eq!((s.clean_mask(Derived::View), s.clean_mask(Derived::Sibling)), (0b001, 0));
+        assert!(s.is_clean(Derived::Idle, 0) && !s.is_clean(Derived::Idle, 2));
+    }
+
+    /// The earliest deadline is re-read from a subflow once it was borrowed mutably, and kept
+    /// (with its `None`) while it was not.
+    #[test]
+    fn earliest_timeout_follows_changes() {
+        use crate::subflow::{ConnShared, SubflowCx};
+        let mut s = three();
+        assert_eq!(s.earliest_timeout(), None);
+        assert_eq!(s.clean_mask(Derived::Timeout), 0b111);
+        let mut conn = ConnShared::new(1 << 20, 1);
+        let syn = s[0].poll_transmit(Instant(5), &mut SubflowCx { conn: &mut conn }).unwrap();
+        assert_eq!(syn.seq, 0);
+        let rto = s[0].poll_timeout().unwrap();
+        assert_eq!((s.clean_mask(Derived::Timeout), s.earliest_timeout()), (0b110, Some(rto)));
+        assert_eq!((s.clean_mask(Derived::Timeout), s.clean_mask(Derived::TimeoutSome)), (0b111, 0b001));
+        assert_eq!(s.earliest_timeout(), Some(rto));
+    }
+
+    /// `iter_mut` and `push` clear every mark.
+    #[test]
+    fn iter_mut_and_push_clear_everything() {
+        let mut s = three();
+        s.set_clean(Derived::View, 0);
+        s.set_clean(Derived::Sibling, 1);
+        s.iter_mut().next();
+        assert_eq!((s.clean_mask(Derived::View), s.clean_mask(Derived::Sibling)), (0, 0));
+        s.set_clean(Derived::Idle, 2);
+        s.push(Subflow::new(3, Role::Server, SubflowConfig::linux(), AnyCc::by_name("lia").unwrap(), Instant::ZERO));
+        assert_eq!((s.len(), s.clean_mask(Derived::Idle)), (4, 0));
+    }
+}
