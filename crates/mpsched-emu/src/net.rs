@@ -152,7 +152,7 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
             let l = e.a as usize;
             let mut moved = std::mem::take(&mut self.scratch);
             match e.kind {
-                Kind::TxDone => self.links[l].on_tx_done(e.at, &mut self.ev, &mut moved),
+                Kind::TxDone => moved.extend(self.links[l].on_tx_done(e.at, &mut self.ev)),
                 Kind::TraceOpportunity => self.links[l].on_trace_opportunity(e.at, &mut self.ev, &mut moved),
                 Kind::LinkChange => self.links[l].apply_change(e.at, e.b as usize, &mut moved),
                 Kind::PathEvent => self.path_event(e.at, e.a as usize, &mut moved),

@@ -448,13 +448,13 @@ impl Link {
         None
     }
 
-    /// Serializer done (rate links). Dropped packets are appended to `dropped`.
-    pub fn on_tx_done(&mut self, now: u64, ev: &mut EventQueue, dropped: &mut Vec<PktId>) {
-        if let Some((pkt, size)) = self.in_service.take() {
-            if let Some(p) = self.depart(now, pkt, size, ev) {
-                dropped.push(p);
-            }
-        }
+    /// Serializer done (rate links): the packet in service departs and the next queued one
+    /// starts. Returns the departing packet if it was dropped (loss model or outage).
+    pub fn on_tx_done(&mut self, now: u64, ev: &mut EventQueue) -> Option<PktId> {
+        let dropped = match self.in_service.take() {
+            Some((pkt, size)) => self.depart(now, pkt, size, ev),
+            None => None,
+        };
         if !self.queue.is_empty() {
             self.account_queue(now);
         }
@@ -463,6 +463,7 @@ impl Link {
             self.in_service = Some((pkt, size));
             ev.push(now + self.tx_time(size), Kind::TxDone, self.id, 0);
         }
+        dropped
     }
 
     /// Trace opportunities at `now` (all lines with this timestamp).
@@ -505,6 +506,24 @@ impl Link {
             self.ring.pop_front();
             out.push(pkt);
         }
+    }
+
+    /// Propagation done, the common case of [`Link::on_arrive`]: when the ring's head is the
+    /// only packet due at `now`, removes and returns it and schedules the next arrival (as
+    /// `on_arrive` does); otherwise changes nothing and returns `None`.
+    #[inline]
+    pub fn arrive_single(&mut self, now: u64, ev: &mut EventQueue) -> Option<PktId> {
+        let &(at, pkt) = self.ring.front()?;
+        if at > now {
+            return None;
+        }
+        match self.ring.get(1) {
+            Some(&(next, _)) if next <= now => return None,
+            Some(&(next, _)) => ev.push(next, Kind::Arrive, self.id, 0),
+            None => {}
+        }
+        self.ring.pop_front();
+        Some(pkt)
     }
 
     /// Applies scheduled change `i`. Packets flushed by an outage go to `dropped`.
@@ -639,7 +658,7 @@ mod tests {
         while let Some(e) = ev.pop() {
             let mut arrived = Vec::new();
             match e.kind {
-                Kind::TxDone => l.on_tx_done(e.at, ev, &mut dropped),
+                Kind::TxDone => dropped.extend(l.on_tx_done(e.at, ev)),
                 Kind::Arrive => l.on_arrive(e.at, ev, &mut arrived),
                 Kind::TraceOpportunity => l.on_trace_opportunity(e.at, ev, &mut dropped),
                 _ => unreachable!(),
@@ -659,6 +678,40 @@ mod tests {
         }
         let out = drain(&mut l, &mut ev);
         assert_eq!(out, vec![(11_000_000, 0), (12_000_000, 1), (13_000_000, 2)]);
+    }
+
+    #[test]
+    fn arrive_single_takes_a_lone_head_and_leaves_a_batch_to_on_arrive() {
+        // 12 Mbit/s, 10 ms: packets 0 and 1 leave the serializer at 1 and 2 ms.
+        let serialize = |l: &mut Link, ev: &mut EventQueue| {
+            l.offer(0, 0, 1500, ev);
+            l.offer(0, 1, 1500, ev);
+            for t in [1_000_000, 2_000_000] {
+                let e = ev.pop().unwrap();
+                assert_eq!((e.at, e.kind), (t, Kind::TxDone));
+                assert_eq!(l.on_tx_done(e.at, ev), None);
+            }
+        };
+        let mut l = link(12_000_000, 10_000_000, 1_000_000, None);
+        let mut ev = EventQueue::default();
+        serialize(&mut l, &mut ev);
+        let e = ev.pop().unwrap();
+        assert_eq!((e.at, e.kind), (11_000_000, Kind::Arrive));
+        // Packet 1 is not due: packet 0 is taken, the next arrival is scheduled at 12 ms.
+        assert_eq!(l.arrive_single(11_000_000, &mut ev), Some(0));
+        let e = ev.pop().unwrap();
+        assert_eq!((e.at, e.kind), (12_000_000, Kind::Arrive));
+        assert_eq!(ev.pop(), None);
+        assert_eq!(l.arrive_single(12_000_000, &mut ev), Some(1));
+        assert_eq!(ev.pop(), None);
+        // Both due at 13 ms: nothing changes, `on_arrive` takes them in order.
+        let mut l = link(12_000_000, 10_000_000, 1_000_000, None);
+        let mut ev = EventQueue::default();
+        serialize(&mut l, &mut ev);
+        assert_eq!(l.arrive_single(13_000_000, &mut ev), None);
+        let mut out = Vec::new();
+        l.on_arrive(13_000_000, &mut ev, &mut out);
+        assert_eq!(out, vec![0, 1]);
     }
 
     #[test]

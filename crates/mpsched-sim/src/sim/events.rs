@@ -53,7 +53,11 @@ impl Sim {
     fn dispatch(&mut self, e: Event) -> Option<Stop> {
         let l = e.a as usize;
         match e.kind {
-            Kind::TxDone => self.with_dropped(l, |s, d| s.links[l].on_tx_done(s.now, &mut s.ev, d)),
+            Kind::TxDone => {
+                if let Some(p) = self.links[l].on_tx_done(self.now, &mut self.ev) {
+                    self.drop_one(l, p);
+                }
+            }
             Kind::TraceOpportunity => self.with_dropped(l, |s, d| s.links[l].on_trace_opportunity(s.now, &mut s.ev, d)),
             Kind::LinkChange => self.with_dropped(l, |s, d| s.links[l].apply_change(s.now, e.b as usize, d)),
             Kind::Arrive => self.arrive(l),
@@ -90,6 +94,10 @@ impl Sim {
 
     /// Packets leaving link `l` go on to their next hop or endpoint.
     fn arrive(&mut self, l: usize) {
+        if let Some(p) = self.links[l].arrive_single(self.now, &mut self.ev) {
+            self.forward(p);
+            return;
+        }
         let mut arrived = std::mem::take(&mut self.scratch);
         self.links[l].on_arrive(self.now, &mut self.ev, &mut arrived);
         for &p in arrived.iter() {

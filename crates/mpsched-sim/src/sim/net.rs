@@ -95,13 +95,18 @@ impl Sim {
     /// model's drops, or while the link is down an outage's (the packet trace's reason).
     pub(super) fn drop_all(&mut self, l: usize, dropped: &mut Vec<PktId>) {
         for &p in dropped.iter() {
-            if self.trace.is_some() {
-                let why = if self.links[l].is_down() { DropReason::Outage } else { DropReason::RandomLoss };
-                self.trace_event(p, Some(l), Some(why));
-            }
-            self.dropped(p);
+            self.drop_one(l, p);
         }
         dropped.clear();
+    }
+
+    /// Accounts one packet link `l` dropped as it served its queue (see [`Sim::drop_all`]).
+    pub(super) fn drop_one(&mut self, l: usize, p: PktId) {
+        if self.trace.is_some() {
+            let why = if self.links[l].is_down() { DropReason::Outage } else { DropReason::RandomLoss };
+            self.trace_event(p, Some(l), Some(why));
+        }
+        self.dropped(p);
     }
 
     /// Drains an endpoint's transmissions onto the network and re-arms its wake-up.
