@@ -37,7 +37,7 @@ fn send(l: &mut Link, times: &[u64]) -> Vec<(u64, PktId)> {
         let e = ev.pop().unwrap();
         let mut arrived = Vec::new();
         match e.kind {
-            Kind::TxDone => l.on_tx_done(e.at, &mut ev, &mut dropped),
+            Kind::TxDone => dropped.extend(l.on_tx_done(e.at, &mut ev)),
             Kind::Arrive => l.on_arrive(e.at, &mut ev, &mut arrived),
             _ => unreachable!(),
         }
