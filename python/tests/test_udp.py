@@ -70,7 +70,15 @@ def test_api_results_hold_the_udp_tables_next_to_tcp_flows(tmp_path):
     scenario.write_text(UDP_TOML)
     res = mpsched.run(scenario)
     assert res.flows.num_rows == 1 and res.udp_flows.num_rows == 1
-    assert list(res.tables) == ["flows", "subflows", "timeseries", "links", "udp_flows", "probes"]
+    assert list(res.tables) == [
+        "flows",
+        "subflows",
+        "timeseries",
+        "links",
+        "queues",
+        "udp_flows",
+        "probes",
+    ]
     # The TCP transfer shares the path: the probes sent while it runs wait behind its packets.
     assert max(res.probes.column("owd_ns").to_pylist()) > IDLE_OWD_NS
     again = mpsched.run(scenario)
