@@ -62,18 +62,7 @@ impl Resolver<'_> {
         )
         .map_err(|(field, e)| self.err(&field, e))?;
         let start = fl.start_s.unwrap_or(0.0);
-        let start_ns = self.time(&format!("{f}.start_s"), start, 1.0)?;
-        let stop_ns = match fl.stop_s {
-            None => None,
-            Some(stop) => {
-                let ns = self.time(&format!("{f}.stop_s"), stop, 1.0)?;
-                if ns <= start_ns {
-                    return Err(self
-                        .err(&format!("{f}.stop_s"), format!("expected a time after start_s ({start}), got {stop}")));
-                }
-                Some(ns)
-            }
-        };
+        let (start_ns, stop_ns) = self.active_window(f, start, fl.stop_s)?;
         if fl.size_bytes == Some(0) {
             return Err(
                 self.err(&format!("{f}.size_bytes"), "expected a positive size (omit it for an unlimited flow)")

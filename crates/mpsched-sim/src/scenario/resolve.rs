@@ -84,6 +84,25 @@ impl Resolver<'_> {
         self.at_most(field, self.non_negative(field, v)?, unit_s)
     }
 
+    /// The active window of the flow at `f` (a TCP or UDP flow): `start_s` and the optional
+    /// `stop_s`, which must come after it. Returns both in nanoseconds.
+    pub(super) fn active_window(
+        &self,
+        f: &str,
+        start: f64,
+        stop_s: Option<f64>,
+    ) -> Result<(u64, Option<u64>), ScenarioError> {
+        let start_ns = self.time(&format!("{f}.start_s"), start, 1.0)?;
+        let Some(stop) = stop_s else { return Ok((start_ns, None)) };
+        let ns = self.time(&format!("{f}.stop_s"), stop, 1.0)?;
+        if ns <= start_ns {
+            return Err(
+                self.err(&format!("{f}.stop_s"), format!("expected a time after start_s ({start}), got {stop}"))
+            );
+        }
+        Ok((start_ns, Some(ns)))
+    }
+
     fn at_most(&self, field: &str, v: f64, unit_s: f64) -> Result<u64, ScenarioError> {
         if v * unit_s > MAX_TIME_S {
             let unit = if unit_s == 1.0 { "s" } else { "ms" };

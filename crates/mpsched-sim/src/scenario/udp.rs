@@ -81,18 +81,7 @@ impl Resolver<'_> {
             ));
         }
         let start = u.start_s.unwrap_or(0.0);
-        let start_ns = self.time(&format!("{f}.start_s"), start, 1.0)?;
-        let stop_ns = match u.stop_s {
-            None => None,
-            Some(stop) => {
-                let ns = self.time(&format!("{f}.stop_s"), stop, 1.0)?;
-                if ns <= start_ns {
-                    return Err(self
-                        .err(&format!("{f}.stop_s"), format!("expected a time after start_s ({start}), got {stop}")));
-                }
-                Some(ns)
-            }
-        };
+        let (start_ns, stop_ns) = self.active_window(f, start, u.stop_s)?;
         u.packet_bytes = Some(packet_bytes);
         u.start_s = Some(start);
         Ok(UdpFlowDef { name: u.name.clone(), kind, path, rate_bps, packet_bytes, start_ns, stop_ns })
