@@ -46,6 +46,9 @@ def _gain_claim(kind, paper, mean, ci):
         ("gain", 300.0, -20.0, 5.0, P.NOT_REPRODUCED),  # reversed
         ("higher", None, 3.0, 2.9, P.REPRODUCED),
         ("higher", None, 3.0, 3.0, P.NOT_REPRODUCED),  # CI touches 0
+        ("higher", None, 0.99, 0.5, P.PARTLY),  # CI > 0, below the 1 % of a negligible gain
+        ("higher", None, 1.0, 0.5, P.REPRODUCED),
+        ("higher", None, 0.02, 0.017, P.PARTLY),  # mptcp-rl f6-loss-energy-roundrobin's
         ("similar", None, -5.0, 9.0, P.REPRODUCED),  # [-14, 4] within ±15
         ("similar", None, 10.0, 8.0, P.PARTLY),  # mean within, CI [2, 18] not
         ("similar", None, -20.0, 1.0, P.NOT_REPRODUCED),
@@ -199,3 +202,21 @@ def test_readme_and_docs_counts_are_the_claims_tables():
     readme = (root / "README.md").read_text(encoding="utf-8")
     said = re.search(r"(\d+) of (\d+) claims reproduced, (\d+) partly, (\d+) not", readme)
     assert said is not None and tuple(map(int, said.groups())) == (r, total, p, n), said
+
+
+def test_committed_reproduction_is_the_full_run():
+    """docs/reproductions/drl-cc holds the full run (the held-out seeds, scenarios 1-8, not
+    quick), its tables agree with each other, and docs/drl-cc.md quotes its claims-short.md."""
+    from pathlib import Path
+
+    from mpsched.reproduce import drl_cc_claims
+
+    root = Path(__file__).resolve().parents[2]
+    committed = root / "docs" / "reproductions" / "drl-cc"
+    claims = P.check_committed_tables(committed)
+    assert list(claims) == [s.id for s in drl_cc_claims.specs()]
+    results = json.loads((committed / "results.json").read_text(encoding="utf-8"))
+    assert results["seeds"] == list(P.HELD_OUT) and not results["quick"]
+    assert results["scenarios"] == [f"drl-cc-scenario-{k}" for k in range(1, 9)]
+    short = (committed / "claims-short.md").read_text(encoding="utf-8")
+    assert short in (root / "docs" / "drl-cc.md").read_text(encoding="utf-8")

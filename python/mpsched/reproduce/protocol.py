@@ -18,7 +18,9 @@ what it compares, and our numbers. Its verdict follows :func:`judge`, mechanical
   gain is at least :data:`GAIN_FACTOR` (½) of the paper's g; *partly* when it is > 0 but
   smaller than that.
 * ``higher`` — the paper: A beats B, no number. *reproduced* when the lower end of the CI of
-  our paired gain is > 0, else *not reproduced*.
+  our paired gain is > 0 and our mean gain is at least :data:`NEGLIGIBLE_GAIN` (1 %); *partly*
+  when the CI excludes 0 but the gain is smaller (a real but negligible difference: two
+  schedulers that send the same packets but one are not "better"); else *not reproduced*.
 * ``similar`` — the paper: A and B are about the same. *reproduced* when the whole CI of our
   paired gain lies within ± :data:`SIMILAR_TOL` (15 %); *partly* when only its mean does;
   *not reproduced* otherwise.
@@ -84,6 +86,10 @@ TRAINING_SEEDS: Dict[str, Tuple[int, ...]] = {
 
 #: ``gain`` claims: our mean gain must reach this fraction of the paper's to be *reproduced*.
 GAIN_FACTOR = 0.5
+#: ``higher`` claims: the smallest mean gain (percent) called *reproduced*; a gain whose CI
+#: excludes 0 but that is smaller is *partly* (negligible). Chosen as the difference no reader
+#: of a paper's "A beats B" would accept as meant (our CIs resolve 0.02 %).
+NEGLIGIBLE_GAIN = 1.0
 #: ``similar`` claims: the largest relative difference (either way) still called similar.
 SIMILAR_TOL = 0.15
 #: ``level`` claims: the relative distance from the paper's value still called reproduced.
@@ -224,8 +230,14 @@ def _not_above_zero(mean: float, lo: float, hi: float) -> str:
 
 
 def _rule_higher(mean: float, lo: float, hi: float, paper: Optional[float]):
-    if lo > 0:
+    if lo > 0 and mean >= NEGLIGIBLE_GAIN:
         return REPRODUCED, f"gain {mean:+.1f} %, CI [{lo:+.1f}, {hi:+.1f}] > 0."
+    if lo > 0:
+        return (
+            PARTLY,
+            f"gain {mean:+.2f} %, CI [{lo:+.2f}, {hi:+.2f}] > 0 but below {NEGLIGIBLE_GAIN:g} %: "
+            f"a negligible difference.",
+        )
     return NOT_REPRODUCED, _not_above_zero(mean, lo, hi)
 
 
@@ -279,7 +291,8 @@ RULE_TEXT = (
     f"of our per-seed paired gain excludes 0 in the paper's direction and our mean gain is at "
     f"least {GAIN_FACTOR:.0%} of the paper's, *partly* when the direction holds but the gain is "
     f"smaller, *not reproduced* when the CI includes 0 or the sign is reversed; qualitative "
-    f"'A beats B' claims need the CI to exclude 0; 'about the same' claims need the gain's CI "
+    f"'A beats B' claims need the CI to exclude 0 and a mean gain ≥ {NEGLIGIBLE_GAIN:g} % (partly: "
+    f"the CI excludes 0 but the gain is smaller, a negligible difference); 'about the same' claims need the gain's CI "
     f"within ±{SIMILAR_TOL:.0%} (partly: its mean); 'at least v' claims need the CI's low end ≥ v "
     f"(partly: the mean); value claims need our mean within ±{LEVEL_TOL:.0%} of the paper's "
     f"(partly: within 2×)."
