@@ -38,19 +38,45 @@ train_app = typer.Typer(
     rich_markup_mode="markdown",
 )
 
+#: An option table: Args field -> (option names, bounds/metavar). Types, defaults and help
+#: come from the Args dataclass itself (:func:`options_from_args`).
+OptionTable = Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]]
+
+#: Option specs every `mpsched train` command shares (one definition, so names and bounds agree).
+SCENARIO_OPT = (("--scenario",), {"metavar": "SCENARIO"})
+OUT_OPT = (("--out", "-o"), {"metavar": "DIR"})
+SEED_OPT = (("--seed", "-s"), {"min": 0, "max": 2**31 - 1})
+DURATION_OPT = (("--duration",), {"min": 0.1})
+MAX_PATHS_OPT = (("--max-paths",), {"min": 1, "max": 8})
+THREADS_OPT = (("--threads",), {"min": 1, "max": 256})
+#: The episode and replay options of the off-policy agents trained on one-flow scheduler
+#: episodes (`train rlds`, `train reles`), in --help order around their own options.
+EPISODE_OPTS: OptionTable = {
+    "total_transitions": (("--transitions",), {"min": 1}),
+    "seed": SEED_OPT,
+    "first_episode_seed": (("--first-episode-seed",), {"min": 0, "max": 2**31 - 1}),
+    "duration_s": DURATION_OPT,
+    "max_paths": MAX_PATHS_OPT,
+}
+REPLAY_OPTS: OptionTable = {
+    "learning_starts": (("--learning-starts",), {"min": 0}),
+    "batch_size": (("--batch-size",), {"min": 1}),
+    "buffer_size": (("--buffer-size",), {"min": 1}),
+}
+
 #: The Args fields `mpsched train edar` exposes, in --help order: option names and bounds.
 #: Types, defaults and help come from Args itself.
-EDAR_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
-    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
+EDAR_OPTIONS: OptionTable = {
+    "scenario": SCENARIO_OPT,
     "offline_data": (("--offline-data",), {"metavar": "PARQUET"}),
-    "out": (("--out", "-o"), {"metavar": "DIR"}),
+    "out": OUT_OPT,
     "steps": (("--steps",), {"min": 0}),
-    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "seed": SEED_OPT,
     "offline_episodes": (("--offline-episodes",), {"min": 1}),
     "offline_iterations": (("--offline-iterations",), {"min": 1}),
     "online_iterations": (("--online-iterations",), {"min": 1}),
-    "duration_s": (("--duration",), {"min": 0.1}),
-    "max_paths": (("--max-paths",), {"min": 1, "max": 8}),
+    "duration_s": DURATION_OPT,
+    "max_paths": MAX_PATHS_OPT,
     "init": (("--init",), {"metavar": "CHECKPOINT"}),
 }
 
@@ -84,9 +110,7 @@ def args_defaults(cls: type = Args) -> Dict[str, Any]:
     return out
 
 
-def options_from_args(
-    cls: type, options: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]]
-) -> List[inspect.Parameter]:
+def options_from_args(cls: type, options: OptionTable) -> List[inspect.Parameter]:
     """Typer parameters for the ``options`` fields of dataclass ``cls``: the field's type, its
     default, its doc as help (sentence-cased), the option names and bounds of ``options``."""
     hints = typing.get_type_hints(cls)
@@ -210,14 +234,14 @@ def run_training(train_fn: Callable[..., Any], args: Any, summary: Callable[[Any
 
 
 #: The Args fields `mpsched train drl-cc` exposes, in --help order.
-DRLCC_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
-    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
-    "out": (("--out", "-o"), {"metavar": "DIR"}),
+DRLCC_OPTIONS: OptionTable = {
+    "scenario": SCENARIO_OPT,
+    "out": OUT_OPT,
     "total_transitions": (("--transitions",), {"min": 1}),
-    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "seed": SEED_OPT,
     "num_envs": (("--num-envs",), {"min": 1, "max": 256}),
-    "duration_s": (("--duration",), {"min": 0.1}),
-    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+    "duration_s": DURATION_OPT,
+    "torch_threads": THREADS_OPT,
 }
 
 
@@ -261,20 +285,14 @@ train_app.command("drl-cc")(
 
 
 #: The Args fields `mpsched train rlds` exposes, in --help order.
-RLDS_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
-    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
-    "out": (("--out", "-o"), {"metavar": "DIR"}),
-    "total_transitions": (("--transitions",), {"min": 1}),
-    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
-    "first_episode_seed": (("--first-episode-seed",), {"min": 0, "max": 2**31 - 1}),
-    "duration_s": (("--duration",), {"min": 0.1}),
-    "max_paths": (("--max-paths",), {"min": 1, "max": 8}),
-    "learning_starts": (("--learning-starts",), {"min": 0}),
-    "batch_size": (("--batch-size",), {"min": 1}),
-    "buffer_size": (("--buffer-size",), {"min": 1}),
+RLDS_OPTIONS: OptionTable = {
+    "scenario": SCENARIO_OPT,
+    "out": OUT_OPT,
+    **EPISODE_OPTS,
+    **REPLAY_OPTS,
     "start_e": (("--start-e",), {"min": 0.0, "max": 1.0}),
     "end_e": (("--end-e",), {"min": 0.0, "max": 1.0}),
-    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+    "torch_threads": THREADS_OPT,
 }
 
 
@@ -304,16 +322,16 @@ train_app.command("rlds")(_with_signature(rlds_command, options_from_args(RldsAr
 
 
 #: The Args fields `mpsched train mptcp-rl` exposes, in --help order.
-MPTCPRL_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
-    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
-    "out": (("--out", "-o"), {"metavar": "DIR"}),
-    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+MPTCPRL_OPTIONS: OptionTable = {
+    "scenario": SCENARIO_OPT,
+    "out": OUT_OPT,
+    "seed": SEED_OPT,
     "offline_episodes": (("--offline-episodes",), {"min": 1}),
     "offline_epochs": (("--offline-epochs",), {"min": 1}),
     "online_steps": (("--online-steps",), {"min": 1}),
     "sync_s": (("--sync",), {"min": 0.001}),
-    "duration_s": (("--duration",), {"min": 0.1}),
-    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+    "duration_s": DURATION_OPT,
+    "torch_threads": THREADS_OPT,
 }
 
 
@@ -345,20 +363,14 @@ train_app.command("mptcp-rl")(
 
 
 #: The Args fields `mpsched train reles` exposes, in --help order.
-RELES_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
+RELES_OPTIONS: OptionTable = {
     "scenario": (("--scenario",), {"metavar": "SCENARIO[,SCENARIO...]"}),
-    "out": (("--out", "-o"), {"metavar": "DIR"}),
-    "total_transitions": (("--transitions",), {"min": 1}),
-    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
-    "first_episode_seed": (("--first-episode-seed",), {"min": 0, "max": 2**31 - 1}),
-    "duration_s": (("--duration",), {"min": 0.1}),
-    "max_paths": (("--max-paths",), {"min": 1, "max": 8}),
+    "out": OUT_OPT,
+    **EPISODE_OPTS,
     "interval_ms": (("--interval",), {"min": 1.0}),
-    "learning_starts": (("--learning-starts",), {"min": 0}),
-    "batch_size": (("--batch-size",), {"min": 1}),
-    "buffer_size": (("--buffer-size",), {"min": 1}),
+    **REPLAY_OPTS,
     "weight_low": (("--weight-low",), {}),
-    "torch_threads": (("--threads",), {"min": 1, "max": 256}),
+    "torch_threads": THREADS_OPT,
 }
 
 

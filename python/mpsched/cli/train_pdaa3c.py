@@ -3,21 +3,32 @@
 (types, defaults and help from the field docs) as for ``train edar`` and ``train drl-cc``;
 bad input is one ``error:`` line naming the argument and exit code 2."""
 
-from typing import Any, Dict, Tuple
+from typing import Any
 
 from ..agents.pdaa3c_args import Args as Pdaa3cArgs
-from .train import _with_signature, check_training_input, options_from_args, run_training, train_app
+from .train import (
+    DURATION_OPT,
+    OUT_OPT,
+    SCENARIO_OPT,
+    SEED_OPT,
+    OptionTable,
+    _with_signature,
+    check_training_input,
+    options_from_args,
+    run_training,
+    train_app,
+)
 
 #: The Args fields `mpsched train pdaa3c` exposes, in --help order.
-PDAA3C_OPTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Any]]] = {
-    "scenario": (("--scenario",), {"metavar": "SCENARIO"}),
-    "out": (("--out", "-o"), {"metavar": "DIR"}),
+PDAA3C_OPTIONS: OptionTable = {
+    "scenario": SCENARIO_OPT,
+    "out": OUT_OPT,
     "workers": (("--workers", "-w"), {"min": 1, "max": 64}),
     "updates": (("--updates",), {"min": 1}),
     "max_minutes": (("--max-minutes",), {"min": 0.01}),
-    "seed": (("--seed", "-s"), {"min": 0, "max": 2**31 - 1}),
+    "seed": SEED_OPT,
     "envs_per_worker": (("--envs-per-worker",), {"min": 1, "max": 64}),
-    "duration_s": (("--duration",), {"min": 0.1}),
+    "duration_s": DURATION_OPT,
     "t_max": (("--t-max",), {"min": 1, "max": 1000}),
     "busy": (("--busy",), {"metavar": "next|wait"}),
 }
