@@ -23,6 +23,7 @@ use close::CloseState;
 use rate::RateState;
 use recv::RecvSeq;
 use scoreboard::Scoreboard;
+pub(crate) use timers::min_deadline;
 
 /// Per-subflow TCP parameters. [`SubflowConfig::linux`] and [`SubflowConfig::ns3`] are the two
 /// stack profiles; every field can be overridden.
