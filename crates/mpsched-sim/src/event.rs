@@ -75,7 +75,7 @@ pub struct EventQueue {
 
 impl EventQueue {
     /// Schedules `kind(a, b)` at time `at` (ns).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: u64, kind: Kind, a: u32, b: u32) {
         self.seq += 1;
         let e = Entry { key: ((at as u128) << 64) | self.seq as u128, kind, a, b };

@@ -439,7 +439,7 @@ impl Connection {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
         let sched = self.sched.poll_timeout();
-        self.subflows.earliest_timeout().into_iter().chain(self.close.timer).chain(decision).chain(sched).min()
+        crate::subflow::min_deadline(&[self.subflows.earliest_timeout(), self.close.timer, decision, sched])
     }
 
     /// A learned policy scheduler's decision count and latencies (`None` for other schedulers).

@@ -23,6 +23,8 @@ use close::CloseState;
 use rate::RateState;
 use recv::RecvSeq;
 use scoreboard::Scoreboard;
+pub(crate) use timers::min_deadline;
+use timers::Timers;
 
 /// Per-subflow TCP parameters. [`SubflowConfig::linux`] and [`SubflowConfig::ns3`] are the two
 /// stack profiles; every field can be overridden.
@@ -203,7 +205,7 @@ pub struct Subflow {
     role: Role,
     state: SubflowState,
     cfg: SubflowConfig,
-    timers: [Option<Instant>; N_TIMERS],
+    timers: Timers,
 
     // ---- send half ----
     snd_una: u64,
@@ -268,7 +270,7 @@ impl Subflow {
             id,
             role,
             state: SubflowState::Closed,
-            timers: [None; N_TIMERS],
+            timers: Timers::default(),
             snd_una: 0,
             snd_nxt: 0,
             peer_wnd: 65_535,
@@ -411,7 +413,7 @@ impl Subflow {
             || self.syn_pending
             || matches!(self.state, SubflowState::SynSent | SubflowState::SynReceived)
         {
-            self.timers[Timer::Rto as usize] = Some(now);
+            self.timers.set(Timer::Rto, Some(now));
             return true;
         }
         false

@@ -49,7 +49,10 @@ impl Sim {
         }
     }
 
-    /// Handles one event at `self.now`; a decision timer pauses the run.
+    /// Handles one event at `self.now`; a decision timer pauses the run. Inlined into the loop
+    /// of [`Sim::advance`] (measured: a call per event cost about 35 instructions of moving the
+    /// event and spilling registers, 3.5 % of `newreno-10m`).
+    #[inline(always)]
     fn dispatch(&mut self, e: Event) -> Option<Stop> {
         let l = e.a as usize;
         match e.kind {

@@ -30,12 +30,21 @@ impl Connection {
     }
 
     /// Integrates the receiver's HoL figures up to `now`.
+    /// Nothing is converted to seconds while both figures are zero, the common case (adding
+    /// `0.0` to a non-negative sum changes no bit of it, so skipping it changes no output).
     pub(super) fn account_hol(&mut self, now: Instant) {
-        let dt = now.saturating_duration_since(self.hol_last).as_secs_f64();
-        if dt > 0.0 {
-            self.info.ooo_byte_seconds += self.shared.rcv.ooo_bytes() as f64 * dt;
-            if self.shared.rcv_window() < self.subflows[0].mss() as u64 {
-                self.info.rwnd_full_seconds += dt;
+        let elapsed = now.saturating_duration_since(self.hol_last);
+        if elapsed.0 > 0 {
+            let ooo = self.shared.rcv.ooo_bytes();
+            let full = self.shared.rcv_window() < self.subflows[0].mss() as u64;
+            if ooo > 0 || full {
+                let dt = elapsed.as_secs_f64();
+                if ooo > 0 {
+                    self.info.ooo_byte_seconds += ooo as f64 * dt;
+                }
+                if full {
+                    self.info.rwnd_full_seconds += dt;
+                }
             }
         }
         self.hol_last = now;

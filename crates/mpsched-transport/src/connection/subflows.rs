@@ -121,9 +121,23 @@ impl Subflows {
         space
     }
 
-    /// The earliest timer deadline of any subflow ([`Subflow::poll_timeout`]); only the
-    /// subflows changed since the last call are asked again.
+    /// The earliest timer deadline of any subflow ([`Subflow::poll_timeout`]); with more than
+    /// two subflows only those changed since the last call are asked again (with one or two,
+    /// the cache's bookkeeping costs more than asking: the subflow that just took an input is
+    /// dirty anyway).
+    #[inline]
     pub fn earliest_timeout(&self) -> Option<Instant> {
+        match &self.v[..] {
+            [] => None,
+            [a] => a.poll_timeout(),
+            [a, b] => crate::subflow::min_deadline(&[a.poll_timeout(), b.poll_timeout()]),
+            _ => self.earliest_timeout_cached(),
+        }
+    }
+
+    /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache.
+    #[inline]
+    fn earliest_timeout_cached(&self) -> Option<Instant> {
         let clean = self.clean.load(Ordering::Acquire);
         let (t, s) = (Derived::Timeout as u64 * 8, Derived::TimeoutSome as u64 * 8);
         let mut marks = clean;

@@ -64,7 +64,7 @@ impl Subflow {
     /// The subflow is gone: no timer, nothing more to send, input ignored.
     pub fn finish(&mut self) {
         self.state = SubflowState::Closed;
-        self.timers = [None; super::N_TIMERS];
+        self.timers = super::Timers::default();
         self.syn_pending = false;
         self.probe_pending = false;
         self.ack_now = false;
@@ -114,8 +114,8 @@ impl Subflow {
                 f
             }
         };
-        if self.timers[Timer::Rto as usize].is_none() {
-            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        if self.timers.get(Timer::Rto).is_none() {
+            self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
         let mut seg = self.base_segment(now, cx);
         seg.seq = seq;
@@ -144,7 +144,7 @@ impl Subflow {
             // A retransmitted FIN: our ACK of it was lost (in TIME-WAIT, restart the wait).
             self.ack_now = true;
             if self.state == SubflowState::TimeWait {
-                self.timers[Timer::TimeWait as usize] = Some(now + self.cfg.time_wait);
+                self.timers.set(Timer::TimeWait, Some(now + self.cfg.time_wait));
             }
             return;
         }
@@ -165,8 +165,8 @@ impl Subflow {
             SubflowState::Established => {
                 self.state = SubflowState::CloseWait;
                 self.unacked_segs = self.unacked_segs.max(1);
-                if self.timers[Timer::DelayedAck as usize].is_none() {
-                    self.timers[Timer::DelayedAck as usize] = Some(now + self.cfg.delayed_ack_timeout);
+                if self.timers.get(Timer::DelayedAck).is_none() {
+                    self.timers.set(Timer::DelayedAck, Some(now + self.cfg.delayed_ack_timeout));
                 }
             }
             SubflowState::FinWait1 => {
@@ -184,9 +184,9 @@ impl Subflow {
     fn enter_time_wait(&mut self, now: Instant) {
         self.state = SubflowState::TimeWait;
         for t in [Timer::Rto, Timer::Probe, Timer::Pacing] {
-            self.timers[t as usize] = None;
+            self.timers.set(t, None);
         }
-        self.timers[Timer::TimeWait as usize] = Some(now + self.cfg.time_wait);
+        self.timers.set(Timer::TimeWait, Some(now + self.cfg.time_wait));
     }
 
     /// A retransmission timeout while closing: count it, give up after [`ORPHAN_RETRIES`], and

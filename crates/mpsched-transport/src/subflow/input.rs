@@ -22,7 +22,7 @@ impl Subflow {
         }
         if self.state == SubflowState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
             self.snd_una = 1;
-            self.timers[Timer::Rto as usize] = None;
+            self.timers.set(Timer::Rto, None);
             self.state = SubflowState::Established;
             self.backoff = 0;
         }
@@ -46,7 +46,7 @@ impl Subflow {
             self.pre_established = false;
             self.backoff = 0;
             if self.snd_una == self.snd_nxt {
-                self.timers[Timer::Rto as usize] = None;
+                self.timers.set(Timer::Rto, None);
             }
         }
         if seg.flags.contains(Flags::ACK) {
@@ -114,7 +114,7 @@ impl Subflow {
             self.cc_state.cwnd = self.cfg.mss as u64;
         }
         self.backoff = 0;
-        self.timers[Timer::Rto as usize] = None;
+        self.timers.set(Timer::Rto, None);
         self.state = SubflowState::Established;
         self.delivered_time = now;
         if self.id != 0 {
@@ -122,7 +122,7 @@ impl Subflow {
             // §3.2; Linux `mptcp_is_def_unavailable`); the third ACK is repeated on the
             // retransmission timer.
             self.pre_established = true;
-            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+            self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
     }
 
@@ -167,9 +167,9 @@ impl Subflow {
         }
         // RFC 6298 5.2 / 5.3: stop when all is acknowledged, restart on a cumulative ACK.
         if self.snd_una == self.snd_nxt {
-            self.timers[Timer::Rto as usize] = None;
+            self.timers.set(Timer::Rto, None);
         } else if self.snd_una > una_before {
-            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+            self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
     }
 
@@ -250,8 +250,8 @@ impl Subflow {
                     self.unacked_segs += 1;
                     if self.unacked_segs >= 2 {
                         self.ack_now = true;
-                    } else if self.timers[Timer::DelayedAck as usize].is_none() {
-                        self.timers[Timer::DelayedAck as usize] = Some(now + self.cfg.delayed_ack_timeout);
+                    } else if self.timers.get(Timer::DelayedAck).is_none() {
+                        self.timers.set(Timer::DelayedAck, Some(now + self.cfg.delayed_ack_timeout));
                     }
                 }
             }

@@ -116,8 +116,8 @@ impl Subflow {
             self.state = SubflowState::SynSent;
         }
         self.snd_nxt = self.snd_nxt.max(1);
-        if self.timers[Timer::Rto as usize].is_none() {
-            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        if self.timers.get(Timer::Rto).is_none() {
+            self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
         seg
     }
@@ -126,7 +126,7 @@ impl Subflow {
     pub(super) fn base_segment(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
         self.ack_now = false;
         self.unacked_segs = 0;
-        self.timers[Timer::DelayedAck as usize] = None;
+        self.timers.set(Timer::DelayedAck, None);
         let mut seg = Segment {
             sf: self.id,
             flags: Flags::ACK,
@@ -152,7 +152,7 @@ impl Subflow {
         // Pacing.
         if let Some(rate) = self.cc.pacing_rate(&self.cc_state) {
             if rate > 0 && now < self.next_send_time {
-                self.timers[Timer::Pacing as usize] = Some(self.next_send_time);
+                self.timers.set(Timer::Pacing, Some(self.next_send_time));
                 return None;
             }
         }
@@ -174,7 +174,7 @@ impl Subflow {
         seg.len = s.len as u16;
         seg.dsn = s.dsn;
         if i == 0 {
-            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+            self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
         Some(self.account_sent(now, seg))
     }
@@ -206,7 +206,7 @@ impl Subflow {
     /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.
     /// The caller checked [`Subflow::new_data_space`].
     pub fn send_new(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx) -> Segment {
-        self.timers[Timer::Probe as usize] = None;
+        self.timers.set(Timer::Probe, None);
         self.probe_backoff = 0;
         let seq = self.snd_nxt;
         self.snd_nxt += len as u64;
@@ -227,8 +227,8 @@ impl Subflow {
             delivered: self.delivered,
             delivered_time: self.delivered_time,
         });
-        if self.timers[Timer::Rto as usize].is_none() {
-            self.timers[Timer::Rto as usize] = Some(now + self.current_rto());
+        if self.timers.get(Timer::Rto).is_none() {
+            self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
         let mut seg = self.base_segment(now, cx);
         seg.seq = seq;

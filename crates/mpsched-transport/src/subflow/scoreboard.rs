@@ -236,8 +236,21 @@ impl Scoreboard {
     }
 
     /// Applies an ACK's SACK blocks, clipped to `[una, nxt)`. Parts covered by the previous
-    /// ACK's blocks are skipped (their segments are marked already).
+    /// ACK's blocks are skipped (their segments are marked already). Most segments carry no
+    /// block (every data segment, every ACK without loss): that case only clears the cache,
+    /// inline at the caller.
+    #[inline]
     pub fn sack(&mut self, blocks: &[SackBlock], una: u64, nxt: u64, acked: &mut Acked) {
+        if blocks.is_empty() {
+            self.sack_cache = [SackBlock::default(); 3];
+            return;
+        }
+        self.sack_blocks(blocks, una, nxt, acked);
+    }
+
+    /// [`Scoreboard::sack`] with at least one block.
+    #[inline(never)]
+    fn sack_blocks(&mut self, blocks: &[SackBlock], una: u64, nxt: u64, acked: &mut Acked) {
         let mut cache = [SackBlock::default(); 3];
         for (i, b) in blocks.iter().enumerate() {
             cache[i] = *b;
@@ -306,6 +319,7 @@ impl Scoreboard {
     /// After an ACK was applied: notes the newest delivered send time, marks holes lost by the
     /// DupThresh rule (`thresh` = (DupThresh − 1)·MSS bytes) and finds lost retransmissions
     /// (`reo_wnd`: reordering window, `una`: the cumulative ACK).
+    #[inline]
     pub fn detect(&mut self, acked: &Acked, thresh: u64, reo_wnd: Duration, una: u64) {
         if let Some(sm) = acked.sample {
             self.rack_xmit = self.rack_xmit.max(sm.sent_at);
@@ -320,6 +334,7 @@ impl Scoreboard {
 
     /// RFC 6675 IsLost: a segment is lost once more than (DupThresh − 1)·MSS bytes above it are
     /// SACKed. Holes are evaluated once, in ascending order.
+    #[inline(never)]
     fn detect_losses(&mut self, thresh: u64) {
         let end_abs = self.head_abs + self.segs.len() as u64;
         while self.lost_ptr < end_abs {
@@ -347,6 +362,7 @@ impl Scoreboard {
 
     /// A retransmission is lost if a segment sent after it (by more than the reordering window
     /// `reo_wnd`) has been delivered: mark it lost again so it is resent without waiting for RTO.
+    #[inline(never)]
     fn detect_lost_retransmissions(&mut self, reo_wnd: Duration, una: u64) {
         while let Some(&(end, sent)) = self.retx_log.front() {
             if end <= una {
