@@ -1,5 +1,5 @@
 """`mpsched reproduce edar --sensitivity` (issue 20): the edits of the swept parameters, the
-pipeline in quick mode and bad input."""
+pipeline in quick mode, bad input, and the committed full-seed sweep the docs quote."""
 
 from __future__ import annotations
 
@@ -121,3 +121,34 @@ def test_unknown_param_is_bad_input(tmp_path):
     assert res.exit_code == EXIT_BAD_INPUT
     assert "--params" in res.output and len(res.output.strip().splitlines()) == 1
     assert not (tmp_path / "sensitivity.md").exists()
+
+
+# --- the committed sweep and the docs that quote it ----------------------------------------
+
+
+def _committed_sweep():
+    return json.loads((COMMITTED / "sensitivity.json").read_text(encoding="utf-8"))
+
+
+def test_committed_sweep_is_the_full_seed_run():
+    doc = _committed_sweep()
+    assert doc["seeds"] == list(P.HELD_OUT) and not doc["quick"]
+    claims, _ = P.load_committed(COMMITTED)
+    assert doc["values"], "no value measured"
+    for col, s in doc["values"].items():
+        cells = {cid: by[col] for cid, by in doc["claims"].items() if col in by}
+        assert len(cells) == s["claims"] > 0
+        flips = [cid for cid, c in cells.items() if c[0] != claims[cid].verdict]
+        assert sorted(flips) == sorted(s["flipped"]) and len(flips) == s["flips"]
+    md = (COMMITTED / "sensitivity.md").read_text(encoding="utf-8")
+    assert md == "\n".join(S._markdown(doc)) + "\n"
+
+
+def test_docs_quote_the_committed_sweep():
+    """docs/edar.md's "Sensitivity" section gives every measured value's flips and claims."""
+    text = (ROOT / "docs" / "edar.md").read_text(encoding="utf-8")
+    section = text.split("### Sensitivity", 1)[1].split("\n### ", 1)[0]
+    for s in _committed_sweep()["values"].values():
+        assert f"| {s['param']} | {s['value']} | {s['flips']} of {s['claims']} |" in section, s
+    for p in S.PARAMS:
+        assert f"`{p.name}`" in section, p.name

@@ -40,7 +40,15 @@ from ..matrix import build_matrix
 from ..sweep import run_sweep
 from . import edar as E
 from . import edar_runs as R
-from .protocol import HELD_OUT, NOT_MEASURED, Claim, load_committed
+from .protocol import (
+    HELD_OUT,
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    PARTLY,
+    REPRODUCED,
+    Claim,
+    load_committed,
+)
 
 #: The committed reproduction the sweeps are compared with.
 COMMITTED = Path(__file__).resolve().parents[3] / "docs" / "reproductions" / "edar"
@@ -278,16 +286,18 @@ def write_tables(
     for r in results:
         col = f"{r['param']} {r['value']}"
         counts: Dict[str, int] = {}
+        ref_counts: Dict[str, int] = {}
         flips = []
         for cid, cell in r["claims"].items():
             ref = _cell(reference[cid])
             table.setdefault(cid, {"reference": ref})[col] = cell
             counts[cell[0]] = counts.get(cell[0], 0) + 1
+            ref_counts[ref[0]] = ref_counts.get(ref[0], 0) + 1
             if cell[0] != ref[0]:
                 flips.append(cid)
         summary[col] = {
             "param": r["param"], "value": r["value"], "claims": len(r["claims"]),
-            "verdicts": counts, "flips": len(flips), "flipped": flips, "wall_s": r["wall_s"],
+            "verdicts": counts, "reference_verdicts": ref_counts, "flips": len(flips), "flipped": flips, "wall_s": r["wall_s"],
             "adapt_steps": r["adapt_steps"], "adapt_args": r["adapt_args"], "cases": r["cases"],
         }  # fmt: skip
     params = {
@@ -314,6 +324,9 @@ def _fmt(cell: Optional[List[Any]]) -> str:
     return verdict + f" ({g:+.1f} ± {ci or 0:.1f} %)"
 
 
+_ORDER = (REPRODUCED, PARTLY, NOT_REPRODUCED)
+
+
 def _markdown(doc: Dict[str, Any]) -> List[str]:
     """The summary (flips per value) and one table per parameter (claim × value)."""
     lines = ["# EdAR reproduction: sensitivity to the values the paper does not state", ""]
@@ -324,12 +337,12 @@ def _markdown(doc: Dict[str, Any]) -> List[str]:
         f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}). Reference: the committed reproduction "
         f"({doc['reference']}). A flip: the value's verdict differs from the reference's.",
         "",
-        "| parameter | value | claims | flips | verdicts | wall |",
-        "|---|---|---:|---:|---|---:|",
+        "| parameter | value | claims | flips | verdicts | the reference's on these claims | wall |",
+        "|---|---|---:|---:|---|---|---:|",
     ]
     for s in doc["values"].values():
-        v = ", ".join(f"{n} {k}" for k, n in sorted(s["verdicts"].items()))
-        lines.append(f"| {s['param']} | {s['value']} | {s['claims']} | {s['flips']} | {v} | {s['wall_s']:.0f} s |")  # fmt: skip
+        v, r = (", ".join(f"{c[k]} {k}" for k in _ORDER if k in c) for c in (s["verdicts"], s["reference_verdicts"]))  # fmt: skip
+        lines.append(f"| {s['param']} | {s['value']} | {s['claims']} | {s['flips']} | {v} | {r} | {s['wall_s']:.0f} s |")  # fmt: skip
     for name, p in doc["params"].items():
         cols = [f"{name} {v}" for v in p["values"] if f"{name} {v}" in doc["values"]]
         lines += ["", f"## {name}: {p['what']}", "", f"- ours: {p['ours']}", f"- the paper: {p['paper']}", ""]  # fmt: skip
