@@ -401,6 +401,12 @@ def edar_command(
     quick: Annotated[
         bool, typer.Option("--quick", help=f"{len(QUICK_SEEDS)} seeds, {QUICK_DOWNLOADS} downloads per FCT point, no adaptation: a test of the pipeline, not the reproduction.")
     ] = False,
+    sensitivity: Annotated[
+        bool, typer.Option("--sensitivity", help="Instead: sweep the values the paper does not state (handoff ramp, settings' handoff process, EdAR-o's online steps, ε, updates); writes sensitivity.md / .json.")
+    ] = False,
+    params: Annotated[
+        Optional[str], typer.Option("--params", help="With --sensitivity: comma-separated parameters (default: all; see reproduce/edar_sensitivity.py).")
+    ] = None,
 ) -> None:  # fmt: skip
     """EdAR (Han et al., TWC 2023): motivation, handoff, FCT vs delay and loss, settings i-v
     against minRTT, BLEST, Peekaboo, ECF, redundant, round-robin on the held-out seeds
@@ -417,6 +423,9 @@ def edar_command(
         fail(
             f"--only: unknown {bad[0] if bad else only!r}, expected some of {', '.join(runs.GROUPS)}"
         )
+    if sensitivity or params is not None:
+        _sensitivity_command(out, params, jobs, quick)
+        return
     try:
         for opt, ck in (("--edar-p", checkpoint_p), ("--edar-o", checkpoint_o)):
             try:
@@ -434,3 +443,25 @@ def edar_command(
     except ImportError as e:
         fail(f"EdAR-o's online learning (--adapt-steps) needs the `rl` extra (torch); use --adapt-steps 0 without it: {e}", 1)  # fmt: skip
     _common.print_outcome(out, claims, quick)
+
+
+def _sensitivity_command(out: Path, params: Optional[str], jobs: int, quick: bool) -> None:
+    """``--sensitivity``: the parameter sweeps of :mod:`mpsched.reproduce.edar_sensitivity`."""
+    from ..cli.errors import fail
+    from . import edar_sensitivity as S
+
+    names = list(S.BY_NAME) if params is None else [n.strip() for n in params.split(",") if n.strip()]  # fmt: skip
+    bad = [n for n in names if n not in S.BY_NAME]
+    if bad or not names:
+        fail(f"--params: unknown {bad[0] if bad else params!r}, expected some of {', '.join(S.BY_NAME)}")  # fmt: skip
+    con = Console(stderr=True)
+    try:
+        path = S.sensitivity(
+            out, params=names, seeds=QUICK_SEEDS if quick else HELD_OUT, jobs=jobs, quick=quick,
+            log=lambda m: con.print(f"reproduce edar --sensitivity: {m}", markup=False, highlight=False),
+        )  # fmt: skip
+    except ImportError as e:
+        fail(f"EdAR-o's online learning needs the `rl` extra (torch): {e}", 1)
+    Console().print(f"wrote {path} and {path.with_suffix('.json')}")
+    if quick:
+        Console().print("QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.")

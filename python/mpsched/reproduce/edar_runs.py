@@ -27,7 +27,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..matrix import build_matrix, load_scenario
 from ..sweep import run_sweep
@@ -134,27 +134,42 @@ def adaptation_copy(x: Any) -> Any:
 
 
 def adapt(
-    name: str, scenario: Path, checkpoint_p: Path, steps: int, out: Path, log: Callable
+    name: str,
+    scenario: Path,
+    checkpoint_p: Path,
+    steps: int,
+    out: Path,
+    log: Callable,
+    overrides: Optional[Mapping[str, Any]] = None,
 ) -> Path:
     """EdAR-o for one network: ``steps`` online steps from EdAR-p in ``scenario``, cached as
     ``out/adapted/<name>/edar-o.json`` (kept when it started from the same checkpoint with
-    the same number of steps)."""
+    the same number of steps and the same ``overrides``). ``overrides``: other fields of
+    :class:`~mpsched.agents.edar_args.Args` (``epsilon``, ``online_iterations``; the
+    sensitivity sweeps), default the Args defaults."""
     from ..agents.edar import Args, train
 
+    extra = dict(overrides or {})
     dest = out / "adapted" / name
     ck = dest / "edar-o.json"
     if ck.is_file():
         meta = json.loads(ck.read_text(encoding="utf-8")).get("train", {})
-        if meta.get("init") == str(checkpoint_p) and meta.get("online_steps") == steps:
+        same = all(meta.get(k) == v for k, v in extra.items())
+        if meta.get("init") == str(checkpoint_p) and meta.get("online_steps") == steps and same:
             return ck
         import shutil
 
         shutil.rmtree(dest)
-    log(f"EdAR-o learning online in {name} ({steps} steps)")
-    train(
-        Args(scenario=[str(scenario)], out=str(dest), init=str(checkpoint_p), steps=steps, seed=1),
-        log=lambda m: None,
+    log(
+        f"EdAR-o learning online in {name} ({steps} steps{''.join(f', {k} {v}' for k, v in extra.items())})"
     )
+    train(
+        Args(
+            scenario=[str(scenario)], out=str(dest), init=str(checkpoint_p), steps=steps, seed=1,
+            **extra,
+        ),
+        log=lambda m: None,
+    )  # fmt: skip
     return ck
 
 
@@ -171,14 +186,21 @@ def run_all(
     downloads: Optional[int] = None,
     jobs: int = 2,
     log: Callable = lambda message: None,
+    modify: Optional[Callable[[str, Dict[str, Any]], None]] = None,
+    adapt_args: Optional[Mapping[str, Any]] = None,
+    edar_p: bool = True,
 ) -> List[Dataset]:
     """Runs every case × variant × sweep point × seed not already in ``out/runs`` (EdAR-o
-    adapted first where ``adapt_steps`` > 0, else ``checkpoint_o``) and returns the datasets."""
+    adapted first where ``adapt_steps`` > 0, else ``checkpoint_o``) and returns the datasets.
+    For the sensitivity sweeps: ``modify(stem, scenario)`` edits each loaded scenario in place
+    (the motivation's: the handoff scenario it is derived from), ``adapt_args`` go to
+    :func:`adapt`, ``edar_p=False`` leaves EdAR-p out."""
     datasets: List[Dataset] = []
     for case in cases:
-        scenario = load_scenario(
-            scenario_dir / f"{case.name.replace('motivation', 'handoff')}.toml"
-        )
+        stem = case.name.replace("motivation", "handoff")
+        scenario = load_scenario(scenario_dir / f"{stem}.toml")
+        if modify is not None:
+            modify(stem, scenario)
         if case.kind == "motivation":
             for part, sc in motivation_copies(scenario).items():
                 path = _common.write_scenario(sc, out, f"{case.name}-{part}")
@@ -195,14 +217,14 @@ def run_all(
         ck_o = checkpoint_o
         if adapt_steps > 0:
             net = _common.write_scenario(adaptation_copy(scenario), out, f"{case.name}-adapt")
-            ck_o = adapt(case.name, net, checkpoint_p, adapt_steps, out, log).resolve()
+            ck_o = adapt(case.name, net, checkpoint_p, adapt_steps, out, log, adapt_args).resolve()
         p, o = f"edar:{checkpoint_p}", f"edar:{ck_o}"
         log(case.name)
         ds = _run(
             case,
             path,
             out / "runs" / case.name,
-            [*baselines, p, o],
+            [*baselines, *([p] if edar_p else []), o],
             seeds,
             {p: "edar-p", o: "edar-o"},
             jobs,
