@@ -513,6 +513,15 @@ def _is_multipath(flow: Mapping[str, Any]) -> bool:
     return "paths" in flow
 
 
+def check_scheduler_applies(scenario: Mapping[str, Any], scenario_path: Path) -> None:
+    """MatrixError unless a ``--scheduler`` override has a multipath flow or workload to apply to."""
+    if not any(_is_multipath(f) for f in _flows(scenario)):
+        raise MatrixError(
+            f"--scheduler: {scenario_path} has no multipath flow (a flow or workload with 'paths') "
+            "for a scheduler to apply to"
+        )
+
+
 def apply_overrides(
     scenario: Mapping[str, Any], scheduler: Optional[str], cc: Optional[str]
 ) -> Dict[str, Any]:
@@ -663,11 +672,8 @@ def build_matrix(
     scenario = loaded.data if data is None else data
     base_dir = scenario_path.parent
     points = _sweep_points(find_sweeps(scenario, scenario_path))
-    if schedulers is not None and not any(_is_multipath(f) for f in _flows(scenario)):
-        raise MatrixError(
-            f"--scheduler: {scenario_path} has no multipath flow (a flow or workload with 'paths') "
-            "for a scheduler to apply to"
-        )
+    if schedulers is not None:
+        check_scheduler_applies(scenario, scenario_path)
     sim = scenario.get("sim") if isinstance(scenario.get("sim"), dict) else {}
     name = sim.get("name")
     if seeds is None:

@@ -192,6 +192,23 @@ def test_overrides_reach_the_flows_of_workloads(tmp_path):
     assert set(flows.column("cc").to_pylist()) == {"olia"}
 
 
+def test_run_cli_overrides_the_scheduler_of_workloads(tmp_path, cli):
+    """`mpsched run --scheduler` reaches workload-generated flows, as `compare` does (it used to
+    look only at `[[flows]]` and refused every workload scenario: README's
+    `mpsched run scenarios/mptcp-rl-long.toml --scheduler mptcp-rl` failed)."""
+    (tmp_path / "w.toml").write_text(WORKLOAD_TOML)
+    done = cli("run", "w.toml", "--scheduler", "blest", "--out", "o")
+    assert done.returncode == 0, done.stderr
+    flows = pq.read_table(tmp_path / "o" / "flows.parquet")
+    assert flows.column("scheduler").to_pylist()[:3] == ["blest"] * 3
+    single = tmp_path / "s.toml"
+    head, _multipath, tcp = WORKLOAD_TOML.split("[[workloads]]")
+    single.write_text(head + "[[workloads]]" + tcp)  # the single-path workload only
+    done = cli("run", "s.toml", "--scheduler", "blest", "--out", "p")
+    assert done.returncode == 2 and "has no multipath flow" in done.stderr
+    assert not (tmp_path / "p").exists()
+
+
 def test_scheduler_needs_a_multipath_flow(fast_toml):
     with pytest.raises(MatrixError, match="no multipath flow"):
         build_matrix(fast_toml, [1], ["blest"])

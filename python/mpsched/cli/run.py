@@ -210,7 +210,13 @@ def _with_overrides(scenario: Path, scheduler: Optional[str], cc: Optional[str])
     scheduler on every multipath flow and that congestion control on every flow."""
     if scheduler is None and cc is None:
         return scenario
-    from ..matrix import apply_overrides, load_scenario, resolve_trace_paths
+    from ..matrix import (
+        MatrixError,
+        apply_overrides,
+        check_scheduler_applies,
+        load_scenario,
+        resolve_trace_paths,
+    )
 
     for option, value in (("--scheduler", scheduler), ("--cc", cc)):
         if value is not None and not value.strip():
@@ -221,12 +227,11 @@ def _with_overrides(scenario: Path, scheduler: Optional[str], cc: Optional[str])
         sc = load_scenario(scenario)
     except _core.ScenarioError as e:
         fail(str(e))
-    if scheduler is not None and not any(
-        isinstance(f, dict) and "paths" in f for f in sc.get("flows", []) or []
-    ):
-        fail(
-            f"--scheduler: {scenario} has no multipath flow (a flow with 'paths') for a scheduler to apply to"
-        )
+    if scheduler is not None:
+        try:
+            check_scheduler_applies(sc, scenario)
+        except MatrixError as e:
+            fail(str(e))
     return resolve_trace_paths(apply_overrides(sc, scheduler, cc), scenario.parent)
 
 
