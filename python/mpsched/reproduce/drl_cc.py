@@ -363,6 +363,20 @@ def drl_cc_command(
             help="Comma-separated scenario numbers (default: 1-8); claims of the others are 'not measured'.",
         ),
     ] = None,
+    sensitivity: Annotated[
+        bool,
+        typer.Option(
+            "--sensitivity",
+            help="Instead: re-run with the values the paper does not state changed (queue, scenario 7's TCP controller, scenario 8's loss); writes sensitivity.md / .json.",
+        ),
+    ] = False,
+    settings: Annotated[
+        Optional[str],
+        typer.Option(
+            "--settings",
+            help="With --sensitivity: comma-separated settings (default: all; see reproduce/drl_cc_sensitivity.py).",
+        ),
+    ] = None,
 ) -> None:
     """DRL-CC (Xu et al., JSAC 2019): scenarios 1-8 against LIA, BALIA, OLIA, wVegas (and
     uncoupled CUBIC / Reno) on the held-out seeds 1001-1020; claims table with verdicts."""
@@ -371,6 +385,9 @@ def drl_cc_command(
     require_extra(["matplotlib"], "mpsched reproduce drl-cc")
 
     seeds = QUICK_SEEDS if quick else HELD_OUT
+    if sensitivity or settings is not None:
+        _sensitivity_command(out, settings, seeds, jobs, quick)
+        return
     names = list(runs.SCENARIOS)
     if scenarios is not None:
         names = [f"drl-cc-scenario-{n.strip()}" for n in scenarios.split(",") if n.strip()]
@@ -382,3 +399,24 @@ def drl_cc_command(
             raise typer.Exit(EXIT_BAD_INPUT)
     claims = reproduce_drl_cc(out, seeds=seeds, jobs=jobs, quick=quick, scenarios=names)
     _common.print_outcome(out, claims, quick)
+
+
+def _sensitivity_command(
+    out: Path, settings: Optional[str], seeds: Sequence[int], jobs: int, quick: bool
+) -> None:
+    from ..cli.errors import EXIT_BAD_INPUT
+    from .drl_cc_sensitivity import NAMES, sensitivity
+
+    names = list(NAMES)
+    if settings is not None:
+        names = [n.strip() for n in settings.split(",") if n.strip()]
+        bad = [n for n in names if n not in NAMES]
+        if bad or not names:
+            Console(stderr=True).print(
+                f"error: --settings: expected names of {', '.join(NAMES)}, got {settings!r}",
+                markup=False,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+    out.mkdir(parents=True, exist_ok=True)
+    path = sensitivity(out, seeds=seeds, names=names, jobs=jobs, quick=quick)
+    Console().print(f"wrote {path} and {path.with_suffix('.json')}", markup=False)

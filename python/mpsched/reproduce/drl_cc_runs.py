@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..matrix import build_matrix, load_scenario
 from ..sweep import run_sweep
@@ -67,11 +67,13 @@ def scenario_copy(name: str, scenario_dir: Path, quick: bool) -> Dict[str, Any]:
     return scenario
 
 
-def tcp_friendliness_copy(scenario: Dict[str, Any], cc: str) -> Dict[str, Any]:
-    """Scenario 7 with ``cc`` on the multipath flows only and :data:`TCP_CC` on the others."""
+def tcp_friendliness_copy(
+    scenario: Dict[str, Any], cc: str, tcp_cc: str = TCP_CC
+) -> Dict[str, Any]:
+    """Scenario 7 with ``cc`` on the multipath flows only and ``tcp_cc`` on the others."""
     out = copy.deepcopy(scenario)
     for flow in out.get("flows", []):
-        flow["cc"] = cc if "paths" in flow else TCP_CC
+        flow["cc"] = cc if "paths" in flow else tcp_cc
     return out
 
 
@@ -84,20 +86,28 @@ def run_all(
     ccs: Sequence[str] = CCS,
     jobs: int = 2,
     quick: bool = False,
+    modify: Optional[Callable[[str, Dict[str, Any]], None]] = None,
+    tcp_cc: str = TCP_CC,
     log=lambda message: None,
 ) -> List[Dataset]:
     """Runs every scenario of ``scenarios`` × ``ccs`` × sweep point × ``seeds`` not already in
-    ``out/runs`` and returns the datasets, in the order of ``scenarios``."""
+    ``out/runs`` and returns the datasets, in the order of ``scenarios``.
+
+    ``modify(name, scenario)`` edits each scenario copy in place before it runs, and ``tcp_cc``
+    is scenario 7's TCP flows' controller (the sensitivity sweeps,
+    :mod:`mpsched.reproduce.drl_cc_sensitivity`)."""
     datasets: List[Dataset] = []
     for name in scenarios:
         scenario = scenario_copy(name, scenario_dir, quick)
+        if modify is not None:
+            modify(name, scenario)
         if name == TCP_SCENARIO:
             for cc in ccs:
                 path = _common.write_scenario(
-                    tcp_friendliness_copy(scenario, cc), out, f"{name}-{cc}"
+                    tcp_friendliness_copy(scenario, cc, tcp_cc), out, f"{name}-{cc}"
                 )
                 dest = out / "runs" / name / cc
-                log(f"{name} ({cc} on the MPTCP flows, {TCP_CC} on the TCP flows)")
+                log(f"{name} ({cc} on the MPTCP flows, {tcp_cc} on the TCP flows)")
                 res = run_sweep(build_matrix(path, seeds=list(seeds)), dest, jobs=jobs)
                 datasets.append(Dataset(name, dest, cc, res.ran, res.reused))
             continue

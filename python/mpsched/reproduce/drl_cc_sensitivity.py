@@ -1,0 +1,193 @@
+"""``mpsched reproduce drl-cc --sensitivity``: how the verdicts depend on the values the paper
+does not state and we chose (the reproduction protocol, issue 20).
+
+Settings, fixed before any of them was run (each re-runs only the scenarios it changes, with
+every controller of the main run, on the same held-out seeds):
+
+* ``queue-1000pkt``: the paper emulates its links with netem and gives no queue length; our
+  scenarios use the library's default of one bandwidth-delay product. This setting gives every
+  link netem's default ``limit`` of 1000 packets (``queue_packets = 1000``). Scenarios 1-8.
+* ``s7-tcp-cubic``: scenario 7's five single-path TCP flows run Reno in the main run (the
+  controller RFC 6356's friendliness goal is stated against); here they run CUBIC, Linux's
+  default, which the paper's testbed may have used.
+* ``s8-loss-0.1pct`` / ``s8-loss-1pct``: the paper calls its WiFi links' loss "fairly low"
+  without a number and our scenario 8 has none; these add Bernoulli loss of 0.1 % and 1 % to
+  both links (the data direction, as netem on the sender).
+
+Not swept: the decision epoch (100 ms), ``cwnd_step`` (10 segments) and ``max_flows`` (8).
+They are the policy's own: a value other than the one it was trained with needs a retraining
+(about 9-18 minutes each here) before it means anything, which this command does not do.
+
+Writes ``sensitivity.md`` / ``sensitivity.json`` under ``--out``: per claim of the scenarios a
+setting re-ran, the reference verdict (``claims.json`` of the main run in ``--out`` if there
+is one, else the committed reproduction ``docs/reproductions/drl-cc``) and the setting's, with
+our gain; per setting its verdict counts and how many verdicts flipped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from rich.console import Console
+
+from . import _common
+from . import drl_cc_runs as runs
+from .protocol import Claim
+
+
+def _queue_1000(name: str, sc: Dict[str, Any]) -> None:
+    for p in sc["paths"]:
+        p.pop("queue_bytes", None)
+        p["queue_packets"] = 1000
+
+
+def _loss(p: float) -> Callable[[str, Dict[str, Any]], None]:
+    def edit(name: str, sc: Dict[str, Any]) -> None:
+        for path in sc["paths"]:
+            path["loss"] = {"model": "bernoulli", "p": p}
+
+    return edit
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One sensitivity setting: the scenarios it re-runs, its edit of each, scenario 7's TCP
+    controller, and what it changes (for the table)."""
+
+    name: str
+    scenarios: Tuple[str, ...]
+    what: str
+    edit: Optional[Callable[[str, Dict[str, Any]], None]] = None
+    tcp_cc: str = runs.TCP_CC
+
+
+SETTINGS: Tuple[Setting, ...] = (
+    Setting(
+        "queue-1000pkt",
+        runs.SCENARIOS,
+        "netem's default 1000-packet queue on every link instead of one bandwidth-delay product",
+        _queue_1000,
+    ),
+    Setting(
+        "s7-tcp-cubic",
+        (runs.TCP_SCENARIO,),
+        "scenario 7's single-path TCP flows on CUBIC instead of Reno",
+        tcp_cc="cubic",
+    ),
+    Setting(
+        "s8-loss-0.1pct",
+        ("drl-cc-scenario-8",),
+        "scenario 8 with 0.1 % Bernoulli loss on both links",
+        _loss(0.001),
+    ),
+    Setting(
+        "s8-loss-1pct",
+        ("drl-cc-scenario-8",),
+        "scenario 8 with 1 % Bernoulli loss on both links",
+        _loss(0.01),
+    ),
+)
+NAMES = tuple(s.name for s in SETTINGS)
+
+
+def _reference(out: Path) -> Tuple[Dict[str, str], str]:
+    """Verdicts of the main run in ``out`` if it has one, else of the committed reproduction."""
+    committed = Path(__file__).resolve().parents[3] / "docs" / "reproductions" / "drl-cc"
+    for where, label in ((out, f"{out}/claims.json"), (committed, "the committed reproduction")):
+        path = where / "claims.json"
+        if path.is_file():
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            return {c["id"]: c["verdict"] for c in doc["claims"]}, label
+    return {}, "none"
+
+
+def _cell(c: Claim) -> str:
+    gain = c.gain[0] if c.gain else None
+    return c.verdict + (f" ({gain:+.1f} %)" if gain is not None else "")
+
+
+def run_setting(
+    s: Setting, out: Path, seeds: Sequence[int], *, jobs: int, quick: bool, console: Console
+) -> List[Claim]:
+    """Runs (or resumes) one setting under ``out/sensitivity/<name>`` and returns its claims on
+    the scenarios it re-ran."""
+    from .drl_cc import build_claims, collect
+
+    scenario_dir = _common.default_scenario_dir("drl-cc-scenario-1.toml")
+    datasets = runs.run_all(
+        out / "sensitivity" / s.name, seeds, scenario_dir=scenario_dir, scenarios=s.scenarios,
+        jobs=jobs, quick=quick, modify=s.edit, tcp_cc=s.tcp_cc,
+        log=lambda m: console.print(f"sensitivity {s.name}: {m}", markup=False, highlight=False),
+    )  # fmt: skip
+    durations = {
+        n: runs.scenario_copy(n, scenario_dir, quick)["sim"]["duration_s"] for n in s.scenarios
+    }
+    values, _ = collect(datasets, durations)
+    numbers = {int(n.rsplit("-", 1)[-1]) for n in s.scenarios}
+    return [c for c in build_claims(values) if c.extra["scenario"] in numbers]
+
+
+def sensitivity(
+    out: Path,
+    *,
+    seeds: Sequence[int],
+    names: Sequence[str] = NAMES,
+    jobs: int = 2,
+    quick: bool = False,
+    console: Optional[Console] = None,
+) -> Path:
+    """Runs the settings ``names`` and writes ``sensitivity.md`` / ``.json``; returns the
+    markdown's path."""
+    console = console or Console(stderr=True)
+    reference, label = _reference(out)
+    doc: Dict[str, Any] = {
+        "seeds": list(seeds), "quick": quick, "reference": label, "settings": {}, "claims": {},
+    }  # fmt: skip
+    for s in (s for s in SETTINGS if s.name in names):
+        started = time.monotonic()
+        claims = run_setting(s, out, seeds, jobs=jobs, quick=quick, console=console)
+        counts: Dict[str, int] = {}
+        for c in claims:
+            counts[c.verdict] = counts.get(c.verdict, 0) + 1
+            row = doc["claims"].setdefault(c.id, {"reference": reference.get(c.id, "—")})
+            row[s.name] = _cell(c)
+        flips = sum(1 for c in claims if reference.get(c.id) not in (None, c.verdict))
+        doc["settings"][s.name] = {
+            "what": s.what, "scenarios": list(s.scenarios), "claims": len(claims),
+            "verdicts": counts, "flips": flips, "wall_s": time.monotonic() - started,
+        }  # fmt: skip
+    (out / "sensitivity.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    path = out / "sensitivity.md"
+    path.write_text("\n".join(_markdown(doc)) + "\n", encoding="utf-8")
+    return path
+
+
+def _markdown(doc: Dict[str, Any]) -> List[str]:
+    names = list(doc["settings"])
+    seeds = doc["seeds"]
+    lines = ["# DRL-CC reproduction: sensitivity to the values the paper does not state", ""]
+    if doc["quick"]:
+        lines += ["**QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.**", ""]
+    lines += [
+        f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}). Reference verdicts: {doc['reference']}. "
+        "A flip: the setting's verdict differs from the reference's. Not swept: the decision "
+        "epoch, cwnd_step and max_flows (each value needs a retraining of the policy).",
+        "",
+        "| setting | what it changes | claims | flips | verdicts | wall |",
+        "|---|---|---:|---:|---|---:|",
+    ]
+    for n in names:
+        s = doc["settings"][n]
+        verdicts = ", ".join(f"{k} {v}" for k, v in s["verdicts"].items())
+        lines.append(
+            f"| `{n}` | {s['what']} | {s['claims']} | {s['flips']} | {verdicts} | {s['wall_s']:.0f} s |"
+        )
+    lines += ["", "| claim | reference | " + " | ".join(names) + " |"]
+    lines.append("|---|---|" + "---|" * len(names))
+    for cid, by in doc["claims"].items():
+        lines.append(f"| {cid} | {by['reference']} | " + " | ".join(by.get(n, "—") for n in names) + " |")  # fmt: skip
+    return lines
