@@ -138,4 +138,11 @@ def test_keep_from_takes_only_the_cases_not_run_and_marks_changed_ones(tmp_path)
         ("c", 7.0, "Fig. x" + K.STALE),
     ]
     assert merged == {"noloss": {"app1": {"y": {}}, "app2": results["noloss"]["app2"]}}
-    assert {"app1", "size-5mb", "size-200mb", "dyn-bw", "dyn-rtt"} == K.changed_cases()
+    assert {
+        "app1",
+        "size-5mb",
+        "size-200mb",
+        "size-1500mb",
+        "dyn-bw",
+        "dyn-rtt",
+    } == K.changed_cases()

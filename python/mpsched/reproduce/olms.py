@@ -63,8 +63,6 @@ _FIG13 = (
     "Fig. 13's effect is LP solving time, which the simulator does not charge: our "
     "comparison isolates the scheduling decisions."
 )
-_1500 = "Not run: a 1500 MB transfer per seed and scheduler is beyond our compute budget."
-
 _SAME_NOLOSS = (
     "Without random loss the subflows are still window-limited (OLIA fills each path's "
     "one-BDP queue, then backs off): an ACK frees window on one path at a time, so OLMS's minRTT "
@@ -88,15 +86,10 @@ NOTES: Dict[str, str] = {
     "noloss-": _SAME_NOLOSS,
     "loss-app1-util": _UTIL,
     "loss-": _SAME,
-    "noloss-size-1500mb": _1500,
     "noloss-cycle-exec": _NOCOST,
     "noloss-bw-": _FIG13,
+    "loss-cycle-exec": _NOCOST,
 }
-_DYNBW = (
-    "No flow completes: at the paper's loss rates, with every path at 1-2 Mbit/s half of the "
-    "time, no scheduler moves 200 MB in the 300 s run (goodput about 4 Mbit/s, results.md)."
-)
-NOTES.update({"loss-size-1500mb": _1500, "loss-cycle-exec": _NOCOST, "loss-dyn-bw": _DYNBW})
 NOTES = dict(sorted(NOTES.items(), key=lambda kv: -len(kv[0])))
 
 

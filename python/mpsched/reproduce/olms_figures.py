@@ -20,7 +20,7 @@ FIGURES: Tuple[Tuple[str, str, Tuple[str, ...], str, str], ...] = (
     ("fig3-4-violation", "Figs. 3(d), 4(d): violation per slot", ("app1", "app2"), "violation",
      "violation per slot (first 20 s)"),
     ("fig5-web", "Fig. 5: page load time", ("web-google", "web-youtube"), "fct_s", "PLT (s)"),
-    ("fig6-flow-size", "Fig. 6: flow completion time by size", ("size-5mb", "size-200mb"),
+    ("fig6-flow-size", "Fig. 6: flow completion time by size", ("size-5mb", "size-200mb", "size-1500mb"),
      "fct_s", "FCT (s)"),
     ("fig7-dynamic", "Fig. 7: dynamic networks (olms-nopm: without the monitor)",
      ("dyn-bw", "dyn-rtt"), "fct_s", "FCT (s)"),
