@@ -76,88 +76,70 @@ def figures(
     written: List[Path] = []
     variants = list(runs.CCS)
     for scenario, metric in BAR_METRIC.items():
-        points = table.get(scenario)
-        if not points:
-            continue
-        fig, ax = plt.subplots(figsize=(7.5, 3.4))
-        keys = list(points)
-        _bars(
-            ax,
-            [_tick(scenario, p) for p in keys],
-            [points[p].get(metric, {}) for p in keys],
-            variants,
-        )
-        ax.set(
-            ylabel=YLABEL[metric],
-            xlabel=AXIS.get(scenario, ""),
-            title=f"Scenario {scenario} (mean, 95 % CI)",
-        )
-        ax.legend(fontsize=7, ncol=4)
-        fig.tight_layout()
-        _save(fig, fig_dir, f"scenario-{scenario}", written)
-        plt.close(fig)
+        if table.get(scenario):
+            _scenario_bars(plt, table[scenario], scenario, metric, variants)
+            _finish(plt, fig_dir, f"scenario-{scenario}", written)
     if "1" in table:
-        fig, ax = plt.subplots(figsize=(7.5, 3.2))
-        keys = list(table["1"])
-        _bars(
-            ax,
-            [_tick("1", p) for p in keys],
-            [table["1"][p].get("jain", {}) for p in keys],
-            variants,
-        )
-        ax.set(
-            ylabel=YLABEL["jain"],
-            xlabel=AXIS["1"],
-            title="Scenario 1: fairness (Fig. 3b)",
-            ylim=(0.8, 1.01),
-        )
-        ax.legend(fontsize=7, ncol=4, loc="lower right")
-        fig.tight_layout()
-        _save(fig, fig_dir, "scenario-1-jain", written)
-        plt.close(fig)
+        _jain_bars(plt, table["1"], variants)
+        _finish(plt, fig_dir, "scenario-1-jain", written, legend_loc="lower right")
     if "7" in table:
-        cell = table["7"][""]
-        fig, ax = plt.subplots(figsize=(7.5, 3.2))
-        _bars(
-            ax,
-            ["TCP flows (Reno)", "MPTCP flows"],
-            [cell.get("tcp_goodput", {}), cell.get("flow_goodput", {})],
-            variants,
-        )
-        ax.set(
-            ylabel="per-flow goodput (Mbit/s)",
-            title="Scenario 7: TCP-friendliness (Fig. 8; legend: MPTCP flows' cc)",
-        )
-        ax.legend(fontsize=7, ncol=4)
-        fig.tight_layout()
-        _save(fig, fig_dir, "scenario-7", written)
-        plt.close(fig)
+        _friendliness_bars(plt, table["7"][""], variants)
+        _finish(plt, fig_dir, "scenario-7", written)
     if timeline:
-        fig, ax = plt.subplots(figsize=(7.5, 3.4))
-        end = max(t for s in timeline.values() for t, _, _ in s)
-        if end > outage_s:  # the outage lies within the run
-            ax.axvspan(outage_s, end, color="0.9", lw=0, label="link2 down")
-        for v in variants:
-            if v not in timeline:
-                continue
-            t, m, ci = zip(*timeline[v])
-            line = ax.plot(t, m, lw=1.6 if v == "drl-cc" else 0.9, label=LABELS.get(v, v))[0]
-            ax.fill_between(
-                t,
-                [a - b for a, b in zip(m, ci)],
-                [a + b for a, b in zip(m, ci)],
-                color=line.get_color(),
-                alpha=0.15,
-                lw=0,
-            )
-        ax.set_ylim(bottom=0)
-        ax.set(
-            xlabel="time (s)",
-            ylabel="total goodput (Mbit/s)",
-            title="Scenario 6: goodput over time (Fig. 7; band: 95 % CI)",
-        )
-        ax.legend(fontsize=7, ncol=4)
-        fig.tight_layout()
-        _save(fig, fig_dir, "scenario-6-time", written)
-        plt.close(fig)
+        _timeline(plt, timeline, variants, outage_s)
+        _finish(plt, fig_dir, "scenario-6-time", written)
     return written
+
+
+def _finish(
+    plt: Any, fig_dir: Path, stem: str, written: List[Path], legend_loc: str = "best"
+) -> None:
+    """Legend, layout, PNG + PDF of the current figure; closes it."""
+    fig = plt.gcf()
+    fig.axes[0].legend(fontsize=7, ncol=4, loc=legend_loc)
+    fig.tight_layout()
+    _save(fig, fig_dir, stem, written)
+    plt.close(fig)
+
+
+def _scenario_bars(
+    plt: Any, points: Dict[str, Any], scenario: str, metric: str, variants: List[str]
+) -> None:
+    _, ax = plt.subplots(figsize=(7.5, 3.4))
+    keys = list(points)
+    _bars(
+        ax, [_tick(scenario, p) for p in keys], [points[p].get(metric, {}) for p in keys], variants
+    )
+    ax.set(ylabel=YLABEL[metric], xlabel=AXIS.get(scenario, ""),
+           title=f"Scenario {scenario} (mean, 95 % CI)")  # fmt: skip
+
+
+def _jain_bars(plt: Any, points: Dict[str, Any], variants: List[str]) -> None:
+    _, ax = plt.subplots(figsize=(7.5, 3.2))
+    keys = list(points)
+    _bars(ax, [_tick("1", p) for p in keys], [points[p].get("jain", {}) for p in keys], variants)
+    ax.set(ylabel=YLABEL["jain"], xlabel=AXIS["1"], title="Scenario 1: fairness (Fig. 3b)",
+           ylim=(0.8, 1.01))  # fmt: skip
+
+
+def _friendliness_bars(plt: Any, cell: Dict[str, Any], variants: List[str]) -> None:
+    _, ax = plt.subplots(figsize=(7.5, 3.2))
+    _bars(ax, ["TCP flows (Reno)", "MPTCP flows"],
+          [cell.get("tcp_goodput", {}), cell.get("flow_goodput", {})], variants)  # fmt: skip
+    ax.set(ylabel="per-flow goodput (Mbit/s)",
+           title="Scenario 7: TCP-friendliness (Fig. 8; legend: MPTCP flows' cc)")  # fmt: skip
+
+
+def _timeline(plt: Any, timeline: Dict[str, Any], variants: List[str], outage_s: float) -> None:
+    _, ax = plt.subplots(figsize=(7.5, 3.4))
+    end = max(t for s in timeline.values() for t, _, _ in s)
+    if end > outage_s:  # the outage lies within the run
+        ax.axvspan(outage_s, end, color="0.9", lw=0, label="link2 down")
+    for v in (v for v in variants if v in timeline):
+        t, m, ci = zip(*timeline[v])
+        line = ax.plot(t, m, lw=1.6 if v == "drl-cc" else 0.9, label=LABELS.get(v, v))[0]
+        ax.fill_between(t, [a - b for a, b in zip(m, ci)], [a + b for a, b in zip(m, ci)],
+                        color=line.get_color(), alpha=0.15, lw=0)  # fmt: skip
+    ax.set_ylim(bottom=0)
+    ax.set(xlabel="time (s)", ylabel="total goodput (Mbit/s)",
+           title="Scenario 6: goodput over time (Fig. 7; band: 95 % CI)")  # fmt: skip
