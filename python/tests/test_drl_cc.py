@@ -245,6 +245,26 @@ def test_evaluate_runs_an_episode_with_the_actor(trained) -> None:
     assert all(g > 0 for g in flows["goodput_mbps"]) and math.isfinite(ret)
 
 
+def test_cli_policy_options_reach_the_policy_file(cli, tmp_path: Path) -> None:
+    """--interval-ms, --cwnd-step and --max-flows (the values the paper does not state) reach
+    the trained policy's observation spec and its provenance command."""
+    out = tmp_path / "p"
+    res = cli(
+        "train", "drl-cc", "--scenario", str(SCENARIO), "--out", str(out), "--transitions", "40",
+        "--num-envs", "1", "--duration", "3", "--interval-ms", "200", "--cwnd-step", "5",
+        "--max-flows", "6",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    desc = json.loads((out / "drl-cc.json").read_text())
+    assert (desc["obs"]["interval"], desc["obs"]["cwnd_step"], desc["obs"]["max_flows"]) == (
+        200.0,
+        5.0,
+        6,
+    )
+    cmd = desc["train"]["command"]
+    assert "--interval-ms 200.0 --cwnd-step 5.0 --max-flows 6" in cmd
+
+
 def test_args_and_cli_options_agree() -> None:
     from mpsched.cli.train import DRLCC_OPTIONS
 

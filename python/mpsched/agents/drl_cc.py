@@ -565,6 +565,11 @@ def command_line(args: Args) -> str:
     ]  # fmt: skip
     if args.duration_s is not None:
         a += ["--duration", str(args.duration_s)]
+    default = Args()
+    for name, option in (("interval_ms", "--interval-ms"), ("cwnd_step", "--cwnd-step"),
+                         ("max_flows", "--max-flows")):  # fmt: skip
+        if getattr(args, name) != getattr(default, name):
+            a += [option, str(getattr(args, name))]
     return shlex.join(a)
 
 

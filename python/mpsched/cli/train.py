@@ -241,6 +241,9 @@ DRLCC_OPTIONS: OptionTable = {
     "seed": SEED_OPT,
     "num_envs": (("--num-envs",), {"min": 1, "max": 256}),
     "duration_s": DURATION_OPT,
+    "interval_ms": (("--interval-ms",), {"min": 1.0}),
+    "cwnd_step": (("--cwnd-step",), {"min": 0.1}),
+    "max_flows": (("--max-flows",), {"min": 1, "max": 64}),
     "torch_threads": THREADS_OPT,
 }
 
