@@ -84,3 +84,31 @@ def test_unknown_setting_is_bad_input(tmp_path):
     assert res.exit_code == EXIT_BAD_INPUT
     assert "--settings" in res.output and "queue-1000pkt" in res.output
     assert not (tmp_path / "x").exists()
+
+
+def test_retraining_setting_runs_its_own_policy_against_the_main_baselines(tmp_path):
+    """A setting with training arguments trains a policy with that value (quick: 200
+    transitions), runs it as `drl-cc:PATH` in its own directory, and takes the baselines'
+    runs from the main run in --out (run there when missing); a second call reuses both."""
+    from rich.console import Console
+
+    s = S.Setting("t", ("drl-cc-scenario-8",), "test", train=(("interval_ms", 200.0),))
+    claims = S.run_setting(s, tmp_path, [1001], jobs=1, quick=True, console=Console(quiet=True))
+    policy = json.loads((tmp_path / "sensitivity/t/policy/drl-cc.json").read_text())
+    assert policy["obs"]["interval"] == 200.0
+    assert "--interval-ms 200.0" in policy["train"]["command"]
+    sc = json.loads((tmp_path / "sensitivity/t/scenarios/drl-cc-scenario-8.json").read_text())
+    assert (tmp_path / "runs/drl-cc-scenario-8/flows.parquet").is_file()  # the main baselines
+    import pyarrow.parquet as pq
+
+    own = set(pq.read_table(tmp_path / "sensitivity/t/runs/drl-cc-scenario-8/flows.parquet").column("cc").to_pylist())  # fmt: skip
+    main = set(pq.read_table(tmp_path / "runs/drl-cc-scenario-8/flows.parquet").column("cc").to_pylist())  # fmt: skip
+    assert own == {f"drl-cc:{tmp_path / 'sensitivity/t/policy/drl-cc.json'}"}
+    assert main == {c for c in R.CCS if c != "drl-cc"}
+    assert sc["sim"]["name"] == "drl-cc-scenario-8"
+    assert claims and all(c.id.startswith("s8-") for c in claims)
+    assert all(c.ours_a.n == 1 and c.ours_b.n == 1 for c in claims)  # DRL-CC and a baseline
+    again = S.run_setting(s, tmp_path, [1001], jobs=1, quick=True, console=Console(quiet=True))
+    assert [(c.id, c.ours_a.mean, c.ours_b.mean) for c in again] == [
+        (c.id, c.ours_a.mean, c.ours_b.mean) for c in claims
+    ]

@@ -103,13 +103,14 @@ def run_all(
             modify(name, scenario)
         if name == TCP_SCENARIO:
             for cc in ccs:
+                label = cc.split(":", 1)[0]  # `drl-cc:PATH` (another policy) is `drl-cc`
                 path = _common.write_scenario(
-                    tcp_friendliness_copy(scenario, cc, tcp_cc), out, f"{name}-{cc}"
+                    tcp_friendliness_copy(scenario, cc, tcp_cc), out, f"{name}-{label}"
                 )
-                dest = out / "runs" / name / cc
+                dest = out / "runs" / name / label
                 log(f"{name} ({cc} on the MPTCP flows, {tcp_cc} on the TCP flows)")
                 res = run_sweep(build_matrix(path, seeds=list(seeds)), dest, jobs=jobs)
-                datasets.append(Dataset(name, dest, cc, res.ran, res.reused))
+                datasets.append(Dataset(name, dest, label, res.ran, res.reused))
             continue
         path = _common.write_scenario(scenario, out, name)
         dest = out / "runs" / name

@@ -14,9 +14,16 @@ every controller of the main run, on the same held-out seeds):
   without a number and our scenario 8 has none; these add Bernoulli loss of 0.1 % and 1 % to
   both links (the data direction, as netem on the sender).
 
-Not swept: the decision epoch (100 ms), ``cwnd_step`` (10 segments) and ``max_flows`` (8).
-They are the policy's own: a value other than the one it was trained with needs a retraining
-(about 9-18 minutes each here) before it means anything, which this command does not do.
+* ``epoch-50ms`` / ``epoch-200ms`` and ``cwnd-step-5`` / ``cwnd-step-20``: the policy's own
+  values (decision epoch 100 ms, window step 10 segments per unit of action in the main run).
+  A value other than the one the policy was trained with means nothing without retraining, so
+  these settings first train a policy exactly as the shipped one was trained (``mpsched train
+  drl-cc --seed 1``, 50,000 transitions) with that one value changed (about 9-18 minutes of
+  CPU each here), then run it as ``drl-cc:PATH`` in scenarios 1-8; the baselines' runs are the
+  main run's in ``--out`` (run there first if missing: they do not depend on the policy).
+
+Not swept: ``max_flows`` (8 slots; scenarios 1-4 and 6-8 have 5 flows, scenario 5 about 5 at
+a time, so it matters only when more than 8 flows run at once).
 
 Writes ``sensitivity.md`` / ``sensitivity.json`` under ``--out``: per claim of the scenarios a
 setting re-ran, the reference verdict (``claims.json`` of the main run in ``--out`` if there
@@ -63,6 +70,9 @@ class Setting:
     what: str
     edit: Optional[Callable[[str, Dict[str, Any]], None]] = None
     tcp_cc: str = runs.TCP_CC
+    #: DRL-CC training arguments (Args fields) that differ from the shipped policy's: the
+    #: setting retrains the policy and re-runs only DRL-CC.
+    train: Tuple[Tuple[str, Any], ...] = ()
 
 
 SETTINGS: Tuple[Setting, ...] = (
@@ -91,6 +101,19 @@ SETTINGS: Tuple[Setting, ...] = (
         _loss(0.01),
     ),
 )
+SETTINGS += tuple(
+    Setting(
+        f"{stem}-{value:g}{unit.strip()}",
+        runs.SCENARIOS,
+        f"DRL-CC retrained and run with {what} {value:g}{unit} ({main:g}{unit} in the main run)",
+        train=((field, value),),
+    )
+    for stem, what, field, unit, main, values in (
+        ("epoch", "a decision epoch of", "interval_ms", " ms", 100.0, (50.0, 200.0)),
+        ("cwnd-step", "cwnd_step =", "cwnd_step", "", 10.0, (5.0, 20.0)),
+    )
+    for value in values
+)  # fmt: skip
 NAMES = tuple(s.name for s in SETTINGS)
 
 
@@ -118,17 +141,45 @@ def run_setting(
     from .drl_cc import build_claims, collect
 
     scenario_dir = _common.default_scenario_dir("drl-cc-scenario-1.toml")
-    datasets = runs.run_all(
-        out / "sensitivity" / s.name, seeds, scenario_dir=scenario_dir, scenarios=s.scenarios,
-        jobs=jobs, quick=quick, modify=s.edit, tcp_cc=s.tcp_cc,
-        log=lambda m: console.print(f"sensitivity {s.name}: {m}", markup=False, highlight=False),
-    )  # fmt: skip
+    log = lambda m: console.print(f"sensitivity {s.name}: {m}", markup=False, highlight=False)  # noqa: E731
+    common = dict(scenario_dir=scenario_dir, scenarios=s.scenarios, jobs=jobs, quick=quick, log=log)
     durations = {
         n: runs.scenario_copy(n, scenario_dir, quick)["sim"]["duration_s"] for n in s.scenarios
     }
-    values, _ = collect(datasets, durations)
+    dest = out / "sensitivity" / s.name
+    if s.train:
+        policy = f"drl-cc:{_retrained(s, dest / 'policy', quick, log)}"
+        values, _ = collect(runs.run_all(dest, seeds, ccs=(policy,), **common), durations)
+        values = {k: {v.split(":", 1)[0]: x for v, x in by.items()} for k, by in values.items()}
+        baselines = tuple(c for c in runs.CCS if c != "drl-cc")
+        main, _ = collect(runs.run_all(out, seeds, ccs=baselines, **common), durations)
+        for key, by in main.items():
+            values.setdefault(key, {}).update(by)
+    else:
+        datasets = runs.run_all(dest, seeds, modify=s.edit, tcp_cc=s.tcp_cc, **common)
+        values, _ = collect(datasets, durations)
     numbers = {int(n.rsplit("-", 1)[-1]) for n in s.scenarios}
     return [c for c in build_claims(values) if c.extra["scenario"] in numbers]
+
+
+def _retrained(s: Setting, dest: Path, quick: bool, log: Callable[[str], None]) -> Path:
+    """The policy of a retraining setting: trained into ``dest`` unless already there, with the
+    shipped policy's arguments (seed 1, the defaults) but ``s.train``; ``quick``: 200
+    transitions of 5-s episodes (a test of the pipeline)."""
+    path = dest / "drl-cc.json"
+    if path.is_file():
+        return path
+    from ..agents.drl_cc import train
+    from ..agents.drl_cc_args import Args, resolve_scenario
+
+    args = Args(seed=1, out=str(dest), **dict(s.train))
+    args.scenario = str(resolve_scenario(args.scenario))
+    if quick:
+        args.total_transitions, args.learning_starts, args.batch_size = 200, 100, 32
+        args.duration_s, args.num_envs = 5.0, 1
+    log(f"training {dict(s.train)} into {dest}")
+    train(args, log=lambda m: None)
+    return path
 
 
 def sensitivity(
@@ -174,8 +225,9 @@ def _markdown(doc: Dict[str, Any]) -> List[str]:
         lines += ["**QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.**", ""]
     lines += [
         f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}). Reference verdicts: {doc['reference']}. "
-        "A flip: the setting's verdict differs from the reference's. Not swept: the decision "
-        "epoch, cwnd_step and max_flows (each value needs a retraining of the policy).",
+        "A flip: the setting's verdict differs from the reference's. Settings that retrain "
+        "DRL-CC compare the retrained policy with the main run's baselines. Not swept: "
+        "max_flows (8 slots; the scenarios run about 5 flows at a time).",
         "",
         "| setting | what it changes | claims | flips | verdicts | wall |",
         "|---|---|---:|---:|---|---:|",
