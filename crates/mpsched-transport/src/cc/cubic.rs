@@ -17,7 +17,8 @@
 //!   β = 717/1024, i.e. α = 8/15 ≈ 0.53 per RTT for ever, and the window approaches it at
 //!   (tcp_cwnd − cwnd)/cwnd per segment (`max_cnt`), never jumps; at most 1.5× per RTT
 //!   (`cnt` ≥ 2). RTT samples in the first second of an epoch do not update delay_min
-//!   (`cubictcp_acked`).
+//!   (`cubictcp_acked`). The window grows only while the subflow is cwnd-limited
+//!   (`tcp_is_cwnd_limited`): an idle or receive-window-limited subflow keeps its window.
 
 use super::hystart::HyStart;
 use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
@@ -185,7 +186,11 @@ impl Cubic {
         let delay = rtt.max(Duration(1_000));
         let delay_min = self.delay_min.map_or(delay, |d| d.min(delay));
         self.delay_min = Some(delay_min);
-        if self.hystart_on && !self.hystart.found && st.in_slow_start() && self.hystart.update(now, st, ack, delay, delay_min) {
+        if self.hystart_on
+            && !self.hystart.found
+            && st.in_slow_start()
+            && self.hystart.update(now, st, ack, delay, delay_min)
+        {
             st.ssthresh = st.cwnd;
         }
     }
@@ -219,6 +224,20 @@ impl Cubic {
     }
 }
 
+/// Linux `tcp_is_cwnd_limited` (include/net/tcp.h), which `cubictcp_cong_avoid` asks before
+/// growing the window: in slow start while cwnd < 2 × the data in flight, else while the data
+/// in flight fills the window (to less than a segment). In flight is what was in flight before this ACK (the kernel
+/// records it at send time). An application- or receive-window-limited subflow does not grow.
+fn cwnd_limited(st: &CcState, ack: &AckSample) -> bool {
+    let in_flight = st.pipe + ack.newly_acked;
+    if st.in_slow_start() {
+        st.cwnd < 2 * in_flight
+    } else {
+        // Less than a segment of the window free (the kernel counts whole packets).
+        in_flight + st.mss as u64 > st.cwnd
+    }
+}
+
 impl CongestionControl for Cubic {
     fn name(&self) -> &'static str {
         "cubic"
@@ -228,6 +247,9 @@ impl CongestionControl for Cubic {
         let linux = self.linux(st);
         if linux {
             self.kernel_acked(now, st, ack);
+        }
+        if linux && !cwnd_limited(st, ack) {
+            return;
         }
         let Some(acked) = after_slow_start(st, ack.newly_acked) else { return };
         let mss = st.mss as f64;
@@ -338,7 +360,9 @@ mod tests {
         let rtt = Some(Duration::from_millis(40));
         for k in 0..15u64 {
             assert_eq!(st.ssthresh, u64::MAX, "still in slow start before ACK {k}");
-            let a = AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            let a =
+                AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            st.pipe = st.cwnd - 1000; // a full window in flight before the ACK
             c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
         }
         assert_eq!((st.ssthresh, st.cwnd), (30_000, 30_050));
@@ -346,7 +370,9 @@ mod tests {
         let mut c = Cubic::from_params(&CubicParams { variant: CubicVariant::Rfc9438, ..Default::default() });
         let mut st = linux_state(16);
         for k in 0..15u64 {
-            let a = AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            let a =
+                AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            st.pipe = st.cwnd - 1000; // a full window in flight before the ACK
             c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
         }
         assert_eq!((st.ssthresh, st.cwnd), (u64::MAX, 31_000));
@@ -354,10 +380,27 @@ mod tests {
         let mut c = Cubic::from_params(&CubicParams { hystart: false, ..Default::default() });
         let mut st = linux_state(16);
         for k in 0..15u64 {
-            let a = AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            let a =
+                AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            st.pipe = st.cwnd - 1000; // a full window in flight before the ACK
             c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
         }
         assert_eq!(st.ssthresh, u64::MAX);
+    }
+
+    /// `tcp_is_cwnd_limited`: with half the window in flight in congestion avoidance (an idle
+    /// subflow), the Linux variant keeps the window; RFC 9438's grows it.
+    #[test]
+    fn linux_grows_only_when_cwnd_limited() {
+        for (variant, grows) in [(CubicVariant::Linux, false), (CubicVariant::Rfc9438, true)] {
+            let mut c = Cubic::from_params(&CubicParams { variant, ..Default::default() });
+            let mut st = CcState { ssthresh: 10_000, ..linux_state(20) };
+            for k in 0..40u64 {
+                st.pipe = 9_000;
+                c.on_ack(Instant(1_000_000 * k), &mut st, &AckSample { newly_acked: 1000, ..Default::default() }, &[]);
+            }
+            assert_eq!(st.cwnd > 20_000, grows, "{variant:?}");
+        }
     }
 
     /// The kernel's Reno-friendly α: beta_scale = 8·(1024 + 717)/3/(1024 − 717) = 4642/307 = 15
@@ -385,6 +428,7 @@ mod tests {
             for _ in 0..15 {
                 now += Duration::from_millis(100);
                 for _ in 0..st.cwnd / 1000 {
+                    st.pipe = st.cwnd - 1000;
                     c.on_ack(now, &mut st, &AckSample { newly_acked: 1000, ..Default::default() }, &[]);
                 }
             }
@@ -404,7 +448,14 @@ mod tests {
             let mut c = Cubic::default();
             let mut st = CcState { stack, ..linux_state(16) };
             for k in 0..15u64 {
-                let a = AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+                let a = AckSample {
+                    newly_acked: 1000,
+                    rtt,
+                    snd_una: 1000 * (k + 1),
+                    snd_nxt: 100_000,
+                    ..Default::default()
+                };
+                st.pipe = st.cwnd - 1000;
                 c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
             }
             st.ssthresh

@@ -57,7 +57,14 @@ impl HyStart {
     /// `hystart_update`, for an ACK in slow start with RTT sample `delay`, the kernel CUBIC's
     /// minimum delay `delay_min` (this sample included). Returns true when slow start must end
     /// now (the caller sets ssthresh to cwnd).
-    pub fn update(&mut self, now: Instant, st: &CcState, ack: &AckSample, delay: Duration, delay_min: Duration) -> bool {
+    pub fn update(
+        &mut self,
+        now: Instant,
+        st: &CcState,
+        ack: &AckSample,
+        delay: Duration,
+        delay_min: Duration,
+    ) -> bool {
         if ack.snd_una > self.end_seq {
             self.reset(now, ack.snd_nxt);
         }
