@@ -229,7 +229,7 @@ mod tests {
     /// m = 120 − 80 = 40, srtt8 = 680 ms (srtt 85), m = 40 − 160/4 = 0, mdev = 160 < mdev_max:
     /// rttvar stays 200, RTO = 285 → 288 ms (jiffies). Third sample 80 ms, end of round
     /// (snd_una 11 > 10): m = 80 − 85 = −5, srtt8 = 675 (srtt 84.375), m = 5 − 40 = −35 (not
-    /// > 0, kept), mdev = 125; new round: rttvar = 200 (mdev_max 200 not below it), mdev_max
+    /// positive, kept), mdev = 125; new round: rttvar = 200 (mdev_max 200 not below it), mdev_max
     /// reset to 200. RTO = 284.375 → 288 ms.
     #[test]
     fn linux_rounds_keep_the_rto_min_floor_on_the_variance() {
