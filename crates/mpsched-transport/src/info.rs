@@ -3,6 +3,19 @@
 
 use crate::time::Duration;
 
+/// Whose variant of an algorithm a subflow follows where the RFCs and the Linux kernel differ:
+/// the RTO estimator (RFC 6298 or `tcp_rtt_estimator`/`tcp_set_rto`) and CUBIC (RFC 9438, or
+/// `tcp_cubic.c` with HyStart and the kernel's Reno-friendly region). The scenario's profile
+/// chooses it: `linux` → [`Stack::Linux`], `ns3` → [`Stack::Rfc`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stack {
+    /// The RFCs' algorithms (the `ns3` profile).
+    #[default]
+    Rfc,
+    /// The Linux kernel's (the `linux` profile).
+    Linux,
+}
+
 /// Subflow states (RFC 9293 3.3.2). `Closed` is also the state before the handshake.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SubflowState {

@@ -14,7 +14,7 @@ pub(crate) mod scoreboard;
 mod timers;
 
 use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
-pub use crate::info::{SubflowInfo, SubflowState};
+pub use crate::info::{Stack, SubflowInfo, SubflowState};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::SubflowId;
@@ -49,10 +49,14 @@ pub struct SubflowConfig {
     /// How long the end that closed first lingers in TIME-WAIT to acknowledge a retransmitted
     /// FIN (RFC 9293 3.6: 2 MSL; Linux `TCP_TIMEWAIT_LEN` = 60 s).
     pub time_wait: Duration,
+    /// The RFCs' or the Linux kernel's variant of the RTO estimator and of CUBIC ([`Stack`]).
+    pub stack: Stack,
 }
 
 impl SubflowConfig {
-    /// Linux defaults: IW 10, min RTO 200 ms, max RTO 120 s, ABC, delayed ACK 40 ms.
+    /// Linux defaults: IW 10, `tcp_rto_min` 200 ms (a floor on the RTO's variance term:
+    /// [`Stack::Linux`]), max RTO 120 s, ABC, delayed ACK 40 ms, the kernel's RTO estimator and
+    /// CUBIC.
     pub fn linux() -> Self {
         SubflowConfig {
             mss: 1448,
@@ -64,6 +68,7 @@ impl SubflowConfig {
             dupthresh: 3,
             abc: true,
             time_wait: Duration::from_secs(60),
+            stack: Stack::Linux,
         }
     }
     /// ns-3 `TcpSocket`/`TcpSocketBase` defaults: IW 10 segments (the `InitialCwnd` attribute of
@@ -80,6 +85,7 @@ impl SubflowConfig {
             dupthresh: 3,
             abc: false,
             time_wait: Duration::from_secs(60),
+            stack: Stack::Rfc,
         }
     }
 }
@@ -263,6 +269,7 @@ impl Subflow {
             srtt: Duration::ZERO,
             min_rtt: Duration::ZERO,
             abc: cfg.abc,
+            stack: cfg.stack,
             in_recovery: false,
             index: id,
         };
@@ -283,7 +290,7 @@ impl Subflow {
             backoff: 0,
             syn_pending: role == Role::Client && id == 0,
             pre_established: false,
-            rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.stack),
             cc,
             cc_state,
             next_send_time: now,

@@ -46,7 +46,10 @@ impl Resolver<'_> {
         profile: Profile,
     ) -> Result<FlowDef, ScenarioError> {
         let (paths, backup) = self.flow_paths(f, fl, path_ix)?;
-        let sched_text = algos::anchor_path::<SchedAlgo>(fl.scheduler.as_deref().unwrap_or("minrtt"), &self.base_dir);
+        let sched_text = algos::anchor_path::<SchedAlgo>(
+            fl.scheduler.as_deref().unwrap_or(profile.default_scheduler()),
+            &self.base_dir,
+        );
         let scheduler = algos::resolve::<SchedAlgo>(
             &sched_text,
             fl.scheduler_params.as_ref(),

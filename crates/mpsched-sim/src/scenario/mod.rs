@@ -107,6 +107,15 @@ impl Profile {
             Profile::Ns3 => SubflowConfig::ns3(),
         }
     }
+    /// Its default multipath scheduler: the upstream kernel's for `linux`
+    /// (net/mptcp/protocol.c `mptcp_subflow_get_send`), minRTT for `ns3` (the papers built on
+    /// ns-3 use the out-of-tree kernel's minRTT).
+    pub fn default_scheduler(self) -> &'static str {
+        match self {
+            Profile::Linux => "upstream",
+            Profile::Ns3 => "minrtt",
+        }
+    }
     /// Its default congestion control.
     pub fn default_cc(self) -> &'static str {
         match self {

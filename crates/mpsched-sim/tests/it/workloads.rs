@@ -55,9 +55,15 @@ fn repeated_downloads() {
 }
 
 /// Repeated downloads report counters over every connection, not only the last one (which
-/// carries 2 MB of the 10 MB): the subflows' acknowledged bytes cover the flow's delivered bytes,
-/// exceeding them by at most the bytes sent twice at the connection level (reinjections: both
-/// copies are acknowledged on their subflows); the connection-level reinjected bytes are the
+/// carries 2 MB of the 10 MB): the subflows' acknowledged bytes exceed the flow's delivered
+/// bytes by at most the bytes sent twice at the connection level (reinjections: both copies are
+/// acknowledged on their subflows), and fall short of them by at most what was still
+/// unacknowledged when each of the first four connections was retired (the transfer completes
+/// at the receiver; the sender's last ACKs are then on their way and never counted): less than
+/// each earlier transfer's 2 MB, so more than the last connection's 2 MB are counted (9.44 MB
+/// of 10 here). (Before the linux profile's RTO followed the kernel, its 200 ms RTO fired
+/// spuriously and the reinjected copies happened to cover that shortfall.) The
+/// connection-level reinjected bytes are the
 /// sum over the five connections too (the receiver counted each copy as a duplicate); the
 /// flow's slots are the sum of its subflows' slots.
 #[test]
@@ -70,7 +76,8 @@ fn repeated_downloads_count_every_connection() {
     let sum = |col: &str| out.subflows.i64s(col).iter().sum::<i64>();
     let (acked, sent) = (sum("bytes_acked"), sum("bytes_sent"));
     let reinjected = flow_i64(&out, "dl", "reinjected_bytes");
-    assert!(acked >= delivered && acked - delivered <= reinjected, "acked {acked}, reinjected {reinjected}");
+    assert!(acked <= delivered + reinjected, "acked {acked}, reinjected {reinjected}");
+    assert!(acked > delivered - 8_000_000, "acked {acked}: more than the last connection's 2 MB");
     assert_eq!(flow_i64(&out, "dl", "duplicate_bytes"), reinjected);
     assert!(sent >= acked, "sent {sent} < acked {acked}");
     assert_eq!(sum("slots"), flow_i64(&out, "dl", "slots"));

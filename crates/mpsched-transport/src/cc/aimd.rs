@@ -69,6 +69,7 @@ mod tests {
             srtt: Duration::from_millis(10),
             min_rtt: Duration::from_millis(10),
             abc: true,
+            stack: crate::info::Stack::Rfc,
             in_recovery: false,
             index: 0,
         }

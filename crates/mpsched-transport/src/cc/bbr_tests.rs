@@ -60,6 +60,7 @@ impl H {
             srtt: Duration::from_millis(100),
             min_rtt: Duration::from_millis(100),
             abc: true,
+            stack: crate::info::Stack::Rfc,
             in_recovery: false,
             index: 0,
         };
@@ -85,6 +86,7 @@ impl H {
             delivery_rate: 0,
             app_limited: a.app_limited,
             rate,
+            ..AckSample::default()
         };
         self.c.on_ack(self.now, &mut self.st, &ack, &[]);
     }

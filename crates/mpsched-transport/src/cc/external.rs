@@ -44,6 +44,7 @@ mod tests {
             srtt: Duration::from_millis(50),
             min_rtt: Duration::ZERO,
             abc: true,
+            stack: crate::info::Stack::Rfc,
             in_recovery: false,
             index: 0,
         };

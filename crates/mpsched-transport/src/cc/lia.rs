@@ -208,6 +208,7 @@ pub(crate) mod testutil {
             srtt: Duration::from_millis(rtt_ms),
             min_rtt: Duration::from_millis(rtt_ms),
             abc,
+            stack: crate::info::Stack::Rfc,
             in_recovery: false,
             index,
         }

@@ -10,6 +10,7 @@ mod balia;
 mod bbr;
 mod cubic;
 mod external;
+mod hystart;
 mod lia;
 mod olia;
 mod reno;
@@ -46,6 +47,8 @@ pub struct CcState {
     pub min_rtt: Duration,
     /// Appropriate byte counting (RFC 3465, Linux): grow by bytes acknowledged rather than per ACK.
     pub abc: bool,
+    /// The RFCs' or the kernel's variant of an algorithm (CUBIC reads it).
+    pub stack: crate::info::Stack,
     /// True while in fast recovery or RTO recovery; controllers do not grow the window then.
     pub in_recovery: bool,
     /// This subflow's index in `Siblings`.
@@ -78,6 +81,10 @@ pub struct AckSample {
     /// Linux `tcp_rate_gen`), which rate-based controllers ([`CongestionControl::cong_control`])
     /// read.
     pub rate: RateSample,
+    /// The subflow's oldest unacknowledged sequence number after this ACK (HyStart's rounds).
+    pub snd_una: u64,
+    /// The subflow's next sequence number to send.
+    pub snd_nxt: u64,
 }
 
 /// One delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3; Linux

@@ -61,6 +61,7 @@ mod tests {
             srtt: Duration::from_millis(100),
             min_rtt: Duration::ZERO,
             abc,
+            stack: crate::info::Stack::Rfc,
             in_recovery: false,
             index: 0,
         }

@@ -19,6 +19,7 @@ mod redundant;
 mod roundrobin;
 mod stms;
 pub mod tmodel;
+mod upstream;
 
 pub use blest::Blest;
 pub use dmptcp::{Dmptcp, DmptcpParams};
@@ -31,6 +32,7 @@ pub use peekaboo::Peekaboo;
 pub use redundant::Redundant;
 pub use roundrobin::RoundRobin;
 pub use stms::Stms;
+pub use upstream::{Upstream, UpstreamParams};
 
 use std::sync::Arc;
 
@@ -396,8 +398,12 @@ pub fn registry() -> &'static [AlgoEntry] {
 }
 
 registry! {
-    /// minRTT, the Linux default: the available subflow with the smallest srtt.
+    /// minRTT, the default of the out-of-tree Linux MPTCP v0.95: the available subflow with the
+    /// smallest srtt, with opportunistic retransmission and penalisation.
     MinRtt(MinRtt) "minrtt" ["default", "minrtt-rp", "minrtt-norp" = "opportunistic=false"];
+    /// The upstream Linux MPTCP scheduler (net/mptcp/protocol.c `mptcp_subflow_get_send`): the
+    /// lowest linger time (queued bytes / pacing rate), 64 KB bursts; the `linux` profile's default.
+    Upstream(Upstream) "upstream" [];
     /// Round-robin over the available subflows.
     RoundRobin(RoundRobin) "roundrobin" ["rr"];
     /// Every segment on every subflow (Linux mptcp_redundant.c): a subflow with window space sends

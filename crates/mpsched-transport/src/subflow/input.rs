@@ -106,7 +106,7 @@ impl Subflow {
         self.peer_wnd = seg.wnd as u64;
         if self.backoff == 0 {
             // Karn: no sample from a retransmitted SYN.
-            self.rtt.on_sample(now.saturating_duration_since(Instant(seg.ts_ecr)));
+            self.rtt.on_sample(now.saturating_duration_since(Instant(seg.ts_ecr)), self.snd_una, self.snd_nxt);
             self.cc_state.srtt = self.rtt.srtt();
             self.cc_state.min_rtt = self.rtt.min_rtt();
         } else if self.cc_state.cwnd > self.cfg.mss as u64 {
@@ -159,6 +159,8 @@ impl Subflow {
                 delivery_rate: self.delivery_rate,
                 app_limited: rate.is_app_limited,
                 rate,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
             };
             self.cc.on_ack(now, &mut self.cc_state, &ack, &cx.conn.siblings);
             if rate_cc && self.cc.wants_app_limited() {
@@ -181,7 +183,7 @@ impl Subflow {
             let r = now.saturating_duration_since(s.sent_at);
             // RFC 6298 5.7 / Karn: the backed-off RTO stays until a valid measurement.
             self.backoff = 0;
-            self.rtt.on_sample(r);
+            self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
             rtt_sample = Some(r);
             self.cc_state.srtt = self.rtt.srtt();
             self.cc_state.min_rtt = self.rtt.min_rtt();

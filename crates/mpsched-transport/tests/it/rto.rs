@@ -1,5 +1,7 @@
 //! Retransmission timeout (RFC 6298): tail loss, blackouts with exponential backoff, Karn's rule,
-//! min/max RTO clamps; RFC 5681's window after a timeout.
+//! min/max RTO clamps; RFC 5681's window after a timeout. The expected times are RFC 6298's, so
+//! these run the RFC estimator (`Stack::Rfc`); the linux profile's kernel estimator
+//! (`tcp_rtt_estimator`) has hand-computed tests in src/rtt.rs.
 
 use crate::util::*;
 use mpsched_transport::{Duration, Instant, SubflowConfig, SubflowInfo};
@@ -27,7 +29,7 @@ fn tail_loss_is_recovered_by_rto() {
     // 20 segments: 10 at 100 ms, 10 at 200 ms; the 20th (last) is lost. No segment follows it, so
     // there is no SACK and no duplicate ACK: only the timer can recover it.
     let n = 20 * MSS;
-    let mut p = Pair::new(linux_reno()).with_fault(drop_nth_data(Dir::C2S, 20));
+    let mut p = Pair::new(rfc6298_reno()).with_fault(drop_nth_data(Dir::C2S, 20));
     p.client.write(n);
     p.run_until_delivered(n, at_ms(5000));
     p.drive();
@@ -51,7 +53,7 @@ fn tail_loss_is_recovered_by_rto() {
 /// 5th slow-start round (sent at 100 ms) vanish; the last good ACK arrives at 100 ms.
 fn blackout() -> Pair {
     let mut p =
-        Pair::new(linux_reno()).with_delay(ms(10)).with_fault(drop_data_between(Dir::C2S, at_ms(100), at_ms(1500)));
+        Pair::new(rfc6298_reno()).with_delay(ms(10)).with_fault(drop_data_between(Dir::C2S, at_ms(100), at_ms(1500)));
     p.client.write(1000 * MSS);
     p.run_until_delivered(1000 * MSS, at_ms(10_000));
     p.drive();
@@ -138,7 +140,7 @@ fn repeated_rto_holds_ssthresh() {
 /// ACK: RTO 200 ms, expiry at 1760 ms.
 #[test]
 fn backed_off_rto_kept_until_a_valid_rtt_sample() {
-    let mut p = Pair::new(linux_reno())
+    let mut p = Pair::new(rfc6298_reno())
         .with_delay(ms(10))
         .with_fault(drop_data_between(Dir::C2S, at_ms(100), at_ms(1500)))
         .with_fault(drop_data_between(Dir::C2S, at_ms(1560), at_us(1_560_001)));
@@ -154,7 +156,7 @@ fn backed_off_rto_kept_until_a_valid_rtt_sample() {
 fn rto_backoff_is_capped_by_max_rto() {
     // A 400 s blackout: expiries 200 ms after the last ACK, then gaps doubling from 400 ms up to
     // 102.4 s; the next doubling (204.8 s) is clamped to max_rto = 120 s.
-    let mut p = Pair::new(linux_reno()).with_delay(ms(10)).with_fault(drop_data_between(
+    let mut p = Pair::new(rfc6298_reno()).with_delay(ms(10)).with_fault(drop_data_between(
         Dir::C2S,
         at_ms(100),
         Instant(400_000_000_000),
@@ -180,7 +182,7 @@ fn rto_never_below_min_rto() {
     // RTT 2 ms: SRTT + 4·RTTVAR is a few ms (at most ~50 ms with a 40 ms delayed ACK in a sample),
     // far below Linux's 200 ms floor.
     let n = 21 * MSS;
-    let mut p = Pair::new(linux_reno()).with_delay(ms(1)).with_fault(drop_nth_data(Dir::C2S, 21));
+    let mut p = Pair::new(rfc6298_reno()).with_delay(ms(1)).with_fault(drop_nth_data(Dir::C2S, 21));
     p.client.write(n);
     p.run_until_delivered(n, at_ms(5000));
     p.drive();

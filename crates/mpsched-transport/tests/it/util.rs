@@ -160,6 +160,12 @@ pub fn linux_reno() -> ConnConfig {
     config("newreno", SubflowConfig::linux())
 }
 
+/// The linux profile with NewReno and RFC 6298's RTO estimator (`Stack::Rfc`): the timer tests
+/// whose expected times are RFC 6298's (the kernel's estimator has exact tests in rtt.rs).
+pub fn rfc6298_reno() -> ConnConfig {
+    config("newreno", SubflowConfig { stack: mpsched_transport::Stack::Rfc, ..SubflowConfig::linux() })
+}
+
 pub struct Pair {
     pub client: Connection,
     pub server: Connection,
