@@ -1,5 +1,6 @@
 //! `mpsched bench`: fixed scenarios timed with the wall clock (outside the simulation itself).
 
+use crate::digest::{fnv1a, FNV_OFFSET};
 use crate::scenario::Scenario;
 use crate::sim::{RunOutput, RunStats, Sim};
 
@@ -385,18 +386,13 @@ pub fn counted_run_traced(name: &str, trace: bool) -> Option<CountedRun> {
 
 /// 64-bit FNV-1a over a run's summary JSON and tables (every value in its exact `Debug` form).
 pub fn output_digest(out: &RunOutput) -> u64 {
-    let mut h = fnv1a(0xcbf2_9ce4_8422_2325, out.summary_json.as_bytes());
+    let mut h = fnv1a(FNV_OFFSET, out.summary_json.as_bytes());
     for t in [&out.flows, &out.subflows, &out.timeseries, &out.links] {
         for (name, col) in &t.columns {
             h = fnv1a(h, format!("{name}={col:?};").as_bytes());
         }
     }
     h
-}
-
-/// Continues an FNV-1a hash `h` over `bytes`.
-fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]

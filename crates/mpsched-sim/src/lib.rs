@@ -8,6 +8,7 @@
 
 pub mod algos;
 pub mod bench;
+pub mod digest;
 pub mod energy;
 pub mod env;
 pub mod event;

@@ -7,6 +7,7 @@ mod common;
 mod bad_input;
 mod bbr;
 mod decisions;
+mod digests;
 mod energy;
 mod env_bounds;
 mod env_host;
