@@ -201,10 +201,14 @@ fn new_segments(env: &HostEnv, f: usize, i: usize) -> u64 {
 /// data on mp1's subflow 0; negative, NaN and infinite values count as 0; a flow whose
 /// positively valued paths are none usable (mp2: its join on b waits behind full queues) gets
 /// no preference, and neither does a row with nothing positive (dmptcp's own order: both
-/// subflows again).
+/// subflows again). The queues fill because every flow's CUBIC runs without HyStart here
+/// (`hystart = false`): with it, slow start ends before the queues fill and mp2's join would
+/// complete in time.
 #[test]
 fn paths_actions_set_every_controlled_flows_path_preference() {
-    let mut env = HostEnv::new(spec(HOST, serde_json::json!({"action": "paths"})), 1).unwrap();
+    let scenario = HOST.replace("[[flows]]\n", "[[flows]]\ncc = \"cubic:hystart=false\"\n");
+    assert_eq!(scenario.matches("hystart=false").count(), 3);
+    let mut env = HostEnv::new(spec(&scenario, serde_json::json!({"action": "paths"})), 1).unwrap();
     assert_eq!(env.spec.action_len(), 2);
     let sched = |env: &HostEnv, f: usize| env.sim().connection(f).unwrap().scheduler_name();
     for _ in 0..14 {

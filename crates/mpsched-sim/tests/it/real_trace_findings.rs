@@ -85,7 +85,12 @@ fn ecf_waits_for_wifi_because_the_loaded_lte_rtt_is_several_times_longer() {
     let minrtt = run("cubic", "minrtt", 10.0, BOTH, false);
     let bytes = |o: &RunOutput, i: usize| o.subflows.i64s("bytes_acked")[i] as f64;
     let share = |o: &RunOutput| bytes(o, 1) / (bytes(o, 0) + bytes(o, 1));
-    assert!(share(&ecf) < 0.01, "ecf LTE share {}", share(&ecf));
+    // ECF's LTE bytes are those of the first seconds, sent before the RTT estimates diverge
+    // (they reach the receiver by 20 s); from then on LTE carries nothing. Measured LTE share:
+    // 1.44 % with the linux profile as calibrated on 2026-11-27 (kernel RTO estimator; 1.42 %
+    // with RFC 9438 CUBIC, 2.6 % with the ns3 profile), below 1 % with the profile before.
+    assert!(share(&ecf) < 0.015, "ecf LTE share {}", share(&ecf));
+    assert_eq!(goodput(&ecf, 1, 20.0, 60.0), 0.0, "ecf uses LTE after the start");
     assert!(share(&minrtt) > 0.2, "minrtt LTE share {}", share(&minrtt));
     // When minRTT loads LTE, its RTT is more than twice WiFi's: ECF's test 1 then holds for
     // any k below CWND_f (k is bounded by the autotuned send buffer).
