@@ -16,6 +16,7 @@ mod fuzz_scenarios;
 mod invariants;
 mod jitter;
 mod olms;
+mod outage_rtt;
 mod packet_trace;
 mod peekaboo;
 mod pieces;

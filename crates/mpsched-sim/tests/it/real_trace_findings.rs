@@ -2,8 +2,11 @@
 //! AT&T LTE driving trace of mahimahi (GPL data, never committed): skipped when absent.
 //!
 //! 1. After a 10 s outage of the LTE path, LIA/OLIA/BALIA keep the LTE subflow low while
-//!    uncoupled CUBIC recovers. Explained: (a) with one subflow the coupled controllers are
-//!    Reno (RFC 6356 §3), which regrows after an RTO more slowly than CUBIC; (b) beside a better
+//!    uncoupled CUBIC recovers. Explained: (a) not by the controller on its own path: with one
+//!    subflow the coupled controllers are Reno (RFC 6356 §3), and on LTE alone they regrow after
+//!    the outage as the kernel's CUBIC does (an earlier explanation, "Reno regrows more slowly
+//!    than CUBIC", came from RFC 6298 timers and, later, from a wrong RTT sample after the
+//!    outage that sped CUBIC up; docs/fidelity.md "Outages"); (b) beside a better
 //!    WiFi path, coupling moves traffic off the worse path by design (RFC 6356 goal 3; OLIA's
 //!    Pareto optimality): the connection still gets at least the best path's rate; (c) when LTE
 //!    is the better path, every coupled controller recovers to the trace's rate.
@@ -54,12 +57,14 @@ fn coupled_controllers_after_an_lte_outage() {
     if !present() {
         return;
     }
-    // (a) LTE alone: every coupled controller is Reno there; CUBIC regrows faster in the first
-    // 15 s after the outage, and all reach the trace's rate later.
+    // (a) LTE alone: every coupled controller is Reno there and regrows in the 15 s after the
+    // outage as the kernel's CUBIC does (measured 1.43 against 1.28 Mbit/s), and all reach the
+    // trace's rate later.
     let cubic = run("cubic", "minrtt", 10.0, "[\"lte\"]", true);
     for cc in COUPLED {
         let out = run(cc, "minrtt", 10.0, "[\"lte\"]", true);
-        assert!(goodput(&out, 0, 20.0, 35.0) < 0.6 * goodput(&cubic, 0, 20.0, 35.0), "{cc}");
+        let ratio = goodput(&out, 0, 20.0, 35.0) / goodput(&cubic, 0, 20.0, 35.0);
+        assert!((0.8..1.25).contains(&ratio), "{cc}: {ratio}");
         assert!(goodput(&out, 0, 35.0, 60.0) > 0.95 * goodput(&cubic, 0, 35.0, 60.0), "{cc}");
     }
     // (b) Beside a better 10 Mbit/s WiFi path, OLIA keeps LTE low, and the connection still
@@ -86,10 +91,11 @@ fn ecf_waits_for_wifi_because_the_loaded_lte_rtt_is_several_times_longer() {
     let bytes = |o: &RunOutput, i: usize| o.subflows.i64s("bytes_acked")[i] as f64;
     let share = |o: &RunOutput| bytes(o, 1) / (bytes(o, 0) + bytes(o, 1));
     // ECF's LTE bytes are those of the first seconds, sent before the RTT estimates diverge
-    // (they reach the receiver by 20 s); from then on LTE carries nothing. Measured LTE share:
-    // 1.44 % with the linux profile as calibrated on 2026-11-27 (kernel RTO estimator; 1.42 %
-    // with RFC 9438 CUBIC, 2.6 % with the ns3 profile), below 1 % with the profile before.
-    assert!(share(&ecf) < 0.015, "ecf LTE share {}", share(&ecf));
+    // (they reach the receiver by 20 s); from then on LTE carries nothing: that is the finding.
+    // How much the first seconds carry depends on the RTT estimator: 5.7 % with the linux
+    // profile's kernel rules (RTT from the echoed timestamp on ACKs of retransmitted data), 2.6 %
+    // with the ns3 profile, below 1 % with RFC 6298 timers.
+    assert!(share(&ecf) < 0.07, "ecf LTE share {}", share(&ecf));
     assert_eq!(goodput(&ecf, 1, 20.0, 60.0), 0.0, "ecf uses LTE after the start");
     assert!(share(&minrtt) > 0.2, "minrtt LTE share {}", share(&minrtt));
     // When minRTT loads LTE, its RTT is more than twice WiFi's: ECF's test 1 then holds for

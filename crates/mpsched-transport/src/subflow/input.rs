@@ -6,6 +6,7 @@ use super::recv::Arrival;
 use super::scoreboard::Acked;
 use super::{Recovery, Role, Subflow, SubflowCx, SubflowState, Timer};
 use crate::cc::{AckSample, CongestionControl, CongestionEvent};
+use crate::info::Stack;
 use crate::segment::{Flags, Segment};
 use crate::time::{Duration, Instant};
 
@@ -141,7 +142,7 @@ impl Subflow {
         let thresh = (self.cfg.dupthresh as u64 - 1) * self.cfg.mss as u64;
         let reo_wnd = Duration(self.rtt.min_rtt().0 / 4);
         self.sb.detect(&acked, thresh, reo_wnd, self.snd_una);
-        let rtt_sample = self.take_samples(now, &acked);
+        let rtt_sample = self.take_samples(now, &acked, seg.ts_ecr);
         if rate_cc && acked.newly_acked > 0 {
             let losses = (self.sb.segments_lost() - lost_before) as u32;
             self.take_rate_sample(now, &acked, losses, prior_in_flight);
@@ -177,10 +178,19 @@ impl Subflow {
 
     /// RTT (Karn: only never-retransmitted segments) and delivery-rate samples of one ACK;
     /// returns the RTT sample.
-    fn take_samples(&mut self, now: Instant, acked: &Acked) -> Option<Duration> {
+    ///
+    /// Linux stack: an ACK that acknowledges retransmitted data gives no sample from the send
+    /// times (`FLAG_RETRANS_DATA_ACKED` in `tcp_clean_rtx_queue`), but one from the timestamp
+    /// it echoes (`tcp_ack_update_rtt` → `tcp_rtt_tsopt_us`), which also ends the backoff.
+    /// Without this, the first ACK after an outage, which cumulatively acknowledges the
+    /// retransmission and the segments received before the outage, took the age of those
+    /// segments (tens of seconds) as an RTT sample, and CUBIC's delay_min with it.
+    fn take_samples(&mut self, now: Instant, acked: &Acked, ts_ecr: u64) -> Option<Duration> {
         let mut rtt_sample = None;
-        if let Some(s) = acked.sample {
-            let r = now.saturating_duration_since(s.sent_at);
+        let kernel_ts = self.cfg.stack == Stack::Linux && acked.retx.is_some() && ts_ecr > 0;
+        let sent_at = if kernel_ts { Some(Instant(ts_ecr)) } else { acked.sample.map(|s| s.sent_at) };
+        if let Some(sent_at) = sent_at {
+            let r = now.saturating_duration_since(sent_at);
             // RFC 6298 5.7 / Karn: the backed-off RTO stays until a valid measurement.
             self.backoff = 0;
             self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
