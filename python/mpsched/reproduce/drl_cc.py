@@ -55,7 +55,7 @@ _LOSS = (
     "Direction reproduced, size not: the baselines are loss-limited here as in the paper "
     "(Padhye: ≈ 1 Mbit/s per Reno-like subflow at 2 % loss and 100 ms RTT), and in scenario 1 "
     "(8 MB) our LIA gets 1.00 Mbit/s per flow where the paper's implies 0.77 (3.2 / 4.13): the "
-    "baselines agree within 30 %, the difference is DRL-CC's, 1.95 Mbit/s per flow here where "
+    "baselines agree within 30 %, the difference is DRL-CC's, 2.44 Mbit/s per flow here where "
     "the paper's filled both links (3.2). " + _WINDOW
 )
 
@@ -68,7 +68,7 @@ NOTES: Dict[str, str] = {
     "s2-": "Scenario 2 keeps 2 % loss and 100 ms RTT: every controller stays loss-limited. "
     + _WINDOW,
     "s3-": (
-        "At 400 ms RTT and 0.5 % loss our DRL-CC gets 1.85× LIA's per-flow goodput (the paper: "
+        "At 400 ms RTT and 0.5 % loss our DRL-CC gets 2.0× LIA's per-flow goodput (the paper: "
         "7.6×), while uncoupled CUBIC, whose window growth does not depend on the RTT, gets "
         "2.9×. We believe the policy's reach is the limit: it moves a flow's windows by at most "
         "cwnd_step = 10 segments per decision and, with 5 flows in rotation and 100 ms epochs, "
@@ -77,8 +77,8 @@ NOTES: Dict[str, str] = {
     + _WINDOW,
     "s5-": (
         "Direction reproduced, size not. At 2 % loss and 100 ms RTT, as in scenarios 1-2, the "
-        "baselines are loss-limited here as in the paper, and DRL-CC reaches about half of the "
-        "two links' 16 Mbit/s (ours A). We believe the policy's reach is the limit when flows "
+        "baselines are loss-limited here as in the paper, and DRL-CC reaches about two thirds of "
+        "the two links' 16 Mbit/s (ours A). We believe the policy's reach is the limit when flows "
         "come and go: it decides for one flow per 100 ms epoch and moves its windows by at most "
         "cwnd_step = 10 segments, so a new flow is lifted slowly, and flows beyond its 8 slots "
         "at once run without decisions. (The first full run measured -28 to -40 %: a stopped "
@@ -87,7 +87,7 @@ NOTES: Dict[str, str] = {
     )
     + _WINDOW,
     "s7-tcp": (
-        "TCP-friendliness trade-off: next to DRL-CC the 5 Reno flows on link1 get about a third "
+        "TCP-friendliness trade-off: next to DRL-CC the 5 Reno flows on link1 get about 30 % "
         "less than next to LIA, and less than next to uncoupled CUBIC or Reno MPTCP flows. The "
         "paper credits its TCP-friendliness to the reward over TCP and MPTCP flows (§III-A); the "
         "shipped policy was trained on scenarios/drl-cc-random.toml, which has no TCP flow, and "
