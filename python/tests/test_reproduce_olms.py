@@ -165,3 +165,40 @@ def test_reproduce_olms_quick_cli(tmp_path):
 def test_reproduce_olms_bad_case_name(tmp_path):
     res = CliRunner().invoke(app, ["reproduce", "olms", "--out", str(tmp_path), "--only", "nope"])
     assert res.exit_code == 2
+
+
+def test_exec_time_is_measured_per_seed_and_reused(tmp_path, monkeypatch):
+    """Figs. 10-11: CPU time per path selection per seed and variant, exec_us = variant −
+    minRTT on the same seed, kept in exec/<regime>.json; a second call (collect-only) reuses
+    them without running anything."""
+    from mpsched.reproduce import _common, olms_exec
+
+    d = _common.default_scenario_dir("olms-app1.toml")
+    v = olms_exec.measure(tmp_path, [1001], ["noloss"], scenario_dir=d, quick=True)
+    cpu = v[("noloss", "cycle-time", "cpu_us_per_slot")]
+    ex = v[("noloss", "cycle-time", "exec_us")]
+    assert set(cpu) == set(olms_exec.VARIANTS) and set(ex) == set(olms_exec.VARIANTS[1:])
+    assert all(cpu[k][1001] > 0 for k in cpu)
+    for k in ex:
+        assert ex[k][1001] == cpu[k][1001] - cpu["minrtt-norp"][1001]
+    stored = json.loads((tmp_path / "exec" / "noloss.json").read_text())
+    assert stored["1001"] == {k: cpu[k][1001] for k in olms_exec.VARIANTS}
+
+    def no_run(*a, **k):
+        raise AssertionError("collect-only must not run")
+
+    monkeypatch.setattr(olms_exec, "_cpu_per_slot", no_run)
+    again = olms_exec.measure(tmp_path, [1001, 1002], ["noloss"], scenario_dir=d, run=False)
+    assert again[("noloss", "cycle-time", "cpu_us_per_slot")] == cpu  # 1002 not measured: absent
+
+
+def test_exec_reference_runs_minrtt_on_both_flows():
+    from mpsched.reproduce import _common, olms_exec
+
+    d = _common.default_scenario_dir("olms-app1.toml")
+    ref = olms_exec._scenario("loss", "minrtt-norp", d, False)
+    assert [f["scheduler"] for f in ref["flows"]] == ["minrtt-norp"] * 2
+    assert all("scheduler_params" not in f for f in ref["flows"])
+    cyc = olms_exec._scenario("loss", "olms-cycle5", d, False)
+    assert [f["scheduler_params"]["olms"]["cycle"] for f in cyc["flows"]] == [5, 5]
+    assert [f["size_bytes"] for f in ref["flows"]] == [f["size_bytes"] for f in cyc["flows"]]

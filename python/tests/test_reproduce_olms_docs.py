@@ -76,24 +76,27 @@ def test_docs_numbers_are_the_claims_tables():
 #: where it does not (OLMS with the paper's fallback rule sends as minRTT, RR and BLEST do:
 #: gain exactly 0 at the paper's loss rates), the honest result is pinned so that a change that
 #: moves it is noticed. The App I pins without loss were updated from the run with the paper's
-#: 5 ms jitter (before it: ECF +12.4 %, Peekaboo +18.9 %, minRTT / RR exactly 0).
+#: 5 ms jitter (before it: ECF +12.4 %, Peekaboo +18.9 %, minRTT / RR exactly 0), and again
+#: from the full re-run on the calibrated linux profile (2026-11-27: the kernel's RTO, RTT
+#: sampling and CUBIC rules; before it: ECF -13.1 %, Peekaboo +3.1 %, Linux minRTT about 0,
+#: dumbbell FCT against ECF +8.4 % reproduced).
 PINNED = {
     **{f"loss-app1-sel-{b}": (P.NOT_REPRODUCED, 0, 0) for b in ("minrtt-norp", "rr")},
     # Linux minRTT: its opportunistic retransmission moves a few segments (≤ 0.1 %)
     "loss-app1-sel-minrtt": (P.NOT_REPRODUCED, -0.1, 0.1),
-    # with the jitter, no loss: within a few % of minRTT and RR, below ECF, level with Peekaboo
+    # with the jitter, no loss: within a few % of minRTT, RR and ECF; Peekaboo's CI includes 0
     "noloss-app1-sel-minrtt-norp": (P.NOT_REPRODUCED, 0, 3),
     "noloss-app1-sel-rr": (P.NOT_REPRODUCED, -0.5, 0.5),
-    "noloss-app1-sel-minrtt": (P.NOT_REPRODUCED, -1, 1),
+    "noloss-app1-sel-minrtt": (P.NOT_REPRODUCED, -5, 1),
     "loss-app1-regret-minrtt-norp": (P.NOT_REPRODUCED, 0, 0),
-    "noloss-app1-sel-ecf": (P.NOT_REPRODUCED, -20, -8),
-    "noloss-app1-sel-peekaboo": (P.NOT_REPRODUCED, 0, 8),
+    "noloss-app1-sel-ecf": (P.NOT_REPRODUCED, -5, 8),
+    "noloss-app1-sel-peekaboo": (P.NOT_REPRODUCED, 5, 20),
     "noloss-app2-violation-minrtt-norp": (P.NOT_REPRODUCED, 0, 0),
     "noloss-app2-violation-ecf": (P.REPRODUCED, 40, 70),
     "noloss-app2-violation-peekaboo": (P.REPRODUCED, 40, 70),
     "noloss-app2-regret-ecf": (P.NOT_REPRODUCED, -5000, -100),  # ECF: far less regret
     "loss-dumbbell-fct-minrtt-norp": (P.NOT_REPRODUCED, 0, 0),
-    "loss-dumbbell-fct-ecf": (P.REPRODUCED, 2, 20),
+    "loss-dumbbell-fct-ecf": (P.NOT_REPRODUCED, -5, 5),
     "loss-dumbbell-fct-peekaboo": (P.REPRODUCED, 2, 25),
 }  # fmt: skip
 

@@ -8,8 +8,9 @@ has no opportunistic retransmission, so ``olms`` here runs without it (``olms+rp
 and the paper's minRTT is ``minrtt-norp``. The paper's 5 ms netem jitter on the App I paths is
 modelled (``jitter_ms = 5`` on the data direction: uniform ± 5 ms per packet, no reordering;
 ``docs/scenarios.md``). Not modelled: LP solving time (the simulator charges none, so
-Figs. 11 and 13's overhead effect cannot appear), the web pages' objects (one download of
-the page's bytes).
+Fig. 13's overhead effect cannot appear; Figs. 10-11's execution time is measured as our
+scheduler's CPU time instead, :mod:`mpsched.reproduce.olms_exec`), the web pages' objects (one
+download of the page's bytes).
 
 Runs (:mod:`mpsched.reproduce.olms_runs`): every figure's case in two regimes (``loss``: the
 paper's loss rates, every scheduler loss-limited; ``noloss``: without random loss, the regime
@@ -33,7 +34,7 @@ from typing import Annotated, Any, Dict, List, Optional, Sequence
 import typer
 from rich.console import Console
 
-from . import _common, app
+from . import _common, app, olms_exec
 from . import olms_claims as cl
 from . import olms_runs as runs
 from .olms_metrics import Values, collect
@@ -56,8 +57,10 @@ _UTIL = (
     "or without the paper's 5 ms jitter."
 )
 _NOCOST = (
-    "The simulator charges no computing time, so cyclic LP solving cannot reduce a delay here "
-    "(BENCHMARKS.md measures the per-slot cost of the LP instead)."
+    "Measured here as the CPU time of our Rust OLMS per path selection (beyond minRTT's for "
+    "Fig. 11), on this machine and under its load, not MPQUIC's Go selectPath(). The simulator "
+    "charges no computing time to the sender, so the LP's cost never delays a packet here "
+    "(the transfer-time effects of Figs. 12-13 are not modelled)."
 )
 _FIG13 = (
     "Fig. 13's effect is LP solving time, which the simulator does not charge: our "
@@ -87,8 +90,10 @@ NOTES: Dict[str, str] = {
     "loss-app1-util": _UTIL,
     "loss-": _SAME,
     "noloss-cycle-exec": _NOCOST,
+    "noloss-exec-olms": _NOCOST,
     "noloss-bw-": _FIG13,
     "loss-cycle-exec": _NOCOST,
+    "loss-exec-olms": _NOCOST,
 }
 NOTES = dict(sorted(NOTES.items(), key=lambda kv: -len(kv[0])))
 
@@ -97,6 +102,7 @@ def results_table(values: Values) -> Dict[str, Any]:
     """{regime: {case: {metric: {variant: [mean, ci, n]}}}} for results.json and the figures."""
     out: Dict[str, Any] = {}
     order = {c.name: c.variants for c in runs.cases()}
+    order[olms_exec.CASE] = olms_exec.VARIANTS
     for (regime, case, metric), by_variant in sorted(values.items()):
         cell = out.setdefault(regime, {}).setdefault(case, {}).setdefault(metric, {})
         for variant in order.get(case, tuple(by_variant)):
@@ -108,10 +114,13 @@ def results_table(values: Values) -> Dict[str, Any]:
 
 def _results_md(table: Dict[str, Any]) -> str:
     labels = {c.name: f"{c.fig}: {c.label}" for c in runs.cases()}
+    labels[olms_exec.CASE] = "Figs. 10-11: CPU time per path selection (measured)"
+    variants_of = {c.name: c.variants for c in runs.cases()}
+    variants_of[olms_exec.CASE] = olms_exec.VARIANTS
     lines = ["# OLMS reproduction: every metric (mean ± 95 % CI over the seeds)", ""]
     for regime, cases in table.items():
         for case, metrics in cases.items():
-            variants = [v for v in runs.cases_by_name()[case].variants]
+            variants = list(variants_of[case])
             variants = [v for v in variants if any(v in m for m in metrics.values())]
             lines += [f"## [{regime}] {labels.get(case, case)}", ""]
             lines += [
@@ -155,6 +164,18 @@ def reproduce_olms(
         log=lambda m: console.print(f"reproduce olms: {m}", markup=False, highlight=False),
     )  # fmt: skip
     values = collect(datasets)
+    if only is None or olms_exec.CASE in only:
+        values.update(
+            olms_exec.measure(
+                out,
+                seeds,
+                regimes,
+                scenario_dir=_common.default_scenario_dir("olms-app1.toml"),
+                quick=quick,
+                run=run,
+                log=lambda m: console.print(f"reproduce olms: {m}", markup=False, highlight=False),
+            )  # fmt: skip
+        )
     claims = cl.build(values, NOTES)
     table = results_table(values)
     wall = time.monotonic() - started
@@ -188,7 +209,8 @@ PREAMBLE = (
     "names: `minrtt-norp` (MPQUIC's minRTT: no opportunistic retransmission), `rr`, `ecf`, "
     "`blest`, `peekaboo`; ours, not in the paper: `minrtt` (Linux) and `redundant`. The App I "
     "paths (Figs. 3, 6, 7) carry the paper's 5 ms netem jitter (uniform ± 5 ms per packet on the "
-    "data direction, never reordered). Not modelled: LP solving time, the web pages' separate "
+    "data direction, never reordered). Not modelled: LP solving time (Figs. 10-11 measure our "
+    "scheduler's CPU time per path selection instead), the web pages' separate "
     "objects. "
     "Regimes: `loss` = the paper's loss rates (every scheduler loss-limited, a few % of the "
     "paths' capacity); `noloss` = the same paths without random loss (bottleneck queue one BDP), "
@@ -241,7 +263,9 @@ def olms_command(
         Optional[str],
         typer.Option(
             "--only",
-            help="Comma-separated cases of " + ", ".join(runs.case_names()) + " (default: all).",
+            help="Comma-separated cases of "
+            + ", ".join([*runs.case_names(), olms_exec.CASE])
+            + " (default: all).",
         ),
     ] = None,
     regimes: Annotated[
@@ -278,12 +302,13 @@ def olms_command(
     err = Console(stderr=True)
     chosen = None if only is None else [s.strip() for s in only.split(",") if s.strip()]
     regs = [r.strip() for r in regimes.split(",") if r.strip()]
-    bad = [s for s in chosen or [] if s not in runs.case_names()]
+    cases = [*runs.case_names(), olms_exec.CASE]
+    bad = [s for s in chosen or [] if s not in cases]
     bad += [r for r in regs if r not in runs.REGIMES]
     if bad or (chosen is not None and not chosen) or not regs:
         err.print(
             f"error: --only/--regimes: unknown {bad[0] if bad else 'empty list'!r}, expected some "
-            f"of {', '.join(runs.case_names())} / {', '.join(runs.REGIMES)}",
+            f"of {', '.join(cases)} / {', '.join(runs.REGIMES)}",
             markup=False,
         )
         raise typer.Exit(EXIT_BAD_INPUT)
