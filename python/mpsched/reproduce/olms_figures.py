@@ -26,7 +26,7 @@ FIGURES: Tuple[Tuple[str, str, Tuple[str, ...], str, str], ...] = (
      ("dyn-bw", "dyn-rtt"), "fct_s", "FCT (s)"),
     ("fig9-dumbbell", "Fig. 9: dumbbell, flow 1 (flow 2 runs OLMS)", ("dumbbell",), "fct_s",
      "FCT of flow 1 (s)"),
-    ("fig10-11-exec", "Figs. 10-11: CPU time per path selection (measured, not simulated)",
+    ("fig10-11-exec", "Figs. 10-11: CPU per path selection",
      ("cycle-time",), "cpu_us_per_slot", "CPU µs per path selection"),
     ("fig12-cycle", "Fig. 12: decision cycle length", ("cycle",), "fct_s", "FCT (s)"),
     ("fig13-bandwidth", "Fig. 13: OLMS vs minRTT by bandwidth (Wi-Fi Mbit/s)",
