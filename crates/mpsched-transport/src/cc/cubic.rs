@@ -358,6 +358,20 @@ mod tests {
         let mut c = Cubic::default();
         let mut st = linux_state(16);
         let rtt = Some(Duration::from_millis(40));
+        // 15 ACKs of 1000 bytes, 1.5 ms apart, each with a full window in flight before it.
+        let acks = |c: &mut Cubic, st: &mut CcState| {
+            for k in 0..15u64 {
+                let a = AckSample {
+                    newly_acked: 1000,
+                    rtt,
+                    snd_una: 1000 * (k + 1),
+                    snd_nxt: 100_000,
+                    ..Default::default()
+                };
+                st.pipe = st.cwnd - 1000;
+                c.on_ack(Instant(1_500_000 * k), st, &a, &[]);
+            }
+        };
         for k in 0..15u64 {
             assert_eq!(st.ssthresh, u64::MAX, "still in slow start before ACK {k}");
             let a =
@@ -369,22 +383,12 @@ mod tests {
         // The same ACKs under the RFC variant: no HyStart, slow start goes on.
         let mut c = Cubic::from_params(&CubicParams { variant: CubicVariant::Rfc9438, ..Default::default() });
         let mut st = linux_state(16);
-        for k in 0..15u64 {
-            let a =
-                AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
-            st.pipe = st.cwnd - 1000; // a full window in flight before the ACK
-            c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
-        }
+        acks(&mut c, &mut st);
         assert_eq!((st.ssthresh, st.cwnd), (u64::MAX, 31_000));
         // And with hystart = false.
         let mut c = Cubic::from_params(&CubicParams { hystart: false, ..Default::default() });
         let mut st = linux_state(16);
-        for k in 0..15u64 {
-            let a =
-                AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
-            st.pipe = st.cwnd - 1000; // a full window in flight before the ACK
-            c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
-        }
+        acks(&mut c, &mut st);
         assert_eq!(st.ssthresh, u64::MAX);
     }
 

@@ -197,13 +197,7 @@ impl Scheduler for Dmptcp {
     }
     fn get_send(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         self.refresh(now, v);
-        match self.pick(v) {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        super::send_on(self.pick(v), out)
     }
     fn get_retrans(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         v.send_min_rtt(out)

@@ -182,13 +182,7 @@ impl Emptcp {
         }
         let wifi_usable = v.subflows.iter().enumerate().any(|(i, s)| s.usable && wifi.contains(i));
         let choice = if self.mode == EmptcpMode::Both || !wifi_usable { v.min_rtt() } else { v.min_rtt_in(wifi) };
-        match choice {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        super::send_on(choice, out)
     }
 }
 

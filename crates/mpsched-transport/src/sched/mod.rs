@@ -190,13 +190,7 @@ impl SchedView<'_> {
     /// Sends on the minRTT choice, or waits if there is none: the default answer of most
     /// schedulers.
     pub fn send_min_rtt(&self, out: &mut SubflowSet) -> Verdict {
-        match self.min_rtt() {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        send_on(self.min_rtt(), out)
     }
 
     /// The usable subflow with the smallest srtt, whether or not it has window space (BLEST/ECF's f).
@@ -433,6 +427,18 @@ registry! {
     /// Example (docs/extending.md): a preferred subflow while its srtt is within a bound.
     #[cfg(any(test, feature = "example-algorithms"))]
     Prefer(prefer::Prefer) "prefer" [];
+}
+
+/// `Send` on subflow `choice` (added to `out`), or `Wait` when there is none.
+#[inline]
+pub fn send_on(choice: Option<usize>, out: &mut SubflowSet) -> Verdict {
+    match choice {
+        Some(i) => {
+            out.insert(i);
+            Verdict::Send
+        }
+        None => Verdict::Wait,
+    }
 }
 
 #[cfg(test)]

@@ -50,13 +50,7 @@ impl Scheduler for RoundRobin {
         let pick = |skip_carried: bool| {
             (0..v.subflows.len()).rev().find(|&i| v.subflows[i].available && !(skip_carried && v.subflows[i].carried))
         };
-        match pick(true).or_else(|| pick(false)) {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        super::send_on(pick(true).or_else(|| pick(false)), out)
     }
 }
 

@@ -128,13 +128,7 @@ impl Scheduler for Upstream {
 
     fn get_retrans(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         let idle = v.subflows.iter().position(|s| s.usable && s.available && !s.backup && !s.carried && s.queued == 0);
-        match idle.or_else(|| v.min_rtt()) {
-            Some(i) => {
-                out.insert(i);
-                Verdict::Send
-            }
-            None => Verdict::Wait,
-        }
+        super::send_on(idle.or_else(|| v.min_rtt()), out)
     }
 }
 
