@@ -93,7 +93,13 @@ def test_cli_lists_algorithms(cli):
     import json
 
     ccs = {a["name"]: a for a in json.loads(out.stdout)["cc"]}
-    assert [p["name"] for p in ccs["cubic"]["params"]] == ["beta", "c", "fast_convergence"]
+    assert [p["name"] for p in ccs["cubic"]["params"]] == [
+        "beta",
+        "c",
+        "fast_convergence",
+        "variant",
+        "hystart",
+    ]
     table = cli("algorithms")
     assert (
         table.returncode == 0

@@ -67,7 +67,9 @@ def test_offline_transitions_record_each_behaviours_path_usage(tmp_path: Path) -
     # (short flows kept on WiFi) in 11.
     assert np.nonzero(data["done"])[0].tolist() == [13, 27, 38]
     sent = data["share"].sum(-1)
-    assert np.allclose(sent[sent > 0], 1.0) and (sent == 0).sum() == 4
+    # Nothing sent in 3 intervals at the ends of the episodes (12; 24, 25), flows waiting for
+    # their last ACKs (4 before the linux profile's calibration of 2026-11-27).
+    assert np.allclose(sent[sent > 0], 1.0) and np.nonzero(sent == 0)[0].tolist() == [12, 24, 25]
     # The first interval: only WiFi's MP_CAPABLE subflow is up (mask), and it carries it all.
     assert data["mask"][[0, 14, 28]].tolist() == [[0.0, 0.0]] * 3
     assert data["share"][[0, 14, 28]].tolist() == [[1.0, 0.0]] * 3
