@@ -348,6 +348,18 @@ mod tests {
         }
     }
 
+    /// 15 one-segment ACKs (1000 B), 1.5 ms apart, each sampling 40 ms, with a full window in
+    /// flight before each: HyStart's ACK train below.
+    fn ack_train(c: &mut Cubic, st: &mut CcState) {
+        let rtt = Some(Duration::from_millis(40));
+        for k in 0..15u64 {
+            let a =
+                AckSample { newly_acked: 1000, rtt, snd_una: 1000 * (k + 1), snd_nxt: 100_000, ..Default::default() };
+            st.pipe = st.cwnd - 1000;
+            c.on_ack(Instant(1_500_000 * k), st, &a, &[]);
+        }
+    }
+
     /// HyStart's ACK train through `on_ack`, by hand: cwnd 16 segments of 1000 B, srtt and
     /// every sample 40 ms, one-segment ACKs 1.5 ms apart. Threshold (40 + 1) / 2 = 20.5 ms: the
     /// ACK at 21 ms (the 15th) ends slow start with ssthresh = cwnd = 16 + 14 = 30 segments;
@@ -358,20 +370,6 @@ mod tests {
         let mut c = Cubic::default();
         let mut st = linux_state(16);
         let rtt = Some(Duration::from_millis(40));
-        // 15 ACKs of 1000 bytes, 1.5 ms apart, each with a full window in flight before it.
-        let acks = |c: &mut Cubic, st: &mut CcState| {
-            for k in 0..15u64 {
-                let a = AckSample {
-                    newly_acked: 1000,
-                    rtt,
-                    snd_una: 1000 * (k + 1),
-                    snd_nxt: 100_000,
-                    ..Default::default()
-                };
-                st.pipe = st.cwnd - 1000;
-                c.on_ack(Instant(1_500_000 * k), st, &a, &[]);
-            }
-        };
         for k in 0..15u64 {
             assert_eq!(st.ssthresh, u64::MAX, "still in slow start before ACK {k}");
             let a =
@@ -383,12 +381,12 @@ mod tests {
         // The same ACKs under the RFC variant: no HyStart, slow start goes on.
         let mut c = Cubic::from_params(&CubicParams { variant: CubicVariant::Rfc9438, ..Default::default() });
         let mut st = linux_state(16);
-        acks(&mut c, &mut st);
+        ack_train(&mut c, &mut st);
         assert_eq!((st.ssthresh, st.cwnd), (u64::MAX, 31_000));
         // And with hystart = false.
         let mut c = Cubic::from_params(&CubicParams { hystart: false, ..Default::default() });
         let mut st = linux_state(16);
-        acks(&mut c, &mut st);
+        ack_train(&mut c, &mut st);
         assert_eq!(st.ssthresh, u64::MAX);
     }
 
@@ -447,21 +445,10 @@ mod tests {
     /// only.
     #[test]
     fn stack_variant_follows_the_subflow() {
-        let rtt = Some(Duration::from_millis(40));
         let ssthresh_after = |stack| {
             let mut c = Cubic::default();
             let mut st = CcState { stack, ..linux_state(16) };
-            for k in 0..15u64 {
-                let a = AckSample {
-                    newly_acked: 1000,
-                    rtt,
-                    snd_una: 1000 * (k + 1),
-                    snd_nxt: 100_000,
-                    ..Default::default()
-                };
-                st.pipe = st.cwnd - 1000;
-                c.on_ack(Instant(1_500_000 * k), &mut st, &a, &[]);
-            }
+            ack_train(&mut c, &mut st);
             st.ssthresh
         };
         assert_eq!((ssthresh_after(Stack::Linux), ssthresh_after(Stack::Rfc)), (30_000, u64::MAX));
