@@ -232,3 +232,25 @@ def test_sigterm_removes_namespaces_and_processes(tmp_path: Path) -> None:
     for pid in children:
         assert not Path(f"/proc/{pid}").exists(), f"child {pid} left running"
     assert not (tmp_path / "o").exists()
+
+
+def test_tcp_info_fields_at_the_kernels_offsets() -> None:
+    """`struct tcp_info` (include/uapi/linux/tcp.h): tcpi_notsent_bytes (u32) at 144, before
+    tcpi_min_rtt (u32) at 148 and after tcpi_bytes_received (u64) at 128; a short buffer (an
+    older kernel) reads its missing trailing fields as 0."""
+    import struct
+
+    from mpsched.emulate.tcpinfo import TCP_INFO_LEN, parse_tcp_info
+
+    raw = bytearray(TCP_INFO_LEN)
+    struct.pack_into("=Q", raw, 128, 7_000_000)
+    struct.pack_into("=II", raw, 144, 41_360, 20_243)
+    struct.pack_into("=Q", raw, 200, 9)
+    info = parse_tcp_info(bytes(raw))
+    assert (info["bytes_received"], info["notsent_bytes"], info["min_rtt_us"]) == (
+        7_000_000,
+        41_360,
+        20_243,
+    )
+    assert info["bytes_sent"] == 9
+    assert parse_tcp_info(bytes(raw[:150]))["bytes_sent"] == 0

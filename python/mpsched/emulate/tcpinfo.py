@@ -39,6 +39,7 @@ _FIELDS: Tuple[Tuple[str, str, int], ...] = (
     ("total_retrans", "I", 100),
     ("bytes_acked", "Q", 120),
     ("bytes_received", "Q", 128),
+    ("notsent_bytes", "I", 144),
     ("min_rtt_us", "I", 148),
     ("delivery_rate", "Q", 160),
     ("bytes_sent", "Q", 200),
