@@ -10,6 +10,7 @@ from typing import Any, Dict, Sequence
 from rich.console import Console
 
 from ..scenario import shipped_scenario
+from .protocol import verdict_counts
 
 
 def default_scenario_dir(marker: str) -> Path:
@@ -29,9 +30,7 @@ def write_scenario(scenario: Dict[str, Any], out: Path, name: str) -> Path:
 def print_outcome(out: Path, claims: Sequence[Any], quick: bool) -> None:
     """What a ``reproduce`` command wrote and its verdict counts (a quick run is flagged as a
     test of the pipeline)."""
-    counts: Dict[str, int] = {}
-    for c in claims:
-        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    counts = verdict_counts(claims)
     con = Console()
     con.print(f"wrote {out}/claims.md, {out}/claims.json, {out}/results.md, {out}/figures/")
     con.print("verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()), markup=False)

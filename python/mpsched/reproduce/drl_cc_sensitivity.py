@@ -43,7 +43,7 @@ from rich.console import Console
 
 from . import _common
 from . import drl_cc_runs as runs
-from .protocol import Claim
+from .protocol import Claim, verdict_cell, verdict_counts
 
 
 def _queue_1000(name: str, sc: Dict[str, Any]) -> None:
@@ -128,11 +128,6 @@ def _reference(out: Path) -> Tuple[Dict[str, str], str]:
     return {}, "none"
 
 
-def _cell(c: Claim) -> str:
-    gain = c.gain[0] if c.gain else None
-    return c.verdict + (f" ({gain:+.1f} %)" if gain is not None else "")
-
-
 def run_setting(
     s: Setting, out: Path, seeds: Sequence[int], *, jobs: int, quick: bool, console: Console
 ) -> List[Claim]:
@@ -201,15 +196,13 @@ def sensitivity(
     for s in (s for s in SETTINGS if s.name in names):
         started = time.monotonic()
         claims = run_setting(s, out, seeds, jobs=jobs, quick=quick, console=console)
-        counts: Dict[str, int] = {}
         for c in claims:
-            counts[c.verdict] = counts.get(c.verdict, 0) + 1
             row = doc["claims"].setdefault(c.id, {"reference": reference.get(c.id, "—")})
-            row[s.name] = _cell(c)
+            row[s.name] = verdict_cell(c)
         flips = sum(1 for c in claims if reference.get(c.id) not in (None, c.verdict))
         doc["settings"][s.name] = {
             "what": s.what, "scenarios": list(s.scenarios), "claims": len(claims),
-            "verdicts": counts, "flips": flips, "wall_s": time.monotonic() - started,
+            "verdicts": verdict_counts(claims), "flips": flips, "wall_s": time.monotonic() - started,
         }  # fmt: skip
     (out / "sensitivity.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
     path = out / "sensitivity.md"

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 from .olms_runs import CYCLES, NOPM, PAPER_BASELINES
-from .protocol import Claim, Side, judge, mean_ci
+from .protocol import Claim, Side, judge, mean_ci, verdict_counts
 
 #: Claims against each paper baseline and Linux minRTT (our strongest in most runs).
 VERSUS = (*PAPER_BASELINES, "minrtt")
@@ -228,8 +228,4 @@ def _side(variant: str, per_seed: Mapping[int, float]) -> Side:
     return Side(variant, m, ci, len(per_seed))
 
 
-def counts(claims: List[Claim]) -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for c in claims:
-        out[c.verdict] = out.get(c.verdict, 0) + 1
-    return out
+counts = verdict_counts

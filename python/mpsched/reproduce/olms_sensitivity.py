@@ -26,6 +26,7 @@ from . import _common
 from . import olms_claims as cl
 from . import olms_runs as runs
 from .olms_metrics import collect
+from .protocol import verdict_cell
 
 CASES = ("app1", "dumbbell")
 VARIANTS = ("olms", *cl.VERSUS)
@@ -73,9 +74,7 @@ def sensitivity(out: Path, *, seeds: Sequence[int], jobs: int = 2, quick: bool =
         ]
         summary[name] = {"regime": regime, "what": what, "verdicts": cl.counts(claims)}
         for c in claims:
-            table.setdefault(c.id, {})[name] = c.verdict + (
-                f" ({c.gain[0]:+.1f} %)" if c.gain and c.gain[0] is not None else ""
-            )
+            table.setdefault(c.id, {})[name] = verdict_cell(c)
     lines = _markdown(table, main, summary)
     path = out / "sensitivity.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

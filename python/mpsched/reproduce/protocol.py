@@ -45,7 +45,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..stats import mean_ci as _stats_mean_ci
 
@@ -336,15 +336,27 @@ HEADER = ["id", "where", "paper says", "metric", "compared", "paper", "ours A", 
           "our gain (A over B)", "verdict", "reason"]  # fmt: skip
 
 
+def verdict_counts(claims: Iterable[Claim]) -> Dict[str, int]:
+    """How many claims have each verdict, in the order the verdicts first appear."""
+    counts: Dict[str, int] = {}
+    for c in claims:
+        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    return counts
+
+
+def verdict_cell(c: Claim) -> str:
+    """The verdict, with our mean gain where the claim has one: a sensitivity table's cell."""
+    gain = c.gain[0] if c.gain else None
+    return c.verdict + (f" ({gain:+.1f} %)" if gain is not None else "")
+
+
 def write_claims(
     claims: Sequence[Claim], out: Path, *, title: str, preamble: Sequence[str] = ()
 ) -> Tuple[Path, Path]:
     """Writes ``out/claims.md`` (a table, the rule, the verdict counts) and ``out/claims.json``
     (the same claims as records) and returns both paths."""
     out.mkdir(parents=True, exist_ok=True)
-    counts: Dict[str, int] = {}
-    for c in claims:
-        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    counts = verdict_counts(claims)
     lines = [f"# {title}", "", *preamble, "", RULE_TEXT, ""]
     lines.append(
         "Verdicts: "

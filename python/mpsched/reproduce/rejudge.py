@@ -41,10 +41,7 @@ def rejudge(directory: Path) -> Dict[str, int]:
     for c in claims.values():
         out.append(c if c.verdict == P.NOT_MEASURED else P.judge(c))
     P.write_claims(out, directory, title=doc["title"], preamble=preamble)
-    counts: Dict[str, int] = {}
-    for c in out:
-        counts[c.verdict] = counts.get(c.verdict, 0) + 1
-    return counts
+    return P.verdict_counts(out)
 
 
 def main(argv: Sequence[str]) -> int:
