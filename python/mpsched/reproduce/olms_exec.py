@@ -43,13 +43,11 @@ Values = Dict[Tuple[str, str, str], Dict[str, Dict[int, float]]]
 def _scenario(regime: str, variant: str, scenario_dir: Path, quick: bool) -> Dict[str, Any]:
     """The Fig. 12 scenario with ``variant`` on both flows (``minrtt-norp`` too)."""
     case = cases_by_name()["cycle"]
-    sc = variant_scenario(case, regime, "olms-cycle1", scenario_dir, quick)
+    sc = variant_scenario(case, regime, variant, scenario_dir, quick)
     if variant == REFERENCE:
         for f in sc["flows"]:
-            f["scheduler"] = REFERENCE
-            f.pop("scheduler_params", None)
-        return sc
-    return variant_scenario(case, regime, variant, scenario_dir, quick)
+            f.pop("scheduler_params", None)  # the file's OLMS parameters: unused by minRTT
+    return sc
 
 
 def _cpu_per_slot(sc: Dict[str, Any], seed: int, repeats: int) -> float:
