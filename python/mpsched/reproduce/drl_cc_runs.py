@@ -67,6 +67,11 @@ def scenario_copy(name: str, scenario_dir: Path, quick: bool) -> Dict[str, Any]:
     return scenario
 
 
+def variant_label(cc: str) -> str:
+    """The variant a controller counts as: `drl-cc:PATH` (another DRL-CC policy) is `drl-cc`."""
+    return cc.split(":", 1)[0]
+
+
 def tcp_friendliness_copy(
     scenario: Dict[str, Any], cc: str, tcp_cc: str = TCP_CC
 ) -> Dict[str, Any]:
@@ -103,7 +108,7 @@ def run_all(
             modify(name, scenario)
         if name == TCP_SCENARIO:
             for cc in ccs:
-                label = cc.split(":", 1)[0]  # `drl-cc:PATH` (another policy) is `drl-cc`
+                label = variant_label(cc)
                 path = _common.write_scenario(
                     tcp_friendliness_copy(scenario, cc, tcp_cc), out, f"{name}-{label}"
                 )

@@ -145,7 +145,7 @@ def run_setting(
     if s.train:
         policy = f"drl-cc:{_retrained(s, dest / 'policy', quick, log)}"
         values, _ = collect(runs.run_all(dest, seeds, ccs=(policy,), **common), durations)
-        values = {k: {v.split(":", 1)[0]: x for v, x in by.items()} for k, by in values.items()}
+        values = {k: {runs.variant_label(v): x for v, x in by.items()} for k, by in values.items()}
         baselines = tuple(c for c in runs.CCS if c != "drl-cc")
         main, _ = collect(runs.run_all(out, seeds, ccs=baselines, **common), durations)
         for key, by in main.items():
