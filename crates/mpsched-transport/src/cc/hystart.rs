@@ -93,18 +93,13 @@ impl HyStart {
     }
 }
 
-/// `hystart_ack_delay`: min(1 ms, 4 × 64 KB at the pacing rate), the pacing rate being the
-/// kernel's `tcp_update_pacing_rate`: 200 % of cwnd/srtt while cwnd < ssthresh/2, else 120 %
-/// (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`); no cushion before the first RTT sample.
+/// `hystart_ack_delay`: min(1 ms, 4 × 64 KB at the kernel's pacing rate,
+/// [`super::kernel_pacing_rate`]); no cushion before the first RTT sample.
 fn ack_delay(st: &CcState) -> Duration {
-    if st.srtt.0 == 0 {
+    let Some(rate) = super::kernel_pacing_rate(st.cwnd, st.ssthresh, st.pipe, st.srtt) else {
         return Duration::ZERO;
-    }
-    let ratio: u128 = if st.cwnd < st.ssthresh / 2 { 200 } else { 120 };
-    let window = st.cwnd.max(st.pipe) as u128;
-    // rate (bytes/s) = ratio/100 × window / srtt; 4·GSO / rate in ns.
-    let rate_num = ratio * window * 1_000_000_000; // × 1/(100 · srtt_ns)
-    let ns = GSO_MAX_SIZE * 4 * 1_000_000_000 * 100 * st.srtt.0 as u128 / rate_num.max(1);
+    };
+    let ns = GSO_MAX_SIZE * 4 * 1_000_000_000 / (rate as u128).max(1);
     Duration(ns.min(ACK_DELAY_CAP.0 as u128) as u64)
 }
 

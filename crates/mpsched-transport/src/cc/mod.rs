@@ -87,6 +87,20 @@ pub struct AckSample {
     pub snd_nxt: u64,
 }
 
+/// The kernel's pacing rate of a subflow (`tcp_update_pacing_rate`, net/ipv4/tcp_input.c),
+/// bytes/s: max(cwnd, in flight) / srtt × 200 % while cwnd < ssthresh / 2
+/// (`tcp_pacing_ss_ratio`), else × 120 % (`tcp_pacing_ca_ratio`). None before an RTT sample
+/// (the kernel does not divide by a zero srtt). The upstream MPTCP scheduler's linger time
+/// and HyStart's ACK-delay cushion read it.
+pub fn kernel_pacing_rate(cwnd: u64, ssthresh: u64, in_flight: u64, srtt: crate::time::Duration) -> Option<u64> {
+    if srtt.0 == 0 {
+        return None;
+    }
+    let ratio: u128 = if cwnd < ssthresh / 2 { 200 } else { 120 };
+    let window = cwnd.max(in_flight) as u128;
+    Some((window * ratio * 10_000_000 / srtt.0 as u128).min(u64::MAX as u128) as u64)
+}
+
 /// One delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3; Linux
 /// `struct rate_sample`, filled by `tcp_rate_gen`). Sizes in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -23,6 +23,7 @@
 
 use super::{SchedView, Scheduler, SubflowSet, Verdict};
 use crate::algo::FromParams;
+use crate::cc::kernel_pacing_rate;
 use crate::info::SubflowInfo;
 use crate::time::Instant;
 
@@ -58,12 +59,7 @@ impl FromParams for Upstream {
 /// The kernel's `sk_pacing_rate` of a subflow (`tcp_update_pacing_rate`), bytes/s; before an
 /// RTT sample the kernel does not divide by srtt: effectively unlimited.
 pub fn pacing_rate(s: &SubflowInfo) -> u64 {
-    if s.srtt.0 == 0 {
-        return u64::MAX >> 16;
-    }
-    let ratio: u128 = if s.cwnd < s.ssthresh / 2 { 200 } else { 120 };
-    let window = s.cwnd.max(s.outstanding) as u128;
-    (window * ratio * 10_000_000 / s.srtt.0 as u128).min(u64::MAX as u128) as u64
+    kernel_pacing_rate(s.cwnd, s.ssthresh, s.outstanding, s.srtt).unwrap_or(u64::MAX >> 16)
 }
 
 impl Upstream {
