@@ -53,7 +53,8 @@ pub struct ConnConfig {
     pub subflow: SubflowConfig,
     /// Congestion control of every subflow (one instance each), e.g. `CcSpec::parse("cubic")`.
     pub cc: CcSpec,
-    /// Receive buffer in bytes, shared by all subflows (its free space is the advertised window).
+    /// Receive buffer in bytes, shared by all subflows; the payload it holds
+    /// ([`SubflowConfig::rcv_payload`]) less what it holds now is the advertised window.
     pub rcv_buf: u64,
     /// One subflow per path, in this order. The first carries the MP_CAPABLE handshake.
     pub paths: Vec<PathId>,
@@ -314,19 +315,29 @@ impl Connection {
             Side::Client => Role::Client,
             Side::Server => Role::Server,
         };
+        // A multipath connection's segments carry the DSS option (`SubflowConfig::dss`): it takes its
+        // bytes from the payload, as the kernel's `tcp_current_mss` counts option space.
+        let dss = if cfg.paths.len() > 1 { cfg.subflow.dss } else { None };
+        let mut sub_cfg = cfg.subflow.clone();
+        if let Some(d) = dss {
+            sub_cfg.mss = sub_cfg.mss.saturating_sub(u32::from(d.data)).max(1);
+        }
         let mut subflows = Vec::with_capacity(cfg.paths.len());
         for i in 0..cfg.paths.len() {
-            let mut sf = Subflow::new(i as u8, role, cfg.subflow.clone(), cfg.cc.build(), now);
+            let mut sf = Subflow::new(i as u8, role, sub_cfg.clone(), cfg.cc.build(), now);
             sf.seed_cc(cfg.key);
+            if let Some(d) = dss {
+                sf.carry_dss(d);
+            }
             subflows.push(sf);
         }
         let mut sched: AnySched = cfg.scheduler.build();
-        sched.start(&SchedStart { now, paths: cfg.paths.len(), mss: cfg.subflow.mss, rcv_buf: cfg.rcv_buf });
+        sched.start(&SchedStart { now, paths: cfg.paths.len(), mss: sub_cfg.mss, rcv_buf: cfg.rcv_buf });
         let coupled = cfg.cc.coupled();
         let meta = (0..cfg.paths.len()).map(|i| SfMeta::new(cfg.backup.get(i).copied().unwrap_or(false))).collect();
         Ok(Connection {
             side,
-            shared: ConnShared::new(cfg.rcv_buf, cfg.key),
+            shared: ConnShared::new(cfg.subflow.rcv_payload(cfg.rcv_buf), cfg.key),
             subflows: Subflows::new(subflows),
             paths: cfg.paths.clone(),
             meta,
@@ -474,6 +485,12 @@ impl Connection {
     /// Connection counters (time integrals as of the last event).
     pub fn info(&self) -> ConnInfo {
         self.info_now()
+    }
+
+    /// Payload bytes of a full segment: the configured MSS, less the DSS option on a multipath
+    /// connection ([`SubflowConfig::dss`]).
+    pub fn mss(&self) -> u32 {
+        self.subflows[0].mss()
     }
 
     /// Number of subflows (one per configured path).

@@ -36,6 +36,6 @@ pub use connection::{
 pub use info::{ConnInfo, Stack, SubflowInfo, SubflowState};
 pub use sched::olms::SlotStats;
 pub use sched::{AnySched, Decision, SchedSpec};
-pub use segment::{Flags, SackBlock, Segment, SubflowId};
-pub use subflow::SubflowConfig;
+pub use segment::{DssBytes, Flags, SackBlock, Segment, SubflowId};
+pub use subflow::{SubflowConfig, LINUX_SCALING_RATIO};
 pub use time::{Duration, Instant};

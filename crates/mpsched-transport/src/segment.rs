@@ -58,6 +58,9 @@ pub struct Segment {
     pub flags: Flags,
     /// Number of valid entries in `sack`.
     pub n_sack: u8,
+    /// MPTCP option bytes on the wire besides the handshake's (the DSS option: [`DssBytes`]);
+    /// 0 for plain TCP and where `SubflowConfig::dss` is `None` (the `ns3` profile).
+    pub mp_opt: u8,
     /// Payload length in bytes (0 for a pure ACK).
     pub len: u16,
     /// Receive window advertised by the sender of this segment, in bytes.
@@ -85,12 +88,30 @@ pub struct Segment {
 /// TCP/IP header bytes on the wire for every segment: IPv4 20 + TCP 20 + timestamps 12.
 pub const HEADER_BYTES: u32 = 52;
 
+/// The DSS option a Linux MPTCP subflow puts on every established-state segment, as measured
+/// on the kernel engine (Linux 6.18; docs/fidelity.md): a data segment carries the mapping
+/// (64-bit DSN, subflow sequence, length) and a 32-bit DATA_ACK, 24 bytes, so 1,424 payload
+/// bytes fill a 1,500-byte packet where plain TCP carries 1,448; a pure ACK carries a 64-bit
+/// DATA_ACK, 12 bytes (64-byte ACKs). `mptcp_established_options` → `mptcp_write_options`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DssBytes {
+    /// On a segment with payload.
+    pub data: u8,
+    /// On a segment without payload.
+    pub ack: u8,
+}
+
+impl DssBytes {
+    /// The Linux kernel's.
+    pub const LINUX: DssBytes = DssBytes { data: 24, ack: 12 };
+}
+
 impl Segment {
     /// Size of the segment on the wire in bytes (headers + options + payload).
     #[inline]
     pub fn wire_size(&self) -> u32 {
         let sack = if self.n_sack > 0 { 4 + 8 * self.n_sack as u32 } else { 0 };
-        HEADER_BYTES + sack + self.len as u32
+        HEADER_BYTES + sack + self.mp_opt as u32 + self.len as u32
     }
     /// One past the last payload sequence number.
     #[inline]

@@ -17,7 +17,7 @@ use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
 pub use crate::info::{Stack, SubflowInfo, SubflowState};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
-use crate::segment::SubflowId;
+use crate::segment::{DssBytes, SubflowId};
 use crate::time::{Duration, Instant};
 use close::CloseState;
 use rate::RateState;
@@ -51,12 +51,32 @@ pub struct SubflowConfig {
     pub time_wait: Duration,
     /// The RFCs' or the Linux kernel's variant of the RTO estimator and of CUBIC ([`Stack`]).
     pub stack: Stack,
+    /// Payload bytes the receive buffer holds per 256 bytes of buffer: the kernel advertises
+    /// `tcp_win_from_space(sk, space)` = space × `scaling_ratio` / 256, the ratio being a
+    /// received packet's payload over its memory charge (`skb->len` / `skb->truesize`,
+    /// `tcp_measure_rcv_mss`). 256: the whole buffer holds payload (ns-3, the RFCs).
+    pub rcv_scaling_ratio: u32,
+    /// MPTCP option bytes on a multipath connection's segments (the kernel's DSS option:
+    /// [`DssBytes::LINUX`]); `None`: headers as plain TCP's (the `ns3` profile, whose
+    /// reproductions were made with that header model). Their payload comes out of `mss`.
+    pub dss: Option<DssBytes>,
 }
 
+/// The kernel's `scaling_ratio` for MTU-sized packets, measured on the kernel engine's TUN
+/// devices (Linux 6.18, 2026-11-28): with a 262,144-byte receive buffer every MPTCP subflow
+/// advertised at most 1,264 × 128 = 161,792 bytes (window scale 7), i.e. 158/256 of the buffer
+/// (docs/fidelity.md, `mptcp-het-256k`).
+pub const LINUX_SCALING_RATIO: u32 = 158;
+
 impl SubflowConfig {
+    /// The payload a receive buffer of `rcv_buf` bytes holds ([`SubflowConfig::rcv_scaling_ratio`]).
+    pub fn rcv_payload(&self, rcv_buf: u64) -> u64 {
+        rcv_buf * u64::from(self.rcv_scaling_ratio) / 256
+    }
     /// Linux defaults: IW 10, `tcp_rto_min` 200 ms (a floor on the RTO's variance term:
     /// [`Stack::Linux`]), max RTO 120 s, ABC, delayed ACK 40 ms, the kernel's RTO estimator and
-    /// CUBIC.
+    /// CUBIC, a receive buffer holding [`LINUX_SCALING_RATIO`]/256 of its bytes as payload, the
+    /// DSS option on multipath segments.
     pub fn linux() -> Self {
         SubflowConfig {
             mss: 1448,
@@ -69,6 +89,8 @@ impl SubflowConfig {
             abc: true,
             time_wait: Duration::from_secs(60),
             stack: Stack::Linux,
+            rcv_scaling_ratio: LINUX_SCALING_RATIO,
+            dss: Some(DssBytes::LINUX),
         }
     }
     /// ns-3 `TcpSocket`/`TcpSocketBase` defaults: IW 10 segments (the `InitialCwnd` attribute of
@@ -86,6 +108,8 @@ impl SubflowConfig {
             abc: false,
             time_wait: Duration::from_secs(60),
             stack: Stack::Rfc,
+            rcv_scaling_ratio: 256,
+            dss: None,
         }
     }
 }
@@ -254,6 +278,8 @@ pub struct Subflow {
 
     // ---- close (subflow/close.rs) ----
     close: CloseState,
+    /// The MPTCP option bytes on this subflow's established-state segments ([`Subflow::carry_dss`]).
+    dss: Option<DssBytes>,
 }
 
 impl Subflow {
@@ -304,6 +330,7 @@ impl Subflow {
             ack_now: false,
             ts_recent: 0,
             close: CloseState::default(),
+            dss: None,
             cfg,
         }
     }
@@ -436,6 +463,13 @@ impl Subflow {
 
     pub fn mss(&self) -> u32 {
         self.cfg.mss
+    }
+
+    /// Puts the MPTCP DSS option `dss` on every established-state segment (a subflow of a
+    /// multipath connection): `mss`, given as plain TCP's payload per packet, then already
+    /// leaves room for it ([`Connection::new`](crate::Connection::new) lowers it).
+    pub fn carry_dss(&mut self, dss: DssBytes) {
+        self.dss = Some(dss);
     }
 
     /// Sequence space (data, SYN or FIN) sent and not yet cumulatively acknowledged: only then

@@ -237,7 +237,7 @@ impl Env {
         let f = self.spec.flow;
         let n = self.spec.max_paths.min(8);
         let Some(c) = self.sim.connection(f) else { return };
-        let mss = self.sim.scenario().flows[f].subflow.mss as f64;
+        let mss = c.mss() as f64;
         let mut set = [None; 8];
         for (i, slot) in set.iter_mut().enumerate().take(n.min(c.subflow_count())) {
             let a = action.get(i).copied().unwrap_or(0.0);

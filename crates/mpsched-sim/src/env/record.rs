@@ -94,7 +94,7 @@ pub(super) fn record_flow_subflows(
 ) {
     let Some(c) = sim.connection(f) else { return };
     let rx = sim.receiver(f);
-    let mss = sim.scenario().flows[f].subflow.mss.max(1) as f64;
+    let mss = c.mss().max(1) as f64;
     let slots = (out.frame.len() / SubflowFeature::COUNT).min(8);
     snap.subs.resize(c.subflow_count(), SubSnap::default());
     for i in 0..c.subflow_count() {
@@ -267,7 +267,7 @@ impl Env {
             if target {
                 x.sent = target_sent;
             }
-            (x.goodput, x.mss, x.dt, x.target) = (goodput, sc.flows[j].subflow.mss.max(1) as f64, dt, target);
+            (x.goodput, x.mss, x.dt, x.target) = (goodput, c.mss().max(1) as f64, dt, target);
             x.multipath = sc.flows[j].paths.len() > 1;
             let o = base + layout.flow_slot(j);
             fill(&mut self.frames[o..o + FlowFeature::COUNT], |f| x.value(f));
@@ -350,7 +350,7 @@ mod tests {
         let lay = env.spec.layout();
         let t0 = lay.frame(lay.history - 1);
         let c = env.sim().connection(0).unwrap();
-        let mss = env.sim().scenario().flows[0].subflow.mss.max(1) as f64;
+        let mss = env.sim().connection(0).unwrap().mss().max(1) as f64;
         let (mut tput, mut goodput) = (0.0, 0.0);
         for i in 0..2 {
             let s = c.subflow_info(i);
@@ -400,7 +400,7 @@ mod tests {
         let k = TERMS.len() + lay.max_paths;
         for j in 0..2 {
             let c = env.sim().connection(j).unwrap();
-            let mss = env.sim().scenario().flows[j].subflow.mss as f64;
+            let mss = env.sim().connection(j).unwrap().mss() as f64;
             let at = |f: Fl| obs[t0 + lay.flow(j, f)];
             assert_eq!(at(Fl::Target), [1.0, 0.0][j]);
             let cwnd: u64 = c.subflows().map(|(_, s)| s.cwnd).sum();

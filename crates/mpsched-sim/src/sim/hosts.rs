@@ -35,7 +35,7 @@ impl HostFlows for SimHost<'_> {
             done: self.sim.flow_done(i),
             controlled: self.controlled[i],
             multipath: def.paths.len() > 1,
-            mss: def.subflow.mss,
+            mss: conn.mss(),
         })
     }
     fn set_cwnd(&mut self, i: usize, subflow: usize, bytes: u64) {

@@ -129,7 +129,9 @@ fn window_actions_set_the_target_flows_windows_exactly() {
         let c = env.sim().connection(0).unwrap();
         [c.subflow_info(0).cwnd, c.subflow_info(1).cwnd]
     };
-    let mss = env.sim().scenario().flows[0].subflow.mss as u64;
+    // A segment of the multipath flow: 1,448 less the DSS option (linux profile).
+    let mss = env.sim().connection(0).unwrap().mss() as u64;
+    assert_eq!(mss, 1424);
     let before = c(&env);
     assert_eq!(targets(&env), [0]);
     env.step(&[1.0, -0.5]);
@@ -154,7 +156,7 @@ fn all_target_sets_every_controlled_flow() {
     assert_eq!(targets(&env), [0, 2]);
     let w = |env: &HostEnv, f: usize, i: usize| env.sim().connection(f).unwrap().subflow_info(i).cwnd;
     let (a, b, tcp) = (w(&env, 0, 1), w(&env, 2, 0), w(&env, 1, 0));
-    let mss = 1448;
+    let mss = 1424; // 1,448 less the DSS option of a multipath segment (linux profile)
     env.step(&[0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
     assert_eq!(w(&env, 0, 1), a + 2 * mss);
     assert_eq!(w(&env, 2, 0), b + 2 * mss);
@@ -299,8 +301,8 @@ fn features_sit_at_their_named_offsets() {
             let sat = |g: S| o[base + l.subflow(j, i, g)];
             assert_eq!(sat(S::Srtt), (s.srtt.0 as f64 / 1e8) as f32);
             assert_eq!(sat(S::Rttvar), (s.rttvar.0 as f64 / 1e8) as f32);
-            assert_eq!(sat(S::Cwnd), (s.cwnd as f64 / 1448.0 / 100.0) as f32);
-            assert_eq!(sat(S::Inflight), (s.pipe as f64 / 1448.0 / 100.0) as f32);
+            assert_eq!(sat(S::Cwnd), (s.cwnd as f64 / c.mss() as f64 / 100.0) as f32);
+            assert_eq!(sat(S::Inflight), (s.pipe as f64 / c.mss() as f64 / 100.0) as f32);
             assert_eq!(sat(S::EnergyJ), 0.0, "no energy model");
         }
     }

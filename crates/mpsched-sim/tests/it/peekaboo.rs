@@ -22,7 +22,8 @@ delay_ms = 200
 name = "f"
 paths = ["fast", "slow"]
 scheduler = "{scheduler}"
-rcv_buf_bytes = 65536
+# payload share (158/256, the linux profile) 64 KB
+rcv_buf_bytes = 106184
 "#
     ));
     let slow_bytes = out.subflows.i64s("bytes_sent")[1];
@@ -34,10 +35,12 @@ rcv_buf_bytes = 65536
 /// for its ~400 ms RTT (HoL): about 1.4 Mbps. Peekaboo's first SEND decisions on the slow path
 /// earn almost no goodput (the connection's DATA_ACK stalls behind them for ~0.4 s) while WAIT
 /// for the fast path earns the fast path's rate, so it stops using the slow path: close to the
-/// fast path's payload ceiling (~9.5 Mbps, ECF 9.51), at least 5x minRTT-norp, with under a
-/// tenth of minRTT-norp's bytes on the slow path. (Measured: 9.43 Mbps, 14 480 B = the slow
-/// subflow's initial window, against 1.42 Mbps and 1.87 MB.) The forks' per-packet reward
-/// ("peekaboo-pkt") also learns to wait here, less cleanly (8.28 Mbps).
+/// fast path's payload ceiling (~9.4 Mbps at 1,424 payload bytes a packet, ECF 9.38), at
+/// least 5x minRTT-norp, with under a tenth of minRTT-norp's bytes on the slow path. (Measured: 9.30 Mbps, 14 240 B = the slow
+/// subflow's initial window, against 1.42 Mbps and 1.95 MB.) The forks' per-packet reward
+/// ("peekaboo-pkt") also learns to wait here, less cleanly (8.28 Mbps when measured with
+/// 1,448-byte segments and the whole buffer as payload, before the linux profile's DSS option
+/// and buffer share).
 #[test]
 fn peekaboo_beats_minrtt_norp_under_hol() {
     let (norp, norp_slow) = hol("minrtt-norp", 1);

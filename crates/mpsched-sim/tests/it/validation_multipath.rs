@@ -127,7 +127,8 @@ delay_ms = 200
 name = "f"
 {paths}
 scheduler = "{scheduler}"
-rcv_buf_bytes = 65536
+# payload share (158/256, the linux profile) 64 KB
+rcv_buf_bytes = 106184
 "#
     ));
     flow_f64(&out, "f", "goodput_mbps")

@@ -9,13 +9,16 @@ fn wire(sched: &str) -> Wire {
     Wire::with(&cfg, &[Duration::from_millis(15), Duration::from_millis(30)])
 }
 
+/// A Linux-profile multipath segment's payload: plain TCP's 1,448 less the DSS option.
+const MSS: u64 = 1448 - crate::segment::DssBytes::LINUX.data as u64;
+
 /// The client's data segments as runs of consecutive DSNs sent at one time on one path, in
 /// sending order: (ms, path, first DSN / MSS, segments).
 fn runs(w: &Wire) -> Vec<(u64, PathId, u64, u64)> {
     let mut out: Vec<(u64, PathId, u64, u64)> = Vec::new();
     for &(t, p, s) in w.client_sent.iter().filter(|(_, _, s)| s.len > 0) {
-        assert_eq!(s.len, 1448, "whole segments only here");
-        let (ms, k) = (t.0 / 1_000_000, s.dsn / 1448);
+        assert_eq!(s.len as u64, MSS, "whole segments only here");
+        let (ms, k) = (t.0 / 1_000_000, s.dsn / MSS);
         match out.last_mut() {
             Some(r) if r.0 == ms && r.1 == p && r.2 + r.3 == k => r.3 += 1,
             _ => out.push((ms, p, k, 1)),
@@ -45,7 +48,7 @@ fn adjustment(w: &Wire) -> i64 {
 #[test]
 fn stms_sends_ahead_and_reserves_the_gap_for_the_fast_path() {
     let mut w = wire("stms");
-    assert_eq!(w.client.write(1000 * 1448), 1000 * 1448);
+    assert_eq!(w.client.write(1000 * MSS), 1000 * MSS);
     w.run(at_ms(209));
     assert_eq!(adjustment(&w), 0);
     w.run(at_ms(400));
@@ -65,13 +68,13 @@ fn stms_sends_ahead_and_reserves_the_gap_for_the_fast_path() {
             (210, 0, 820, 180),
         ]
     );
-    assert_eq!(adjustment(&w), 2 * 1448);
+    assert_eq!(adjustment(&w), 2 * MSS as i64);
     assert!(w.client.reserved.is_empty());
-    assert_eq!(w.server.info().bytes_delivered, 1000 * 1448);
+    assert_eq!(w.server.info().bytes_delivered, 1000 * MSS);
     assert_eq!(w.server.info().duplicate_bytes, 0);
 
     let mut m = wire("minrtt");
-    m.client.write(1000 * 1448);
+    m.client.write(1000 * MSS);
     m.run(at_ms(400));
     assert_eq!(
         runs(&m),
@@ -93,7 +96,7 @@ fn stms_sends_ahead_and_reserves_the_gap_for_the_fast_path() {
 #[test]
 fn stms_without_adaptation_keeps_the_model_gap() {
     let mut w = wire("stms:adapt=false");
-    w.client.write(1000 * 1448);
+    w.client.write(1000 * MSS);
     w.run(at_ms(400));
     assert_eq!(adjustment(&w), 0);
     assert_eq!(runs(&w)[8], (210, 1, 800, 20));
@@ -105,10 +108,10 @@ fn stms_without_adaptation_keeps_the_model_gap() {
 #[test]
 fn gap_is_shortened_to_the_written_data_and_fin_waits_for_reserved() {
     let mut w = wire("stms");
-    w.client.write(170 * 1448);
+    w.client.write(170 * MSS);
     w.client.close();
     w.run(at_ms(400));
     assert_eq!(runs(&w)[4..], [(150, 1, 169, 1), (150, 0, 150, 19)]);
     assert!(w.client.reserved.is_empty());
-    assert_eq!(w.server.info().bytes_delivered, 170 * 1448);
+    assert_eq!(w.server.info().bytes_delivered, 170 * MSS);
 }

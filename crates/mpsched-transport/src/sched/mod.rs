@@ -269,7 +269,8 @@ pub struct SchedStart {
     pub now: Instant,
     /// Subflows (one per configured path).
     pub paths: usize,
-    /// Maximum segment size of its subflows (bytes).
+    /// Payload bytes of a full segment ([`Connection::mss`](crate::Connection::mss): the
+    /// configured MSS less the DSS option on a multipath connection).
     pub mss: u32,
     /// Its receive buffer (bytes): the peer's too in a symmetric setup, and the simulator's.
     pub rcv_buf: u64,

@@ -135,6 +135,7 @@ impl Subflow {
             data_ack: cx.conn.data_ack(),
             ts_val: now.0,
             ts_ecr: self.ts_recent,
+            mp_opt: self.dss.map_or(0, |d| d.ack),
             ..Default::default()
         };
         if !self.rcv.no_ooo() {
@@ -237,7 +238,10 @@ impl Subflow {
         self.account_sent(now, seg)
     }
 
-    fn account_sent(&mut self, now: Instant, seg: Segment) -> Segment {
+    fn account_sent(&mut self, now: Instant, mut seg: Segment) -> Segment {
+        if let Some(d) = self.dss {
+            seg.mp_opt = d.data;
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.len as u64;
         self.cc.on_sent(now, &self.cc_state, seg.len as u32);

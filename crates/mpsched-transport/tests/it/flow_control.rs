@@ -4,8 +4,10 @@
 use crate::util::*;
 use mpsched_transport::{ConnConfig, Instant, Side};
 
+/// A buffer of `rcv_buf` payload bytes ([`linux_whole_segments`]: the kernel's payload share
+/// of a buffer is tested in kernel_overheads.rs).
 fn small_buffer(rcv_buf: u64) -> ConnConfig {
-    let mut cfg = linux_reno();
+    let mut cfg = config("newreno", linux_whole_segments());
     cfg.rcv_buf = rcv_buf;
     cfg
 }

@@ -11,6 +11,7 @@ mod determinism;
 mod flow_control;
 mod handshake;
 mod hostile_segments;
+mod kernel_overheads;
 mod loss_recovery;
 mod mptcp_dmptcp;
 mod mptcp_failover;

@@ -142,11 +142,19 @@ pub fn config(cc: &str, subflow: SubflowConfig) -> ConnConfig {
     ConnConfig { subflow, cc: CcSpec::parse(cc).unwrap(), rcv_buf: 16 << 20, paths: vec![0], ..ConnConfig::default() }
 }
 
-/// A connection over `paths` (subflow i on path i) with the linux profile, NewReno, scheduler
-/// `sched` and a `rcv_buf`-byte shared receive buffer.
+/// The linux profile without its two measured per-packet overheads — the receive buffer's
+/// payload share (`rcv_scaling_ratio`) and the DSS option bytes (`dss`) — so that the protocol
+/// tests count windows and buffers in whole 1,448-byte segments. kernel_overheads.rs tests both.
+pub fn linux_whole_segments() -> SubflowConfig {
+    SubflowConfig { rcv_scaling_ratio: 256, dss: None, ..SubflowConfig::linux() }
+}
+
+/// A connection over `paths` (subflow i on path i) with the linux profile in whole segments
+/// ([`linux_whole_segments`]), NewReno, scheduler `sched` and a `rcv_buf`-byte shared receive
+/// buffer.
 pub fn multipath_config(sched: &str, paths: usize, rcv_buf: u64) -> ConnConfig {
     ConnConfig {
-        subflow: SubflowConfig::linux(),
+        subflow: linux_whole_segments(),
         cc: CcSpec::parse("newreno").unwrap(),
         rcv_buf,
         paths: (0..paths as PathId).collect(),

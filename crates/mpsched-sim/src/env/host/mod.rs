@@ -246,7 +246,7 @@ impl HostEnv {
         let at = |i: usize| row.get(i).copied().filter(|a| a.is_finite()).unwrap_or(0.0);
         match self.spec.action {
             HostAction::Cwnd => {
-                let mss = self.sim.scenario().flows[f].subflow.mss as f64;
+                let mss = self.sim.connection(f).map_or(1, |c| c.mss()) as f64;
                 for i in 0..n {
                     let a = at(i).clamp(-1.0, 1.0);
                     self.prev_action[j * s + i] = a;

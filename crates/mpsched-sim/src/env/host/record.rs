@@ -97,7 +97,7 @@ impl HostEnv {
         // `record_subflows` advanced the subflow counters (`target`: leave them).
         let mut x = flow_sums(c, &mut snap.subs, false);
         x.sent = sent;
-        (x.goodput, x.mss, x.dt) = (goodput, sc.flows[f].subflow.mss.max(1) as f64, dt);
+        (x.goodput, x.mss, x.dt) = (goodput, c.mss().max(1) as f64, dt);
         x.multipath = sc.flows[f].paths.len() > 1;
         let l = self.spec.layout();
         let o = l.frame(l.history - 1) + l.flow_slot(j);
