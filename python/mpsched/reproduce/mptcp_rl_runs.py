@@ -25,7 +25,7 @@ import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..matrix import build_matrix, load_scenario
 from ..sweep import run_sweep
@@ -54,6 +54,9 @@ LONG_COUNTS = (10, 30, 3)
 QUICK_DURATION_S = 5.0
 #: The size of the single short flow (bytes).
 SINGLE_BYTES = 10_000
+#: An edit of a figure's scenario copy (figure name, scenario), applied after the figure's own
+#: changes: the sensitivity settings (:mod:`mpsched.reproduce.mptcp_rl_sensitivity`).
+Modify = Callable[[str, Dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -84,9 +87,11 @@ def _keep_wlans(scenario: Dict[str, Any], n: int) -> Dict[str, Any]:
     return scenario
 
 
-def figure_scenario(figure: str, scenario_dir: Path, quick: bool) -> Dict[str, Any]:
-    """The scenario copy of ``figure`` (module docs); with ``quick`` its duration is at most
-    :data:`QUICK_DURATION_S`."""
+def figure_scenario(
+    figure: str, scenario_dir: Path, quick: bool, modify: Optional[Modify] = None
+) -> Dict[str, Any]:
+    """The scenario copy of ``figure`` (module docs), then ``modify``'s edit of it; with
+    ``quick`` its duration is at most :data:`QUICK_DURATION_S`."""
     sc = copy.deepcopy(load_scenario(scenario_dir / f"{SOURCE[figure]}.toml"))
     sc["sim"]["name"] = f"mptcp-rl-{figure}"
     if figure == "single":
@@ -98,6 +103,8 @@ def figure_scenario(figure: str, scenario_dir: Path, quick: bool) -> Dict[str, A
         sc["workloads"][0]["max_flows"] = {"range": [lo, hi], "steps": steps}
     elif figure.startswith("fig5-wlan"):
         sc = _keep_wlans(sc, int(figure[-1]))
+    if modify is not None:
+        modify(figure, sc)
     if quick:
         sc["sim"]["duration_s"] = min(sc["sim"]["duration_s"], QUICK_DURATION_S)
     return sc
@@ -112,12 +119,15 @@ def run_all(
     schedulers: Sequence[str] = SCHEDULERS,
     jobs: int = 2,
     quick: bool = False,
+    modify: Optional[Modify] = None,
     log=lambda message: None,
 ) -> List[Dataset]:
-    """Runs every figure × scheduler × sweep point × seed not already in ``out/runs``."""
+    """Runs every figure × scheduler × sweep point × seed not already in ``out/runs``
+    (``modify``: an edit of every figure's scenario copy)."""
     datasets: List[Dataset] = []
     for fig in figures:
-        path = _common.write_scenario(figure_scenario(fig, scenario_dir, quick), out, fig)
+        sc = figure_scenario(fig, scenario_dir, quick, modify)
+        path = _common.write_scenario(sc, out, fig)
         for sched in schedulers:
             dest = out / "runs" / fig / sched
             log(f"{fig} ({sched})")
