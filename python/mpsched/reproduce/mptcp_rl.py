@@ -278,10 +278,24 @@ def mptcp_rl_command(
             help=f"Comma-separated figures (default: all: {','.join(runs.FIGURES)}); claims of the others are 'not measured'.",
         ),
     ] = None,
+    sensitivity: Annotated[
+        bool,
+        typer.Option(
+            "--sensitivity",
+            help="Instead: re-run the figures with the values the paper does not state changed (WLAN loss, queue, receive buffer, coupled CC); writes sensitivity.md / .json.",
+        ),
+    ] = False,
+    settings: Annotated[
+        Optional[str],
+        typer.Option(
+            "--settings",
+            help="With --sensitivity: comma-separated settings (default: all; see reproduce/mptcp_rl_sensitivity.py).",
+        ),
+    ] = None,
 ) -> None:
     """MPTCP-RL (Dong et al.): Figs. 3-6 and the single 10 kB flow against Round-Robin,
     eMPTCP, DMPTCP, ReLeS, minRTT and BLEST on the held-out seeds 1001-1020; claims table with
-    verdicts."""
+    verdicts (``--sensitivity``: the sweep of the values the paper does not state)."""
     from ..cli.errors import EXIT_BAD_INPUT, require_extra
 
     require_extra(["matplotlib"], "mpsched reproduce mptcp-rl")
@@ -296,5 +310,35 @@ def mptcp_rl_command(
                 markup=False,
             )
             raise typer.Exit(EXIT_BAD_INPUT)
+    if sensitivity or settings is not None:
+        _sensitivity_command(out, settings, seeds, names, jobs, quick)
+        return
     claims = reproduce_mptcp_rl(out, seeds=seeds, jobs=jobs, quick=quick, figures=names)
     _common.print_outcome(out, claims, quick)
+
+
+def _sensitivity_command(
+    out: Path,
+    settings: Optional[str],
+    seeds: Sequence[int],
+    figures: Sequence[str],
+    jobs: int,
+    quick: bool,
+) -> None:
+    """``--sensitivity``: the settings of :mod:`mpsched.reproduce.mptcp_rl_sensitivity`."""
+    from ..cli.errors import EXIT_BAD_INPUT
+    from .mptcp_rl_sensitivity import NAMES, sensitivity
+
+    names = list(NAMES)
+    if settings is not None:
+        names = [n.strip() for n in settings.split(",") if n.strip()]
+        if not names or any(n not in NAMES for n in names):
+            Console(stderr=True, soft_wrap=True).print(
+                f"error: --settings: expected names of {', '.join(NAMES)}, got {settings!r}",
+                markup=False,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+    path = sensitivity(out, seeds=seeds, names=names, figures=figures, jobs=jobs, quick=quick)
+    Console(soft_wrap=True).print(f"wrote {path} and {path.with_suffix('.json')}", markup=False)
+    if quick:
+        Console().print("QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.")
