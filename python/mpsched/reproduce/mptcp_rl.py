@@ -305,7 +305,7 @@ def mptcp_rl_command(
         names = [n.strip() for n in figures.split(",") if n.strip()]
         bad = [n for n in names if n not in runs.FIGURES]
         if bad or not names:
-            Console(stderr=True).print(
+            Console(stderr=True, soft_wrap=True).print(
                 f"error: --figures: expected names of {','.join(runs.FIGURES)}, got {figures!r}",
                 markup=False,
             )
