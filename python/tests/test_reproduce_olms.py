@@ -165,6 +165,8 @@ def test_reproduce_olms_quick_cli(tmp_path):
 def test_reproduce_olms_bad_case_name(tmp_path):
     res = CliRunner().invoke(app, ["reproduce", "olms", "--out", str(tmp_path), "--only", "nope"])
     assert res.exit_code == 2
+    (line,) = res.output.strip().splitlines()  # one line, whatever the terminal's width
+    assert line.startswith("error: --only/--regimes: unknown 'nope', expected some of ")
 
 
 def test_exec_time_is_measured_per_seed_and_reused(tmp_path, monkeypatch):

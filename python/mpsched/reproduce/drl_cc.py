@@ -380,7 +380,7 @@ def drl_cc_command(
 ) -> None:
     """DRL-CC (Xu et al., JSAC 2019): scenarios 1-8 against LIA, BALIA, OLIA, wVegas (and
     uncoupled CUBIC / Reno) on the held-out seeds 1001-1020; claims table with verdicts."""
-    from ..cli.errors import EXIT_BAD_INPUT, require_extra
+    from ..cli.errors import fail, require_extra
 
     require_extra(["matplotlib"], "mpsched reproduce drl-cc")
 
@@ -393,10 +393,7 @@ def drl_cc_command(
         names = [f"drl-cc-scenario-{n.strip()}" for n in scenarios.split(",") if n.strip()]
         bad = [n for n in names if n not in runs.SCENARIOS]
         if bad or not names:
-            Console(stderr=True).print(
-                f"error: --scenarios: expected numbers 1-8, got {scenarios!r}", markup=False
-            )
-            raise typer.Exit(EXIT_BAD_INPUT)
+            fail(f"--scenarios: expected numbers 1-8, got {scenarios!r}")
     claims = reproduce_drl_cc(out, seeds=seeds, jobs=jobs, quick=quick, scenarios=names)
     _common.print_outcome(out, claims, quick)
 
@@ -404,7 +401,7 @@ def drl_cc_command(
 def _sensitivity_command(
     out: Path, settings: Optional[str], seeds: Sequence[int], jobs: int, quick: bool
 ) -> None:
-    from ..cli.errors import EXIT_BAD_INPUT
+    from ..cli.errors import fail
     from .drl_cc_sensitivity import NAMES, sensitivity
 
     names = list(NAMES)
@@ -412,11 +409,7 @@ def _sensitivity_command(
         names = [n.strip() for n in settings.split(",") if n.strip()]
         bad = [n for n in names if n not in NAMES]
         if bad or not names:
-            Console(stderr=True).print(
-                f"error: --settings: expected names of {', '.join(NAMES)}, got {settings!r}",
-                markup=False,
-            )
-            raise typer.Exit(EXIT_BAD_INPUT)
+            fail(f"--settings: expected names of {', '.join(NAMES)}, got {settings!r}")
     out.mkdir(parents=True, exist_ok=True)
     path = sensitivity(out, seeds=seeds, names=names, jobs=jobs, quick=quick)
     Console().print(f"wrote {path} and {path.with_suffix('.json')}", markup=False)

@@ -296,22 +296,19 @@ def olms_command(
 ) -> None:
     """OLMS (Cai et al., TNSE 2025): Figs. 3-13 against RR, minRTT, ECF, BLEST, Peekaboo (and
     Linux minRTT, redundant) on the held-out seeds 1001-1020; claims table with verdicts."""
-    from ..cli.errors import EXIT_BAD_INPUT, require_extra
+    from ..cli.errors import fail, require_extra
 
     require_extra(["matplotlib"], "mpsched reproduce olms")
-    err = Console(stderr=True)
     chosen = None if only is None else [s.strip() for s in only.split(",") if s.strip()]
     regs = [r.strip() for r in regimes.split(",") if r.strip()]
     cases = [*runs.case_names(), olms_exec.CASE]
     bad = [s for s in chosen or [] if s not in cases]
     bad += [r for r in regs if r not in runs.REGIMES]
     if bad or (chosen is not None and not chosen) or not regs:
-        err.print(
-            f"error: --only/--regimes: unknown {bad[0] if bad else 'empty list'!r}, expected some "
-            f"of {', '.join(cases)} / {', '.join(runs.REGIMES)}",
-            markup=False,
+        fail(
+            f"--only/--regimes: unknown {bad[0] if bad else 'empty list'!r}, expected some "
+            f"of {', '.join(cases)} / {', '.join(runs.REGIMES)}"
         )
-        raise typer.Exit(EXIT_BAD_INPUT)
     seeds = QUICK_SEEDS if quick else HELD_OUT
     if sensitivity:
         from .olms_sensitivity import sensitivity as run_sensitivity
