@@ -43,7 +43,15 @@ from rich.console import Console
 
 from . import _common
 from . import drl_cc_runs as runs
-from .protocol import Claim, verdict_cell, verdict_counts
+from .protocol import (
+    Claim,
+    sensitivity_claim_rows,
+    sensitivity_head,
+    verdict_cell,
+    verdict_counts,
+    verdict_list,
+    write_sensitivity,
+)
 
 
 def _queue_1000(name: str, sc: Dict[str, Any]) -> None:
@@ -204,35 +212,27 @@ def sensitivity(
             "what": s.what, "scenarios": list(s.scenarios), "claims": len(claims),
             "verdicts": verdict_counts(claims), "flips": flips, "wall_s": time.monotonic() - started,
         }  # fmt: skip
-    (out / "sensitivity.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-    path = out / "sensitivity.md"
-    path.write_text("\n".join(_markdown(doc)) + "\n", encoding="utf-8")
-    return path
+    return write_sensitivity(out, doc, _markdown(doc))
 
 
 def _markdown(doc: Dict[str, Any]) -> List[str]:
     names = list(doc["settings"])
     seeds = doc["seeds"]
-    lines = ["# DRL-CC reproduction: sensitivity to the values the paper does not state", ""]
-    if doc["quick"]:
-        lines += ["**QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.**", ""]
-    lines += [
+    intro = (
         f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}). Reference verdicts: {doc['reference']}. "
         "A flip: the setting's verdict differs from the reference's. Settings that retrain "
         "DRL-CC compare the retrained policy with the main run's baselines. Not swept: "
-        "max_flows (8 slots; the scenarios run about 5 flows at a time).",
-        "",
+        "max_flows (8 slots; the scenarios run about 5 flows at a time)."
+    )
+    lines = sensitivity_head("DRL-CC", doc["quick"], intro)
+    lines += [
         "| setting | what it changes | claims | flips | verdicts | wall |",
         "|---|---|---:|---:|---|---:|",
     ]
     for n in names:
         s = doc["settings"][n]
-        verdicts = ", ".join(f"{k} {v}" for k, v in s["verdicts"].items())
+        verdicts = verdict_list(s["verdicts"])
         lines.append(
             f"| `{n}` | {s['what']} | {s['claims']} | {s['flips']} | {verdicts} | {s['wall_s']:.0f} s |"
         )
-    lines += ["", "| claim | reference | " + " | ".join(names) + " |"]
-    lines.append("|---|---|" + "---|" * len(names))
-    for cid, by in doc["claims"].items():
-        lines.append(f"| {cid} | {by['reference']} | " + " | ".join(by.get(n, "—") for n in names) + " |")  # fmt: skip
-    return lines
+    return lines + ["", *sensitivity_claim_rows(doc["claims"], names)]

@@ -40,7 +40,15 @@ from rich.console import Console
 from . import _common
 from . import mptcp_rl_claims as cl
 from . import mptcp_rl_runs as runs
-from .protocol import Claim, verdict_cell, verdict_counts
+from .protocol import (
+    Claim,
+    sensitivity_claim_rows,
+    sensitivity_head,
+    verdict_cell,
+    verdict_counts,
+    verdict_list,
+    write_sensitivity,
+)
 
 #: ns-3's ``DropTailQueue`` default ``MaxPackets`` (src/network/utils/drop-tail-queue.cc).
 NS3_QUEUE_PACKETS = 100
@@ -198,38 +206,29 @@ def sensitivity(
             "runs_new": ran, "runs_reused": reused, "wall_s": time.monotonic() - started,
         }  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
-    (out / "sensitivity.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-    path = out / "sensitivity.md"
-    path.write_text("\n".join(_markdown(doc)) + "\n", encoding="utf-8")
-    return path
+    return write_sensitivity(out, doc, _markdown(doc))
 
 
 def _markdown(doc: Dict[str, Any]) -> List[str]:
     names = list(doc["settings"])
     seeds = doc["seeds"]
-    lines = ["# MPTCP-RL reproduction: sensitivity to the values the paper does not state", ""]
-    if doc["quick"]:
-        lines += ["**QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.**", ""]
-    lines += [
+    intro = (
         f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); figures: {', '.join(doc['figures'])}. "
         f"Reference verdicts: {doc['reference']}. A flip: the setting's verdict differs from "
-        "the reference's. Every setting runs the shipped MPTCP-RL and ReLeS policies unchanged.",
-        "",
+        "the reference's. Every setting runs the shipped MPTCP-RL and ReLeS policies unchanged."
+    )
+    lines = sensitivity_head("MPTCP-RL", doc["quick"], intro)
+    lines += [
         "| setting | what it changes | main run | claims | flips | verdicts | runs | wall |",
         "|---|---|---|---:|---:|---|---:|---:|",
     ]
     for n in names:
         s = doc["settings"][n]
-        verdicts = ", ".join(f"{k} {v}" for k, v in s["verdicts"].items())
+        verdicts = verdict_list(s["verdicts"])
         lines.append(
             f"| `{n}` | {s['what']} | {s['main']} | {s['claims']} | {s['flips']} | {verdicts} "
             f"| {s['runs_new']} (+{s['runs_reused']} reused) | {s['wall_s']:.0f} s |"
         )
     lines += ["", "Not swept:", ""]
     lines += [f"- {d['value']}: {d['why']}." for d in doc["not_swept"]]
-    lines += ["", "| claim | reference | " + " | ".join(names) + " |"]
-    lines.append("|---|---|" + "---|" * len(names))
-    for cid, by in doc["claims"].items():
-        cells = " | ".join(by.get(n, "—") for n in names)
-        lines.append(f"| {cid} | {by['reference']} | {cells} |")
-    return lines
+    return lines + ["", *sensitivity_claim_rows(doc["claims"], names)]

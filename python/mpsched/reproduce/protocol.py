@@ -350,6 +350,39 @@ def verdict_cell(c: Claim) -> str:
     return c.verdict + (f" ({gain:+.1f} %)" if gain is not None else "")
 
 
+def sensitivity_head(paper: str, quick: bool, intro: str) -> List[str]:
+    """A sensitivity report's title, the quick-run banner when ``quick``, and ``intro``."""
+    lines = [f"# {paper} reproduction: sensitivity to the values the paper does not state", ""]
+    if quick:
+        lines += ["**QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.**", ""]
+    return lines + [intro, ""]
+
+
+def verdict_list(verdicts: Mapping[str, int]) -> str:
+    """``{"reproduced": 4, ...}`` as "reproduced 4, ..." (a sensitivity table's cell)."""
+    return ", ".join(f"{k} {v}" for k, v in verdicts.items())
+
+
+def sensitivity_claim_rows(
+    claims: Mapping[str, Mapping[str, str]], names: Sequence[str]
+) -> List[str]:
+    """A sensitivity report's per-claim table: the reference verdict, then each setting's
+    [`verdict_cell`] ("—" where the setting does not run the claim)."""
+    lines = ["| claim | reference | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for cid, by in claims.items():
+        lines.append(f"| {cid} | {by['reference']} | " + " | ".join(by.get(n, "—") for n in names) + " |")  # fmt: skip
+    return lines
+
+
+def write_sensitivity(out: Path, doc: Mapping[str, Any], lines: Sequence[str]) -> Path:
+    """Writes ``sensitivity.json`` (``doc``) and ``sensitivity.md`` (``lines``) into ``out``;
+    returns the markdown's path."""
+    (out / "sensitivity.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    path = out / "sensitivity.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def write_claims(
     claims: Sequence[Claim], out: Path, *, title: str, preamble: Sequence[str] = ()
 ) -> Tuple[Path, Path]:
