@@ -71,7 +71,8 @@ pub const LINUX_SCALING_RATIO: u32 = 158;
 impl SubflowConfig {
     /// The payload a receive buffer of `rcv_buf` bytes holds ([`SubflowConfig::rcv_scaling_ratio`]).
     pub fn rcv_payload(&self, rcv_buf: u64) -> u64 {
-        rcv_buf * u64::from(self.rcv_scaling_ratio) / 256
+        // In u128: any u64 buffer (a scenario's integer) times a ratio up to 256 fits.
+        (u128::from(rcv_buf) * u128::from(self.rcv_scaling_ratio) / 256).min(u128::from(u64::MAX)) as u64
     }
     /// Linux defaults: IW 10, `tcp_rto_min` 200 ms (a floor on the RTO's variance term:
     /// [`Stack::Linux`]), max RTO 120 s, ABC, delayed ACK 40 ms, the kernel's RTO estimator and

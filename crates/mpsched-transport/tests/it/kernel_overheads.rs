@@ -67,3 +67,12 @@ fn a_256k_buffer_advertises_158_256ths_of_itself() {
     assert_eq!(p.server.info().bytes_delivered, 113 * 1424);
     assert_eq!(p.server.info().rcv_window, payload - 113 * 1424);
 }
+
+#[test]
+fn the_payload_share_of_any_buffer_is_computed_without_overflow() {
+    let linux = SubflowConfig::linux();
+    assert_eq!(linux.rcv_payload(262_144), 161_792);
+    assert_eq!(linux.rcv_payload(u64::MAX), (u128::from(u64::MAX) * 158 / 256) as u64);
+    assert_eq!(SubflowConfig::ns3().rcv_payload(u64::MAX), u64::MAX);
+    assert_eq!(linux.rcv_payload(0), 0);
+}
