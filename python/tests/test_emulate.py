@@ -254,3 +254,30 @@ def test_tcp_info_fields_at_the_kernels_offsets() -> None:
     )
     assert info["bytes_sent"] == 9
     assert parse_tcp_info(bytes(raw[:150]))["bytes_sent"] == 0
+
+
+def test_children_are_reaped_even_when_popens_wait_lock_is_held() -> None:
+    """The SIGTERM handler raises KeyboardInterrupt wherever the main thread is; one raised
+    inside ``Popen.wait`` just after it took the Popen's ``_waitpid_lock`` can leave that lock
+    held (seen once in CI: cleanup then blocked for ever in ``p.wait()``). Cleanup reaps its
+    children without that lock."""
+    from mpsched.emulate import topology
+
+    p = subprocess.Popen(["sleep", "0.2"])
+    p._waitpid_lock.acquire()  # as the interrupted wait left it
+    try:
+        assert not topology._reaped(p)
+        assert topology._reap(p, time.monotonic() + 10.0)
+        assert p.returncode == 0
+        assert topology._reaped(p)  # and again, without a second waitpid
+    finally:
+        p._waitpid_lock.release()
+    killed = subprocess.Popen(["sleep", "30"])
+    killed._waitpid_lock.acquire()
+    try:
+        assert not topology._reap(killed, time.monotonic() + 0.1)
+        killed.kill()
+        assert topology._reap(killed, time.monotonic() + 10.0)
+        assert killed.returncode == -9
+    finally:
+        killed._waitpid_lock.release()

@@ -247,15 +247,13 @@ class Topology:
     def close(self) -> None:
         """Stops every process started here (SIGTERM, then SIGKILL) and deletes the namespaces."""
         for p in self.children:
-            if p.poll() is None:
+            if not _reaped(p):
                 p.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 3.0
         for p in self.children:
-            try:
-                p.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if not _reap(p, deadline):
                 p.kill()
-                p.wait()
+                _reap(p, time.monotonic() + 10.0)
         self.children.clear()
         for ns in self.created:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
@@ -276,6 +274,34 @@ def _base_sysctl() -> Dict[str, str]:
         "net.mptcp.enabled": "1",
         "net.ipv4.tcp_no_metrics_save": "1",
     }
+
+
+def _reaped(p: subprocess.Popen) -> bool:
+    """Whether ``p`` has exited, reaping it if so. By ``os.waitpid`` and not ``p.poll()`` /
+    ``p.wait()``: the SIGTERM handler raises KeyboardInterrupt wherever the main thread is, and
+    one raised inside ``p.wait()`` just after it took ``Popen``'s internal ``_waitpid_lock`` can
+    leave that lock held, so that any later ``p.wait()`` blocks for ever (seen once in CI: the
+    run never exited and its namespaces stayed)."""
+    if p.returncode is not None:
+        return True
+    try:
+        pid, status = os.waitpid(p.pid, os.WNOHANG)
+    except ChildProcessError:  # reaped already
+        p.returncode = p.returncode if p.returncode is not None else -1
+        return True
+    if pid == p.pid:
+        p.returncode = os.waitstatus_to_exitcode(status)
+        return True
+    return False
+
+
+def _reap(p: subprocess.Popen, deadline: float) -> bool:
+    """Waits until ``p`` exits or ``deadline`` (monotonic) passes; whether it exited."""
+    while not _reaped(p):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
