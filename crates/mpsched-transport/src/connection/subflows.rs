@@ -135,31 +135,31 @@ impl Subflows {
         }
     }
 
-    /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache.
+    /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache. Only the
+    /// subflows without a valid cached deadline are asked (visited from a bit mask); then the
+    /// minimum is taken over every cached deadline, an unset one cached as `u64::MAX`, and the
+    /// `TimeoutSome` marks say whether any is set (so a deadline at `u64::MAX` still counts).
     #[inline]
     fn earliest_timeout_cached(&self) -> Option<Instant> {
         let clean = self.clean.load(Ordering::Acquire);
         let (t, s) = (Derived::Timeout as u64 * 8, Derived::TimeoutSome as u64 * 8);
+        let n = self.v.len();
+        let all = ((1u16 << n) - 1) as u8;
         let mut marks = clean;
-        let mut best: Option<Instant> = None;
-        for (i, sf) in self.v.iter().enumerate() {
-            let d = if clean & (1 << (t + i as u64)) != 0 {
-                (clean & (1 << (s + i as u64)) != 0).then(|| Instant(self.cache[i].deadline.load(Ordering::Relaxed)))
-            } else {
-                let d = sf.poll_timeout();
-                self.cache[i].deadline.store(d.map_or(0, |d| d.0), Ordering::Relaxed);
-                marks |= (1 << (t + i as u64)) | ((d.is_some() as u64) << (s + i as u64));
-                d
-            };
-            if let Some(d) = d {
-                best = Some(best.map_or(d, |b| b.min(d)));
-            }
+        let mut stale = !(clean >> t) as u8 & all;
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            let d = self.v[i].poll_timeout();
+            self.cache[i].deadline.store(d.map_or(u64::MAX, |d| d.0), Ordering::Relaxed);
+            marks |= (1 << (t + i as u64)) | ((d.is_some() as u64) << (s + i as u64));
         }
+        let earliest = self.cache[..n].iter().fold(u64::MAX, |m, c| m.min(c.deadline.load(Ordering::Relaxed)));
         if marks != clean {
             // Only sets marks (clearing needs `&mut self`): a concurrent caller computes the same.
             self.clean.fetch_or(marks, Ordering::Release);
         }
-        best
+        ((marks >> s) as u8 & all != 0).then_some(Instant(earliest))
     }
 }
 
