@@ -62,10 +62,13 @@ impl Subflows {
         Subflows { v, cache, clean: AtomicU64::new(0) }
     }
 
-    /// Whether subflow `i`'s `what` is still valid.
+    /// Whether subflow `i`'s `what` is still valid. A relaxed load (an acquire one kept the
+    /// compiler from merging or hoisting the loads of a loop over the subflows): the marks read
+    /// here guard nothing written through `&self` except the deadline cache, which
+    /// [`Subflows::earliest_timeout_cached`] reads with its own acquire load.
     #[inline]
     pub fn is_clean(&self, what: Derived, i: usize) -> bool {
-        self.clean.load(Ordering::Acquire) & (1 << (what as u64 * 8 + i as u64)) != 0
+        self.clean.load(Ordering::Relaxed) & (1 << (what as u64 * 8 + i as u64)) != 0
     }
 
     /// Records that subflow `i`'s `what` was just derived from its current state.
@@ -77,7 +80,7 @@ impl Subflows {
     /// Bit i set: subflow i's `what` is valid.
     #[inline]
     pub fn clean_mask(&self, what: Derived) -> u8 {
-        (self.clean.load(Ordering::Acquire) >> (what as u64 * 8)) as u8
+        (self.clean.load(Ordering::Relaxed) >> (what as u64 * 8)) as u8
     }
 
     /// Every subflow, mutably: all marks cleared.
