@@ -21,32 +21,13 @@ impl Connection {
         // Subflow-level work first: handshakes, retransmissions, pure ACKs.
         // Subflows found idle and unchanged since are skipped (their poll would find nothing).
         let n = self.subflows.len();
-        let all = ((1u16 << n) - 1) as u8;
         if n == 1 {
             let mut cx = SubflowCx { conn: &mut self.shared };
             if let Some(seg) = self.subflows[0].poll_transmit(now, &mut cx) {
                 return Some(Transmit { path: self.paths[0], seg });
             }
-        } else if self.subflows.clean_mask(Derived::Idle) & all != all {
-            // Round robin from `next_poll`; the index wraps by a compare, not a division per
-            // subflow (a `%` per step showed in the profile).
-            let mut next = self.next_poll % n;
-            for _ in 0..n {
-                let i = next;
-                next = if next + 1 == n { 0 } else { next + 1 };
-                if self.subflows.is_clean(Derived::Idle, i) {
-                    continue;
-                }
-                if self.subflows[i].is_idle(now) {
-                    self.subflows.set_clean(Derived::Idle, i);
-                    continue;
-                }
-                let mut cx = SubflowCx { conn: &mut self.shared };
-                if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
-                    self.next_poll = next;
-                    return Some(Transmit { path: self.paths[i], seg });
-                }
-            }
+        } else if let Some(t) = self.poll_subflows(now, n) {
+            return Some(t);
         }
         if let Some(t) = self.poll_data_fin(now) {
             return Some(t);
@@ -60,6 +41,42 @@ impl Connection {
             return None;
         }
         self.schedule(now)
+    }
+
+    /// Subflow-level output of a connection with `n` > 1 subflows, round robin from
+    /// `next_poll`. Only subflows not marked idle are visited, taken from a bit mask of them in
+    /// the round robin's order (bits from `next_poll` up, then the ones below): the same
+    /// subflows in the same order as a loop over every index that skips the marked ones, without
+    /// a mark test and an index wrap per subflow (those showed in the profile with 8 subflows).
+    /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact.
+    #[inline]
+    fn poll_subflows(&mut self, now: Instant, n: usize) -> Option<Transmit> {
+        let all = ((1u16 << n) - 1) as u8;
+        let unmarked = !self.subflows.clean_mask(Derived::Idle) & all;
+        if unmarked == 0 {
+            return None;
+        }
+        // `next_poll` < n always (it is set below, and subflows are never removed); the `%`
+        // only guards that.
+        let start = if self.next_poll < n { self.next_poll } else { self.next_poll % n };
+        let below = ((1u16 << start) - 1) as u8;
+        for half in [unmarked & !below, unmarked & below] {
+            let mut m = half;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if self.subflows[i].is_idle(now) {
+                    self.subflows.set_clean(Derived::Idle, i);
+                    continue;
+                }
+                let mut cx = SubflowCx { conn: &mut self.shared };
+                if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
+                    self.next_poll = if i + 1 == n { 0 } else { i + 1 };
+                    return Some(Transmit { path: self.paths[i], seg });
+                }
+            }
+        }
+        None
     }
 
     /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`;
@@ -122,7 +139,9 @@ impl Connection {
     /// Writes subflow `i` as the scheduler sees it, for a segment of `len` bytes, into
     /// `views[i]` in place (building it on the stack and pushing it copied ~200 bytes twice).
     /// The subflow's snapshot is copied again only if the subflow changed since the last time.
-    #[inline]
+    /// Always inlined: as a call (once per subflow per decision) its prologue and epilogue
+    /// were about 15 instructions of its ~80.
+    #[inline(always)]
     fn fill_view(&mut self, i: usize, usable: bool, space: u64, len: u32, carried: SubflowSet) {
         let m = &self.meta[i];
         let v = &mut self.views[i];

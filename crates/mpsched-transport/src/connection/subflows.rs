@@ -62,10 +62,13 @@ impl Subflows {
         Subflows { v, cache, clean: AtomicU64::new(0) }
     }
 
-    /// Whether subflow `i`'s `what` is still valid.
+    /// Whether subflow `i`'s `what` is still valid. A relaxed load (an acquire one kept the
+    /// compiler from merging or hoisting the loads of a loop over the subflows): the marks read
+    /// here guard nothing written through `&self` except the deadline cache, which
+    /// [`Subflows::earliest_timeout_cached`] reads with its own acquire load.
     #[inline]
     pub fn is_clean(&self, what: Derived, i: usize) -> bool {
-        self.clean.load(Ordering::Acquire) & (1 << (what as u64 * 8 + i as u64)) != 0
+        self.clean.load(Ordering::Relaxed) & (1 << (what as u64 * 8 + i as u64)) != 0
     }
 
     /// Records that subflow `i`'s `what` was just derived from its current state.
@@ -77,7 +80,7 @@ impl Subflows {
     /// Bit i set: subflow i's `what` is valid.
     #[inline]
     pub fn clean_mask(&self, what: Derived) -> u8 {
-        (self.clean.load(Ordering::Acquire) >> (what as u64 * 8)) as u8
+        (self.clean.load(Ordering::Relaxed) >> (what as u64 * 8)) as u8
     }
 
     /// Every subflow, mutably: all marks cleared.
@@ -135,31 +138,31 @@ impl Subflows {
         }
     }
 
-    /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache.
+    /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache. Only the
+    /// subflows without a valid cached deadline are asked (visited from a bit mask); then the
+    /// minimum is taken over every cached deadline, an unset one cached as `u64::MAX`, and the
+    /// `TimeoutSome` marks say whether any is set (so a deadline at `u64::MAX` still counts).
     #[inline]
     fn earliest_timeout_cached(&self) -> Option<Instant> {
         let clean = self.clean.load(Ordering::Acquire);
         let (t, s) = (Derived::Timeout as u64 * 8, Derived::TimeoutSome as u64 * 8);
+        let n = self.v.len();
+        let all = ((1u16 << n) - 1) as u8;
         let mut marks = clean;
-        let mut best: Option<Instant> = None;
-        for (i, sf) in self.v.iter().enumerate() {
-            let d = if clean & (1 << (t + i as u64)) != 0 {
-                (clean & (1 << (s + i as u64)) != 0).then(|| Instant(self.cache[i].deadline.load(Ordering::Relaxed)))
-            } else {
-                let d = sf.poll_timeout();
-                self.cache[i].deadline.store(d.map_or(0, |d| d.0), Ordering::Relaxed);
-                marks |= (1 << (t + i as u64)) | ((d.is_some() as u64) << (s + i as u64));
-                d
-            };
-            if let Some(d) = d {
-                best = Some(best.map_or(d, |b| b.min(d)));
-            }
+        let mut stale = !(clean >> t) as u8 & all;
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            let d = self.v[i].poll_timeout();
+            self.cache[i].deadline.store(d.map_or(u64::MAX, |d| d.0), Ordering::Relaxed);
+            marks |= (1 << (t + i as u64)) | ((d.is_some() as u64) << (s + i as u64));
         }
+        let earliest = self.cache[..n].iter().fold(u64::MAX, |m, c| m.min(c.deadline.load(Ordering::Relaxed)));
         if marks != clean {
             // Only sets marks (clearing needs `&mut self`): a concurrent caller computes the same.
             self.clean.fetch_or(marks, Ordering::Release);
         }
-        best
+        ((marks >> s) as u8 & all != 0).then_some(Instant(earliest))
     }
 }
 
