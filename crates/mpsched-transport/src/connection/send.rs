@@ -251,9 +251,17 @@ impl Connection {
     }
 
     /// Sends `len` bytes at `dsn` on subflow `i`.
+    /// The subflow's view snapshot, when current before, is patched rather than left to be copied
+    /// again at the next decision ([`crate::subflow::Subflow::info_after_send`]): a decision usually
+    /// follows a send on the same subflow, and the copy was most of a view's cost.
     pub(super) fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
+        let view_current = self.subflows.is_clean(Derived::View, i);
         let mut cx = SubflowCx { conn: &mut self.shared };
         let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
+        if view_current {
+            self.subflows[i].info_after_send(&mut self.views[i].info);
+            self.subflows.set_clean(Derived::View, i);
+        }
         if self.multipath() {
             if let Some(k) = self.carriers_of(dsn) {
                 self.sent[k].carried.insert(i);
