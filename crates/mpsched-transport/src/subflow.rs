@@ -388,6 +388,20 @@ impl Subflow {
         self.fill_live(out);
     }
 
+    /// Brings `out`, a snapshot ([`Subflow::info_into`]) taken right before [`Subflow::send_new`],
+    /// up to date after it: sending new data changes only the pipe, the outstanding bytes and
+    /// the two send counters of the snapshot (the controller's `on_sent` sees the window
+    /// read-only; the RTT estimator, the timers' backoff and the delivery rate are untouched).
+    /// Debug builds compare the result with a fresh snapshot.
+    #[inline]
+    pub fn info_after_send(&self, out: &mut SubflowInfo) {
+        out.pipe = self.pipe();
+        out.outstanding = self.outstanding();
+        out.bytes_sent = self.stats.bytes_sent;
+        out.segments_sent = self.stats.segments_sent;
+        debug_assert_eq!(*out, self.info());
+    }
+
     /// The fields of [`SubflowInfo`] that are not running counters: state, RTT, window.
     #[inline]
     fn fill_live(&self, s: &mut SubflowInfo) {

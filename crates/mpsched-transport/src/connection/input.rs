@@ -3,7 +3,7 @@
 //! the application's reads from the shared receive buffer (with the head-of-line accounting of
 //! docs/scenarios.md, Outputs).
 
-use super::{Connection, Event, PathId, Side};
+use super::{Connection, Derived, Event, PathId, Side};
 use crate::segment::{Flags, Segment};
 use crate::subflow::SubflowCx;
 use crate::time::Instant;
@@ -117,6 +117,9 @@ impl Connection {
     fn after_subflow_input(&mut self, i: usize) {
         let sf = &self.subflows[i];
         let (delivered, srtt, established) = (sf.delivered(), sf.srtt(), sf.is_established());
+        // `pf`, `min_srtt` and `max_srtt` may change below, and the view's fields derive from
+        // them: the only caller borrowed the subflow mutably just before, which cleared its mark.
+        debug_assert!(!self.subflows.is_clean(Derived::Fields, i));
         let m = &mut self.meta[i];
         if delivered > m.delivered_seen {
             m.delivered_seen = delivered;

@@ -2,7 +2,7 @@
 //! `mptcp_is_def_unavailable`: pf after an RTO), interface up / down / backup events from the driver, and reinjection of a failed
 //! subflow's unacknowledged data on the others (Linux `mptcp_reinject_data`).
 
-use super::{Connection, Event, PathId, PathState};
+use super::{Connection, Derived, Event, PathId, PathState};
 use crate::subflow::SubflowCx;
 use crate::time::Instant;
 
@@ -42,6 +42,7 @@ impl Connection {
                         self.events.push_back(Event::SubflowDown(i as u8));
                     }
                     self.meta[i].pf = true;
+                    self.subflows.forget(Derived::Fields, i);
                     self.reinject_from(i);
                 }
             }
@@ -76,10 +77,12 @@ impl Connection {
                     // Closing, and the interface is gone: the subflow's FIN exchange cannot
                     // finish; drop it (see `on_data_fin_acked`).
                     self.meta[i].path_up = false;
+                    self.subflows.forget(Derived::Fields, i);
                     self.subflows[i].finish();
                     self.check_closed();
                 } else if self.meta[i].path_up {
                     self.meta[i].path_up = false;
+                    self.subflows.forget(Derived::Fields, i);
                     self.events.push_back(Event::SubflowDown(i as u8));
                     if self.subflows.len() > 1 {
                         self.reinject_from(i);
@@ -90,10 +93,14 @@ impl Connection {
                 if !self.meta[i].path_up {
                     self.meta[i].path_up = true;
                     self.meta[i].pf = false;
+                    self.subflows.forget(Derived::Fields, i);
                     self.meta[i].up_restart = self.subflows[i].path_up(now);
                 }
             }
-            PathState::Backup(b) => self.meta[i].backup = b,
+            PathState::Backup(b) => {
+                self.meta[i].backup = b;
+                self.subflows.forget(Derived::Fields, i);
+            }
         }
     }
 }

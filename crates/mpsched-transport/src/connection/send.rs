@@ -79,42 +79,92 @@ impl Connection {
         None
     }
 
-    /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`;
-    /// whether some subflow has room for it ([`SchedSubflow::available`]).
-    fn build_views(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
-        let mut any_space = false;
-        self.views.resize(self.subflows.len(), SchedSubflow::default());
-        for i in 0..self.subflows.len() {
-            let (usable, space) = self.usable_space(now, i);
-            any_space |= usable && space >= len as u64;
-            self.fill_view(i, usable, space, len, carried);
-        }
-        any_space
+    /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`.
+    fn build_views(&mut self, now: Instant, len: u32, carried: SubflowSet) {
+        self.refresh_view_fields(now);
+        self.finish_views(len, carried);
     }
 
-    /// [`Connection::build_views`] when some subflow has room for `len` bytes; `false` (views
-    /// left stale) when none has. The scheduler is not asked in that case, so its view need not
-    /// exist: about a third of the calls (the last `poll_transmit` of every drain) end here, and
-    /// they no longer copy a [`crate::SubflowInfo`] per subflow.
+    /// [`Connection::build_views`] when some subflow has room for `len` bytes; `false` (the
+    /// views' snapshots left stale) when none has. The scheduler is not asked in that case, so
+    /// its view need not exist: about a third of the calls (the last `poll_transmit` of every
+    /// drain) end here, and they copy no [`crate::SubflowInfo`].
     pub(super) fn build_views_if_space(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
-        let n = self.subflows.len();
-        let mut space = [(false, 0u64); 8]; // at most 8 subflows (`Connection::new`)
-        let mut any_space = false;
-        for (i, s) in space[..n.min(8)].iter_mut().enumerate() {
-            *s = self.usable_space(now, i);
-            any_space |= s.0 && s.1 >= len as u64;
-        }
-        if !any_space {
+        self.refresh_view_fields(now);
+        if !self.views.iter().any(|v| v.usable && v.space >= len as u64) {
             return false;
         }
-        // Resized only when a subflow was added (a call per decision showed in the profile).
+        self.finish_views(len, carried);
+        true
+    }
+
+    /// Brings the fields of every view that do not depend on the segment (`usable`, `space`,
+    /// `backup`, `queued`, `min_srtt_ns`, `max_srtt_ns`) up to date. Only the views without a
+    /// `Fields` mark are rewritten (visited from a bit mask): the mark is cleared with the
+    /// subflow's others at every mutable borrow of it and at every change of the fields of its
+    /// [`SfMeta`] read here, and set only while those fields do not depend on the time (the free
+    /// window is cached, i.e. the pacing gap ran out, or the subflow is not usable). With eight
+    /// subflows a decision usually follows a change of one or two of them; computing all eight
+    /// was a fifth of the `subflows-8` benchmark.
+    #[inline]
+    fn refresh_view_fields(&mut self, now: Instant) {
+        let n = self.subflows.len();
+        // Resized only when a subflow was added (that cleared every mark).
         if self.views.len() != n {
             self.views.resize(n, SchedSubflow::default());
         }
-        for (i, &(usable, sp)) in space[..n.min(8)].iter().enumerate() {
-            self.fill_view(i, usable, sp, len, carried);
+        let all = ((1u16 << n) - 1) as u8;
+        let mut stale = !self.subflows.clean_mask(Derived::Fields) & all;
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            let (usable, space) = self.usable_space(now, i);
+            let fixed = !usable || self.subflows.is_clean(Derived::Space, i);
+            let (sf, m, v) = (&self.subflows[i], &self.meta[i], &mut self.views[i]);
+            v.usable = usable;
+            v.space = space;
+            v.backup = m.backup;
+            v.queued = sf.outstanding();
+            v.min_srtt_ns = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
+            v.max_srtt_ns = m.max_srtt;
+            if fixed {
+                self.subflows.set_clean(Derived::Fields, i);
+            }
         }
-        true
+        #[cfg(debug_assertions)]
+        self.check_view_fields(now);
+    }
+
+    /// Debug builds: every view's segment-independent fields equal a fresh computation.
+    #[cfg(debug_assertions)]
+    fn check_view_fields(&self, now: Instant) {
+        for (i, v) in self.views.iter().enumerate() {
+            let usable = self.subflow_usable(i);
+            let space = if usable { self.subflows[i].new_data_space(now) } else { 0 };
+            let m = &self.meta[i];
+            let min = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
+            let fresh = (usable, space, m.backup, self.subflows[i].outstanding(), min, m.max_srtt);
+            assert_eq!((v.usable, v.space, v.backup, v.queued, v.min_srtt_ns, v.max_srtt_ns), fresh, "view {i}");
+        }
+    }
+
+    /// Completes the views for a segment of `len` bytes whose carriers are `carried`: the
+    /// snapshots of the subflows changed since they were taken are copied again, and every
+    /// view's `available` and `carried` written.
+    #[inline]
+    fn finish_views(&mut self, len: u32, carried: SubflowSet) {
+        let all = ((1u16 << self.views.len()) - 1) as u8;
+        let mut stale = !self.subflows.clean_mask(Derived::View) & all;
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            self.subflows[i].info_into(&mut self.views[i].info);
+            self.subflows.set_clean(Derived::View, i);
+        }
+        for (i, v) in self.views.iter_mut().enumerate() {
+            v.available = v.usable && v.space >= len as u64;
+            v.carried = carried.contains(i);
+        }
     }
 
     /// Whether subflow `i` is usable and its free window for new data. Linux
@@ -134,29 +184,6 @@ impl Connection {
     pub fn subflow_usable(&self, i: usize) -> bool {
         let (Some(sf), Some(m)) = (self.subflows.get(i), self.meta.get(i)) else { return false };
         sf.is_established() && !sf.is_pre_established() && !m.pf && m.path_up
-    }
-
-    /// Writes subflow `i` as the scheduler sees it, for a segment of `len` bytes, into
-    /// `views[i]` in place (building it on the stack and pushing it copied ~200 bytes twice).
-    /// The subflow's snapshot is copied again only if the subflow changed since the last time.
-    /// Always inlined: as a call (once per subflow per decision) its prologue and epilogue
-    /// were about 15 instructions of its ~80.
-    #[inline(always)]
-    fn fill_view(&mut self, i: usize, usable: bool, space: u64, len: u32, carried: SubflowSet) {
-        let m = &self.meta[i];
-        let v = &mut self.views[i];
-        if !self.subflows.is_clean(Derived::View, i) {
-            self.subflows[i].info_into(&mut v.info);
-            self.subflows.set_clean(Derived::View, i);
-        }
-        v.usable = usable;
-        v.available = usable && space >= len as u64;
-        v.backup = m.backup;
-        v.space = space;
-        v.carried = carried.contains(i);
-        v.queued = v.info.outstanding;
-        v.min_srtt_ns = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
-        v.max_srtt_ns = m.max_srtt;
     }
 
     /// Bytes the application has queued in the send buffer and no subflow has taken yet.
@@ -224,9 +251,17 @@ impl Connection {
     }
 
     /// Sends `len` bytes at `dsn` on subflow `i`.
+    /// The subflow's view snapshot, when current before, is patched rather than left to be copied
+    /// again at the next decision ([`crate::subflow::Subflow::info_after_send`]): a decision usually
+    /// follows a send on the same subflow, and the copy was most of a view's cost.
     pub(super) fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
+        let view_current = self.subflows.is_clean(Derived::View, i);
         let mut cx = SubflowCx { conn: &mut self.shared };
         let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
+        if view_current {
+            self.subflows[i].info_after_send(&mut self.views[i].info);
+            self.subflows.set_clean(Derived::View, i);
+        }
         if self.multipath() {
             if let Some(k) = self.carriers_of(dsn) {
                 self.sent[k].carried.insert(i);

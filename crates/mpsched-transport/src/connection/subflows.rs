@@ -32,6 +32,10 @@ pub(super) enum Derived {
     Timeout = 4,
     /// With `Timeout`: that deadline is `Some`.
     TimeoutSome = 5,
+    /// The fields of `views[i]` that do not depend on the segment (usable, free window,
+    /// backup, queued bytes, srtt extremes) are current. Besides the subflow, they read its
+    /// `SfMeta`: whoever changes those fields there clears this mark ([`Subflows::forget`]).
+    Fields = 6,
 }
 
 /// What the connection keeps per subflow beside the clean marks.
@@ -75,6 +79,12 @@ impl Subflows {
     #[inline]
     pub fn set_clean(&mut self, what: Derived, i: usize) {
         *self.clean.get_mut() |= 1 << (what as u64 * 8 + i as u64);
+    }
+
+    /// Subflow `i`'s `what` is no longer valid (something else it derives from changed).
+    #[inline]
+    pub fn forget(&mut self, what: Derived, i: usize) {
+        *self.clean.get_mut() &= !(1 << (what as u64 * 8 + i as u64));
     }
 
     /// Bit i set: subflow i's `what` is valid.
@@ -223,6 +233,18 @@ mod tests {
         assert!(s.get_mut(2).is_some());
         assert_eq!((s.clean_mask(Derived::View), s.clean_mask(Derived::Sibling)), (0b001, 0));
         assert!(s.is_clean(Derived::Idle, 0) && !s.is_clean(Derived::Idle, 2));
+    }
+
+    /// `forget` clears one mark of one subflow and nothing else.
+    #[test]
+    fn forget_clears_one_mark() {
+        let mut s = three();
+        for i in 0..3 {
+            s.set_clean(Derived::Fields, i);
+            s.set_clean(Derived::View, i);
+        }
+        s.forget(Derived::Fields, 1);
+        assert_eq!((s.clean_mask(Derived::Fields), s.clean_mask(Derived::View)), (0b101, 0b111));
     }
 
     /// The earliest deadline is re-read from a subflow once it was borrowed mutably, and kept
