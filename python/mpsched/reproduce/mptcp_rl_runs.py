@@ -31,11 +31,16 @@ from ..matrix import build_matrix, load_scenario
 from ..sweep import run_sweep
 from . import _common
 
-#: MPTCP-RL (the shipped policy), the paper's baselines Round-Robin, eMPTCP, DMPTCP and ReLeS
-#: (the shipped policy, docs/mptcp-rl.md), and our strongest schedulers on these paths, minRTT
-#: (Linux's default) and BLEST. ReLeS runs last, so a resumed reproduction of the earlier
-#: schedulers keeps their runs.
-SCHEDULERS = ("mptcp-rl", "roundrobin", "emptcp", "dmptcp", "minrtt", "blest", "reles")
+#: The paper's baselines (Figs. 3-6), in its order: Round-Robin, eMPTCP, DMPTCP and ReLeS (the
+#: shipped policy, docs/mptcp-rl.md).
+PAPER_BASELINES = ("roundrobin", "emptcp", "dmptcp", "reles")
+#: Our strongest built-in schedulers, which the paper did not run (the union of the other
+#: reproductions' lists, reproduce/edar_runs.py and pdaa3c_runs.py): minRTT (Linux's default,
+#: with opportunistic retransmission), minRTT without it (ns-3's), BLEST, ECF, Peekaboo, STMS
+#: and redundant (every segment on every subflow).
+OUR_BASELINES = ("minrtt", "minrtt-norp", "blest", "ecf", "peekaboo", "stms", "redundant")
+#: MPTCP-RL (the shipped policy), then the paper's baselines, then ours.
+SCHEDULERS = ("mptcp-rl",) + PAPER_BASELINES + OUR_BASELINES
 #: The figures (scenario copies), in the order they run.
 FIGURES = (
     "single", "fig3", "fig4-media", "fig4-long", "fig5-wlan1", "fig5-wlan2", "fig5-wlan3",
