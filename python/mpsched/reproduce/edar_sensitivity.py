@@ -297,8 +297,9 @@ def _summary(
     counts: Dict[str, int] = {}
     ref_counts: Dict[str, int] = {}
     flips = []
-    for cid, cell in r["claims"].items():
-        ref = _cell(reference[cid])
+    rank = {cid: i for i, cid in enumerate(reference)}
+    for cid in sorted(r["claims"], key=rank.__getitem__):  # the claims table's order
+        cell, ref = r["claims"][cid], _cell(reference[cid])
         table.setdefault(cid, {"reference": ref})[col] = cell
         counts[cell[0]] = counts.get(cell[0], 0) + 1
         ref_counts[ref[0]] = ref_counts.get(ref[0], 0) + 1
@@ -314,15 +315,19 @@ def _summary(
     return res
 
 
-def _against_control(summary: Dict[str, Any], table: Dict[str, Dict[str, Any]]) -> None:
+def _against_control(
+    summary: Dict[str, Any], table: Dict[str, Dict[str, Any]], reference: Dict[str, Claim]
+) -> None:
     """A retraining value's flips against the retrained control too (``control_flips``,
     ``control_flipped``): what the value changes beyond what retraining alone does."""
     ctl = next((c for c, s in summary.items() if s["param"] == CONTROL), None)
+    order = list(reference)
     for col, s in summary.items():
         if ctl is None or col == ctl or BY_NAME[s["param"]].kind != "train":
             continue
+        by_claim = [(cid, table.get(cid, {})) for cid in order]
         flipped = [
-            cid for cid, by in table.items() if col in by and ctl in by and by[col][0] != by[ctl][0]
+            cid for cid, by in by_claim if col in by and ctl in by and by[col][0] != by[ctl][0]
         ]
         s["control_flips"], s["control_flipped"] = len(flipped), flipped
 
@@ -334,7 +339,7 @@ def write_tables(
     results = _finished(out, seeds, quick)
     table: Dict[str, Dict[str, Any]] = {}
     summary = {f"{r['param']} {r['value']}": _summary(r, reference, table) for r in results}
-    _against_control(summary, table)
+    _against_control(summary, table, reference)
     params = {
         p.name: {"what": p.what, "ours": p.ours, "paper": p.paper, "kind": p.kind,
                  "groups": list(p.groups), "values": [u[0] for u in p.units()], "note": p.note}
