@@ -178,7 +178,7 @@ def _capacity(x: float) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """The replay capacity: online learning only (offline learning samples all offline data);
     the adaptation's too. It never binds here: a replay starts empty (Algorithm 2, l. 1) and
     holds at most the online steps, 4,000 per adaptation (20,000 for the shipped EdAR-o), fewer
-    than 25,000: so both values give the committed checkpoints and runs, and are not run."""
+    than 25,000: so both values train and adapt exactly as 50,000 does, and are not run."""
     return {"buffer_size": int(x)}, {"buffer_size": int(x)}
 
 
@@ -221,7 +221,7 @@ _NO_BIND = (
     "not run: it does not bind. Offline learning samples all the offline data (59,317 "
     "transitions); an online replay starts empty and holds at most the online steps, 4,000 in "
     "each adaptation (20,000 for the shipped EdAR-o), fewer than 25,000, so both values give the "
-    "committed checkpoints and runs bit for bit (0 flips)"
+    "checkpoints and runs of 50,000 (the retrained control's) bit for bit"
 )
 #: Every parameter we chose that the sweep covers, in table order.
 PARAMS: Tuple[Param, ...] = (
