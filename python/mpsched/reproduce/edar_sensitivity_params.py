@@ -214,8 +214,8 @@ CONTROL = "retrained-control"
 _HALF_TWICE = (("×0.5", 0.5), ("×2", 2.0))
 _ALL = ("handoff", "settings", "fct")
 #: The settings-process values also run on the FCT sweeps: the rate's two only, chosen before
-#: any FCT value ran, as a full FCT re-run (1,980 runs of 50 downloads) per value does not fit
-#: the time this sweep had (measured: see docs/edar.md).
+#: any FCT value ran, as a full FCT re-run (1,980 runs of 50 downloads) for each of the ten
+#: values did not look affordable in the time this sweep had (costs: docs/edar.md).
 _FCT = ("×0.5", "×2")
 _NO_BIND = (
     "not run: it does not bind. Offline learning samples all the offline data (59,317 "
