@@ -12,6 +12,7 @@ from mpsched.matrix import load_scenario
 from mpsched.reproduce import edar as E
 from mpsched.reproduce import edar_claims as C
 from mpsched.reproduce import edar_sensitivity as S
+from mpsched.reproduce import edar_sensitivity_params as SP
 from mpsched.reproduce import protocol as P
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,13 +65,106 @@ def test_settings_edits_touch_only_the_settings_handoff_process():
     assert sc == before
 
 
+def _handoff(stem, edit=None, x=None):
+    sc = _scenario(stem)
+    if edit is not None:
+        edit(stem, sc, x)
+    return sc
+
+
+@pytest.mark.parametrize("stem", ["edar-setting-1", "edar-setting-5", "edar-fct-delay", "edar-fct-loss"])  # fmt: skip
+def test_handoff_process_edits_change_exactly_their_field(stem):
+    """`settings-handoff-loss ×2` doubles the handoff's loss and nothing else in the scenario
+    copy; the outage likewise; the delay: the delay added to path 2's largest delay × x."""
+    before = _handoff(stem)
+    h0 = before["handoffs"][0]
+    top = SP._largest(next(p for p in before["paths"] if p["name"] == "path2")["delay_ms"])
+    assert h0["delay_ms"] == 2 * top  # ours: doubled
+    expected = {
+        S._handoff_loss: (2.0, "loss", {"model": "bernoulli", "p": 0.1}),
+        S._handoff_outage: (2.0, "outage_s", 8),
+        S._handoff_delay: (2.0, "delay_ms", 3 * top),
+        S._handoff_rate: (0.5, "rate_per_min", 1.5),
+    }
+    for edit, (x, key, value) in expected.items():
+        sc = _handoff(stem, edit, x)
+        want = _handoff(stem)
+        want["handoffs"][0][key] = value
+        assert sc == want, edit.__name__
+    assert _handoff(stem, S._handoff_delay, 0.5)["handoffs"][0]["delay_ms"] == 1.5 * top
+    assert _handoff(stem, S._handoff_loss, 0.5)["handoffs"][0]["loss"]["p"] == 0.025
+    assert _handoff(stem, S._handoff_outage, 0.5)["handoffs"][0]["outage_s"] == 2
+
+
+def test_process_edits_leave_the_handoff_scenario_alone():
+    for edit in (S._handoff_delay, S._handoff_loss, S._handoff_outage, S._handoff_duration):
+        assert _handoff("edar-handoff", edit, 2.0) == _handoff("edar-handoff")
+
+
 def test_params_are_typed_and_name_known_groups():
     assert len(S.BY_NAME) == len(S.PARAMS)
+    hooks = {"scenario": "edit", "adapt": "adapt", "train": "train"}
     for p in S.PARAMS:
-        assert p.kind in ("scenario", "adapt") and set(p.groups) <= set(E.runs.GROUPS)
-        assert (p.edit is None) == (p.kind == "adapt") and (p.adapt is None) == (p.kind == "scenario")  # fmt: skip
-        assert len(p.values) == 2
+        assert p.kind in hooks and set(p.groups) <= set(E.runs.GROUPS)
+        assert all((getattr(p, h) is None) == (k != p.kind) for k, h in hooks.items()), p.name
+        assert len(p.values) == (1 if p.name == S.CONTROL else 2)
+        assert set(p.fct) <= {label for label, _ in p.values} and (
+            not p.fct or p.kind == "scenario"
+        )
     assert S._epsilon(0.2) == (E.runs.ADAPT_STEPS, {"epsilon": 0.2})
+    rate = S.BY_NAME["settings-handoff-rate"].units()
+    assert [(u[0], u[2]) for u in rate] == [("×0.5", ("settings",)), ("×2", ("settings",)), ("×0.5 FCT", ("fct",)), ("×2 FCT", ("fct",))]  # fmt: skip
+    assert [p.name for p in S.PARAMS if not p.by_default] == ["replay-capacity"]
+
+
+def test_retraining_uses_the_shipped_training_with_one_value_changed(tmp_path):
+    """The retraining's Args are the shipped EdAR-p's (its command's options among them) with
+    the value, ``steps`` 0 (EdAR-p is written before the online phase) and the output."""
+    meta = SP.shipped_train()
+    opts = meta["command"].split()
+    for flag, key in (("--offline-episodes", "offline_episodes"), ("--offline-iterations", "offline_iterations"), ("--seed", "seed")):  # fmt: skip
+        assert int(opts[opts.index(flag) + 1]) == meta[key]
+    assert [opts[i + 1] for i, o in enumerate(opts) if o == "--scenario"] == meta["scenario"]
+    for p in (p for p in S.PARAMS if p.kind == "train"):
+        for _label, x in p.values:
+            train, adapt = p.train(x)
+            args = S.train_args(train, tmp_path)
+            changed = {k for k, v in vars(args).items() if k in meta and v != meta[k] and k != "core_units"}  # fmt: skip
+            assert changed == {"scenario", "out", "steps"} | set(train), (p.name, changed)
+            assert [Path(s).name for s in args.scenario] == [Path(s).name for s in meta["scenario"]]
+            assert args.steps == 0 and all(getattr(args, k) == v for k, v in train.items())
+            assert set(adapt) <= {"batch_size", "buffer_size"}
+    assert S.BY_NAME["offline-updates"].train(3000.0) == ({"offline_iterations": 3000}, {})
+
+
+def test_replay_capacity_does_not_bind():
+    """Why `replay-capacity` is not run: no replay here ever holds 25,000 transitions."""
+    from mpsched.agents.edar import Replay
+
+    smallest = min(x for _, x in S.BY_NAME["replay-capacity"].values)
+    assert max(E.runs.ADAPT_STEPS, SP.shipped_train()["steps"]) < smallest
+    assert SP.shipped_train()["buffer_size"] > smallest
+    assert Replay.tail.__doc__ and "newest" in Replay.tail.__doc__
+
+
+def test_retrain_is_cached_by_its_values(tmp_path, monkeypatch):
+    import mpsched.agents.edar as agent
+
+    calls = []
+
+    def fake_train(args, log):
+        calls.append(args)
+        Path(args.out).mkdir(parents=True)
+        meta = {"train": {k: v for k, v in vars(args).items() if k != "core_units"}}
+        (Path(args.out) / "edar-p.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    monkeypatch.setattr(agent, "train", fake_train)
+    dest = tmp_path / "train"
+    assert S.retrain({"batch_size": 32}, dest, False, print) == dest / "edar-p.json"
+    S.retrain({"batch_size": 32}, dest, False, print)
+    assert len(calls) == 1 and calls[0].batch_size == 32 and calls[0].offline_iterations == 6000
+    S.retrain({"batch_size": 128}, dest, True, print)
+    assert len(calls) == 2 and calls[1].batch_size == 128 and calls[1].offline_episodes == 2
 
 
 def test_reference_values_leave_out_edar_o_and_other_seeds():
@@ -142,6 +236,18 @@ def test_committed_sweep_is_the_full_seed_run():
         assert sorted(flips) == sorted(s["flipped"]) and len(flips) == s["flips"]
     md = (COMMITTED / "sensitivity.md").read_text(encoding="utf-8")
     assert md == "\n".join(S._markdown(doc)) + "\n"
+
+
+def test_committed_sweep_is_imported_not_rerun(tmp_path):
+    """A call with the committed reference imports the committed values (nothing to run:
+    ``params`` empty) and writes the committed tables back unchanged."""
+    doc = _committed_sweep()
+    cols = S.import_committed(tmp_path, P.HELD_OUT)
+    assert cols == list(doc["values"])
+    S.sensitivity(tmp_path, params=[], seeds=P.HELD_OUT)
+    assert json.loads((tmp_path / "sensitivity.json").read_text(encoding="utf-8")) == doc
+    assert S.import_committed(tmp_path, P.HELD_OUT) == []  # already there
+    assert S.import_committed(tmp_path / "q", E.QUICK_SEEDS) == []
 
 
 def test_docs_quote_the_committed_sweep():

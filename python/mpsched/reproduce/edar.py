@@ -402,7 +402,7 @@ def edar_command(
         bool, typer.Option("--quick", help=f"{len(QUICK_SEEDS)} seeds, {QUICK_DOWNLOADS} downloads per FCT point, no adaptation: a test of the pipeline, not the reproduction.")
     ] = False,
     sensitivity: Annotated[
-        bool, typer.Option("--sensitivity", help="Instead: sweep the values the paper does not state (handoff ramp, settings' handoff process, EdAR-o's online steps, ε, updates); writes sensitivity.md / .json.")
+        bool, typer.Option("--sensitivity", help="Instead: sweep the values the paper does not state (handoff ramp, settings' handoff process, EdAR-o's online steps, ε, updates; EdAR-p's offline updates, H: retraining); writes sensitivity.md / .json.")
     ] = False,
     params: Annotated[
         Optional[str], typer.Option("--params", help="With --sensitivity: comma-separated parameters (default: all; see reproduce/edar_sensitivity.py).")
@@ -450,7 +450,7 @@ def _sensitivity_command(out: Path, params: Optional[str], jobs: int, quick: boo
     from ..cli.errors import fail
     from . import edar_sensitivity as S
 
-    names = list(S.BY_NAME) if params is None else [n.strip() for n in params.split(",") if n.strip()]  # fmt: skip
+    names = [p.name for p in S.PARAMS if p.by_default] if params is None else [n.strip() for n in params.split(",") if n.strip()]  # fmt: skip
     bad = [n for n in names if n not in S.BY_NAME]
     if bad or not names:
         fail(f"--params: unknown {bad[0] if bad else params!r}, expected some of {', '.join(S.BY_NAME)}")  # fmt: skip

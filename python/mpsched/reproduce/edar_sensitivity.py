@@ -11,11 +11,19 @@ run):
   reproduction does);
 * an EdAR-o parameter (online steps, ε, updates per flow) re-adapts EdAR-o in all 8 evaluation
   networks and re-runs EdAR-o only: the other schedulers' per-seed values are the reference's
-  (the same deterministic runs).
+  (the same deterministic runs);
+* a training parameter (offline updates, minibatch H, replay capacity) retrains EdAR-p with
+  the shipped training's arguments and that one value changed, re-adapts EdAR-o from it in
+  all 8 networks and re-runs both; the other schedulers' values are the reference's.
+
+The settings' handoff process is shared by the two FCT sweeps: its values listed in a
+parameter's ``fct`` also run there, as a separate part ("×2 FCT").
 
 Writes ``OUT/sensitivity.md`` / ``OUT/sensitivity.json`` (per claim the reference's verdict and
 gain and each value's; per value the verdict counts and how many verdicts flip), from every
-value finished under ``OUT/sensitivity/`` (resumable: runs and adaptations are cached).
+value finished under ``OUT/sensitivity/`` (resumable: runs, adaptations and retrainings are
+cached). With the committed reference, the committed sweep's values are imported first
+(:func:`import_committed`), not re-run: the tables keep them beside the new ones.
 
 **Offline data** (the paper: 100 trajectories per setting, the shipped EdAR-p 10), by hand:
 
@@ -32,14 +40,28 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..matrix import build_matrix
 from ..sweep import run_sweep
 from . import edar as E
 from . import edar_runs as R
+from .edar_sensitivity_params import (  # noqa: F401 (the edits: tests use them from here)
+    BY_NAME,
+    CONTROL,
+    PARAMS,
+    Param,
+    _epsilon,
+    _handoff_delay,
+    _handoff_duration,
+    _handoff_loss,
+    _handoff_outage,
+    _handoff_rate,
+    _ramp_depth,
+    _ramp_length,
+    train_args,
+)
 from .protocol import (
     HELD_OUT,
     NOT_MEASURED,
@@ -57,118 +79,17 @@ COMMITTED = Path(__file__).resolve().parents[3] / "docs" / "reproductions" / "ed
 QUICK_FRACTION = 0.01
 
 
-@dataclass(frozen=True)
-class Param:
-    """One parameter we chose: ``kind`` "scenario" (``edit(stem, scenario, x)`` changes the
-    scenarios of ``groups``) or "adapt" (``adapt(x)`` gives EdAR-o's online steps and Args
-    overrides); ``values``: (label, x) pairs beside ours (``ours``)."""
-
-    name: str
-    kind: str
-    what: str
-    ours: str
-    paper: str
-    groups: Tuple[str, ...]
-    values: Tuple[Tuple[str, float], ...]
-    edit: Optional[Callable[[str, Dict[str, Any], float], None]] = None
-    adapt: Optional[Callable[[float], Tuple[int, Dict[str, Any]]]] = None
-
-
-def _handoff_events(stem: str, sc: Dict[str, Any]) -> List[Tuple[float, Dict[str, Any]]]:
-    """The ramp events of the handoff scenario's path 2: (handoff start t1, event) for every
-    event after t1 and before the link returns at t2."""
-    if stem != "edar-handoff":
-        return []
-    return [
-        (t1, ev)
-        for ev in sc["paths"][1].get("schedule", [])
-        for t1, t2 in E.HANDOFF
-        if t1 <= ev["at_s"] < t2
-    ]
-
-
-def _ramp_length(stem: str, sc: Dict[str, Any], x: float) -> None:
-    """Each ramp step (and the outage) starts ``x`` times as long after t1 (ours: 3, 6, 8 s)."""
-    for t1, ev in _handoff_events(stem, sc):
-        ev["at_s"] = round(t1 + (ev["at_s"] - t1) * x, 6)
-
-
-def _ramp_depth(stem: str, sc: Dict[str, Any], x: float) -> None:
-    """The ramp's loss rates and added delays × ``x`` (ours: loss 1, 5, 20 %; delay +10, +25,
-    +50 ms on path 2's 50 ms)."""
-    base = float(sc["paths"][1]["delay_ms"])
-    for _t1, ev in _handoff_events(stem, sc):
-        if "delay_ms" in ev:
-            ev["delay_ms"] = round(base + (ev["delay_ms"] - base) * x, 6)
-        if "loss" in ev:
-            ev["loss"]["p"] = min(1.0, round(ev["loss"]["p"] * x, 9))
-
-
-def _handoffs(stem: str, sc: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return sc.get("handoffs", []) if stem.startswith("edar-setting-") else []
-
-
-def _handoff_rate(stem: str, sc: Dict[str, Any], x: float) -> None:
-    """Handoffs per minute of the settings' random handoff process × ``x`` (ours: 3)."""
-    for h in _handoffs(stem, sc):
-        h["rate_per_min"] = h["rate_per_min"] * x
-
-
-def _handoff_duration(stem: str, sc: Dict[str, Any], x: float) -> None:
-    """The settings' handoff durations × ``x`` (ours: uniform 10-30 s; the 4 s outage kept)."""
-    for h in _handoffs(stem, sc):
-        h["duration_s"] = [d * x for d in h["duration_s"]]
-
-
-def _steps(x: float) -> Tuple[int, Dict[str, Any]]:
-    return int(round(x)), {}
-
-
-def _epsilon(x: float) -> Tuple[int, Dict[str, Any]]:
-    return R.ADAPT_STEPS, {"epsilon": x}
-
-
-def _updates(x: float) -> Tuple[int, Dict[str, Any]]:
-    return R.ADAPT_STEPS, {"online_iterations": int(x)}
-
-
-_RAMP = "handoff scenario: loss 1 → 5 → 20 %, delay +10 → +25 → +50 ms at t1, +3, +6 s, outage from t1 + 8 s to t2"  # fmt: skip
-_PROCESS = "settings i-v: a random handoff on path 2, 3 per minute (20 s mean gap), 10-30 s long, 4 s outage"  # fmt: skip
-_MOVE = '"The user starts moving away from the router at t_1 until the link is unavailable, and moves back at t_2" (§VI-A); no numbers'  # fmt: skip
-#: Every parameter we chose that the sweep covers, in table order.
-PARAMS: Tuple[Param, ...] = (
-    Param("handoff-ramp-length", "scenario", "the handoff ramp's length (the outage starts 4 / 16 s after t1)",
-          _RAMP, _MOVE, ("handoff", "motivation"), (("×0.5", 0.5), ("×2", 2.0)), edit=_ramp_length),
-    Param("handoff-ramp-depth", "scenario", "the ramp's loss rates and added delays",
-          _RAMP, _MOVE, ("handoff", "motivation"), (("×0.5", 0.5), ("×2", 2.0)), edit=_ramp_depth),
-    Param("settings-handoff-rate", "scenario", "handoffs per minute in settings i-v", _PROCESS,
-          '"causes handoff every 40s (starts at time t_1 and ends at time t_2)" (§VI-A)',
-          ("settings",), (("×0.5", 0.5), ("×2", 2.0)), edit=_handoff_rate),
-    Param("settings-handoff-duration", "scenario", "handoff duration in settings i-v", _PROCESS,
-          "no duration (t_1, t_2 not given)", ("settings",), (("×0.5", 0.5), ("×2", 2.0)),
-          edit=_handoff_duration),
-    Param("online-steps", "adapt", "EdAR-o's online steps in each evaluation network",
-          f"{R.ADAPT_STEPS} steps (TIs)", '"the online training converges after several or tens of training episodes" (§VI-A)',
-          ("handoff", "settings", "fct"), (("2000", 2000.0), ("8000", 8000.0)), adapt=_steps),
-    Param("epsilon", "adapt", "ε of the ε-greedy actor while EdAR-o adapts", "ε = 0.1",
-          '"with probability ϵ < 1" (§V-C); no value', ("handoff", "settings", "fct"),
-          (("0.05", 0.05), ("0.2", 0.2)), adapt=_epsilon),
-    Param("online-updates", "adapt", "learner updates after each flow while EdAR-o adapts (M of Algorithm 2)",
-          "M = 200", "M not given (Algorithm 2)", ("handoff", "settings", "fct"),
-          (("100", 100.0), ("400", 400.0)), adapt=_updates),
-)  # fmt: skip
-BY_NAME = {p.name: p for p in PARAMS}
-
-
-def reference_values(claims: Dict[str, Claim], seeds: Sequence[int]) -> E.Values:
-    """The per-seed values of every variant but EdAR-o that the reference's claims hold."""
+def reference_values(
+    claims: Dict[str, Claim], seeds: Sequence[int], exclude: Sequence[str] = ("edar-o",)
+) -> E.Values:
+    """The per-seed values of every variant but ``exclude`` that the reference's claims hold."""
     values: E.Values = {}
     for c in claims.values():
         x = c.extra or {}
         point = x.get("point")
         key = (x["case"], None if point is None else float(point), x["metric_key"])
         for variant, by_seed in x.get("per_seed", {}).items():
-            if variant == "edar-o":
+            if variant in exclude:
                 continue
             for s, v in by_seed.items():
                 if int(s) in seeds:
@@ -182,84 +103,177 @@ def _cell(c: Claim) -> List[Any]:
     return [c.verdict, g[0], g[1], c.ours_a.mean if c.ours_a else None]
 
 
-def run_value(
-    p: Param, label: str, x: float, out: Path, reference: Dict[str, Claim], *,
-    seeds: Sequence[int], jobs: int, quick: bool, log: Callable[[str], None],
-) -> Dict[str, Any]:  # fmt: skip
-    """Runs one value of ``p`` and writes / returns its ``result.json``: the claims of the
-    affected cases (EdAR-o's alone for an EdAR-o parameter) with verdict and gain."""
-    dest = out / "sensitivity" / p.name / label
-    started = time.monotonic()
-    names = {n for g in p.groups for n in R.GROUPS[g]}
-    cases = [c for c in R.CASES if c.name in names]
+def _dir(out: Path, p: Param, label: str) -> Path:
+    return out / "sensitivity" / p.name / label.replace(" ", "-")
+
+
+def _setup(p: Param, x: float, quick: bool) -> Tuple[int, Dict[str, Any], Dict[str, Any]]:
+    """(EdAR-o's adaptation steps, the adaptation's Args overrides, the retraining's) of one
+    value of ``p``."""
     if p.kind == "scenario":
-        assert p.edit is not None
-        steps, extra = (0 if quick else R.ADAPT_STEPS), {}
-    else:
+        return (0 if quick else R.ADAPT_STEPS), {}, {}
+    train: Dict[str, Any] = {}
+    if p.kind == "adapt":
         assert p.adapt is not None
         steps, extra = p.adapt(x)
-        if quick:
-            from ..agents.edar_args import Args
+    else:
+        assert p.train is not None
+        (train, extra), steps = p.train(x), R.ADAPT_STEPS
+    if quick:
+        from ..agents.edar_args import Args
 
-            m = extra.get("online_iterations", Args.online_iterations)
-            steps = max(1, int(steps * QUICK_FRACTION))
-            extra = {**extra, "online_iterations": max(1, int(m * QUICK_FRACTION))}
-    datasets = R.run_all(
-        dest, seeds, cases=cases, checkpoint_p=R.DEFAULT_P.resolve(),
-        checkpoint_o=R.DEFAULT_O.resolve(), adapt_steps=steps, scenario_dir=E.default_scenario_dir(),
-        downloads=E.QUICK_DOWNLOADS if quick else None, jobs=jobs, log=log,
-        modify=None if p.edit is None else (lambda stem, sc: p.edit(stem, sc, x)),  # type: ignore[misc]
-        adapt_args=extra, baselines=R.BASELINES if p.kind == "scenario" else (),
-        edar_p=p.kind == "scenario",
-    )  # fmt: skip
-    values, _ = E.collect(datasets)
-    if p.kind == "adapt":
-        for key, by in reference_values(reference, seeds).items():
+        m = extra.get("online_iterations", Args.online_iterations)
+        steps = max(1, int(steps * QUICK_FRACTION))
+        extra = {**extra, "online_iterations": max(1, int(m * QUICK_FRACTION))}
+    return steps, extra, train
+
+
+def retrain(overrides: Dict[str, Any], dest: Path, quick: bool, log: Callable[[str], None]) -> Path:
+    """EdAR-p retrained with the shipped arguments and ``overrides`` (:func:`train_args`) into
+    ``dest``; kept when ``dest`` holds one trained with the same ``overrides``."""
+    ck = dest / "edar-p.json"
+    if ck.is_file():
+        meta = json.loads(ck.read_text(encoding="utf-8")).get("train", {})
+        if all(meta.get(k) == v for k, v in overrides.items()):
+            return ck
+    if dest.exists():
+        import shutil
+
+        shutil.rmtree(dest)
+    from ..agents.edar import train
+
+    log(f"retraining EdAR-p ({', '.join(f'{k} {v}' for k, v in overrides.items())})")
+    t0 = time.monotonic()
+    train(train_args(overrides, dest, quick), log=lambda m: None)
+    log(f"retrained in {time.monotonic() - t0:.0f} s")
+    return ck
+
+
+#: The variants each kind of parameter re-runs (a scenario parameter: all).
+_RERUN = {"scenario": (), "adapt": ("edar-o",), "train": ("edar-o", "edar-p")}
+
+
+def _judge(
+    p: Param, values: E.Values, reference: Dict[str, Claim], names: Set[str], seeds: Sequence[int]
+) -> Dict[str, List[Any]]:
+    """The cells of the claims of cases ``names`` a value can change: with the variants it
+    did not re-run taken from the reference (the same deterministic runs)."""
+    mine = _RERUN[p.kind]
+    if mine:
+        for key, by in reference_values(reference, seeds, exclude=mine).items():
             if key[0] in names:
                 values.setdefault(key, {}).update(by)
     claims = {}
     for c in E.build_claims(values):
         if c.extra["case"] not in names or c.verdict == NOT_MEASURED:
             continue
-        if p.kind == "adapt" and "edar-o" not in c.extra["per_seed"]:
+        if mine and not set(mine) & set(c.extra["per_seed"]):
             continue
         claims[c.id] = _cell(c)
+    return claims
+
+
+def run_value(
+    p: Param, label: str, x: float, groups: Sequence[str], out: Path, reference: Dict[str, Claim], *,
+    seeds: Sequence[int], jobs: int, quick: bool, log: Callable[[str], None],
+) -> Dict[str, Any]:  # fmt: skip
+    """Runs one value of ``p`` on the cases of ``groups`` and writes / returns its
+    ``result.json``: the claims it can change (module docstring) with verdict and gain."""
+    dest = _dir(out, p, label)
+    started = time.monotonic()
+    names = {n for g in groups for n in R.GROUPS[g]}
+    cases = [c for c in R.CASES if c.name in names]
+    steps, extra, train = _setup(p, x, quick)
+    ck_p = R.DEFAULT_P.resolve()
+    if p.kind == "train":
+        ck_p = retrain(train, dest / "train", quick, log).resolve()
+    edit = p.edit
+    datasets = R.run_all(
+        dest, seeds, cases=cases, checkpoint_p=ck_p,
+        checkpoint_o=R.DEFAULT_O.resolve(), adapt_steps=steps, scenario_dir=E.default_scenario_dir(),
+        downloads=E.QUICK_DOWNLOADS if quick else None, jobs=jobs, log=log,
+        modify=None if edit is None else (lambda stem, sc: edit(stem, sc, x)),
+        adapt_args=extra, baselines=R.BASELINES if p.kind == "scenario" else (),
+        edar_p=p.kind != "adapt",
+    )  # fmt: skip
+    values, _ = E.collect(datasets)
     res = {
         "param": p.name, "value": label, "x": x, "seeds": list(seeds), "quick": quick,
-        "adapt_steps": steps, "adapt_args": extra, "cases": [c.name for c in cases],
-        "wall_s": round(time.monotonic() - started, 1), "claims": claims,
+        "adapt_steps": steps, "adapt_args": extra, "train_args": train, "cases": [c.name for c in cases],
+        "wall_s": round(time.monotonic() - started, 1), "claims": _judge(p, values, reference, names, seeds),
     }  # fmt: skip
     (dest / "result.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     return res
 
 
+def _result(out: Path, p: Param, label: str, seeds: Sequence[int], quick: bool) -> Optional[Dict[str, Any]]:  # fmt: skip
+    """A finished value's result.json (with these seeds, quick or not), or None."""
+    f = _dir(out, p, label) / "result.json"
+    if not f.is_file():
+        return None
+    r = json.loads(f.read_text(encoding="utf-8"))
+    return r if r["seeds"] == list(seeds) and r["quick"] == quick else None
+
+
+def import_committed(out: Path, seeds: Sequence[int]) -> List[str]:
+    """Writes a ``result.json`` under ``out`` for every value of the committed sweep
+    (``docs/reproductions/edar/sensitivity.json``, these seeds) that ``out`` lacks, so a
+    call adds its values to the committed ones without re-running them; returns their
+    columns."""
+    f = COMMITTED / "sensitivity.json"
+    doc = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
+    if doc.get("seeds") != list(seeds) or doc.get("quick", True):
+        return []
+    done = []
+    for col, s in doc["values"].items():
+        p = BY_NAME.get(s["param"])
+        unit = {u[0]: u for u in p.units()}.get(s["value"]) if p else None
+        if p is None or unit is None or _result(out, p, s["value"], seeds, False) is not None:
+            continue
+        res = {
+            "param": p.name, "value": s["value"], "x": unit[1], "seeds": list(seeds), "quick": False,
+            "adapt_steps": s["adapt_steps"], "adapt_args": s["adapt_args"], "train_args": s.get("train_args", {}),
+            "cases": s["cases"], "wall_s": s["wall_s"],
+            "claims": {cid: by[col] for cid, by in doc["claims"].items() if col in by},
+            "imported": "docs/reproductions/edar/sensitivity.json",
+        }  # fmt: skip
+        dest = _dir(out, p, s["value"])
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "result.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+        done.append(col)
+    return done
+
+
 def sensitivity(
     out: Path,
     *,
-    params: Sequence[str] = tuple(BY_NAME),
+    params: Optional[Sequence[str]] = None,
     seeds: Sequence[int] = HELD_OUT,
     jobs: int = 1,
     quick: bool = False,
     reference_dir: Optional[Path] = None,
     log: Callable[[str], None] = lambda m: None,
 ) -> Path:
-    """Runs every value of ``params`` not finished under ``out/sensitivity`` and writes
-    ``sensitivity.md`` / ``.json`` from all finished values; returns the markdown's path."""
+    """Runs every value of ``params`` (default: every parameter run by default) not finished
+    under ``out/sensitivity`` and writes ``sensitivity.md`` / ``.json`` from all finished
+    values (with the committed reference: the committed sweep's values too, imported);
+    returns the markdown's path."""
+    params = [p.name for p in PARAMS if p.by_default] if params is None else list(params)
     unknown = [n for n in params if n not in BY_NAME]
     if unknown:
         raise ValueError(f"--params: unknown {unknown[0]!r}, expected some of {', '.join(BY_NAME)}")
     ref_dir = reference_dir or (out if (out / "claims.json").is_file() else COMMITTED)
     reference, _ = load_committed(ref_dir)
+    if ref_dir == COMMITTED and not quick:
+        for col in import_committed(out, seeds):
+            log(f"{col}: the committed sweep's")
     for name in params:
         p = BY_NAME[name]
-        for label, x in p.values:
-            done = out / "sensitivity" / p.name / label / "result.json"
-            if done.is_file():
-                prev = json.loads(done.read_text(encoding="utf-8"))
-                if prev["seeds"] == list(seeds) and prev["quick"] == quick:
-                    continue
+        for label, x, groups in p.units():
+            if _result(out, p, label, seeds, quick) is not None:
+                continue
             log(f"{p.name} {label}")
-            run_value(p, label, x, out, reference, seeds=seeds, jobs=jobs, quick=quick,
+            run_value(p, label, x, groups, out, reference, seeds=seeds, jobs=jobs, quick=quick,
                       log=lambda m, n=f"{p.name} {label}": log(f"{n}: {m}"))  # fmt: skip
     return write_tables(out, reference, ref_dir, seeds, quick)
 
@@ -267,13 +281,55 @@ def sensitivity(
 def _finished(out: Path, seeds: Sequence[int], quick: bool) -> List[Dict[str, Any]]:
     res = []
     for p in PARAMS:
-        for label, _x in p.values:
-            f = out / "sensitivity" / p.name / label / "result.json"
-            if f.is_file():
-                r = json.loads(f.read_text(encoding="utf-8"))
-                if r["seeds"] == list(seeds) and r["quick"] == quick:
-                    res.append(r)
+        for label, _x, _g in p.units():
+            r = _result(out, p, label, seeds, quick)
+            if r is not None:
+                res.append(r)
     return res
+
+
+def _summary(
+    r: Dict[str, Any], reference: Dict[str, Claim], table: Dict[str, Dict[str, Any]]
+) -> Dict[str, Any]:
+    """One value's summary (verdict counts, flips against the reference); adds its cells to
+    ``table`` (claim → column → cell)."""
+    col = f"{r['param']} {r['value']}"
+    counts: Dict[str, int] = {}
+    ref_counts: Dict[str, int] = {}
+    flips = []
+    rank = {cid: i for i, cid in enumerate(reference)}
+    for cid in sorted(r["claims"], key=rank.__getitem__):  # the claims table's order
+        cell, ref = r["claims"][cid], _cell(reference[cid])
+        table.setdefault(cid, {"reference": ref})[col] = cell
+        counts[cell[0]] = counts.get(cell[0], 0) + 1
+        ref_counts[ref[0]] = ref_counts.get(ref[0], 0) + 1
+        if cell[0] != ref[0]:
+            flips.append(cid)
+    res = {
+        "param": r["param"], "value": r["value"], "claims": len(r["claims"]),
+        "verdicts": counts, "reference_verdicts": ref_counts, "flips": len(flips), "flipped": flips, "wall_s": r["wall_s"],
+        "adapt_steps": r["adapt_steps"], "adapt_args": r["adapt_args"], "cases": r["cases"],
+    }  # fmt: skip
+    if r.get("train_args"):
+        res["train_args"] = r["train_args"]
+    return res
+
+
+def _against_control(
+    summary: Dict[str, Any], table: Dict[str, Dict[str, Any]], reference: Dict[str, Claim]
+) -> None:
+    """A retraining value's flips against the retrained control too (``control_flips``,
+    ``control_flipped``): what the value changes beyond what retraining alone does."""
+    ctl = next((c for c, s in summary.items() if s["param"] == CONTROL), None)
+    order = list(reference)
+    for col, s in summary.items():
+        if ctl is None or col == ctl or BY_NAME[s["param"]].kind != "train":
+            continue
+        by_claim = [(cid, table.get(cid, {})) for cid in order]
+        flipped = [
+            cid for cid, by in by_claim if col in by and ctl in by and by[col][0] != by[ctl][0]
+        ]
+        s["control_flips"], s["control_flipped"] = len(flipped), flipped
 
 
 def write_tables(
@@ -282,27 +338,11 @@ def write_tables(
     """``sensitivity.json`` / ``.md`` from every finished value."""
     results = _finished(out, seeds, quick)
     table: Dict[str, Dict[str, Any]] = {}
-    summary: Dict[str, Any] = {}
-    for r in results:
-        col = f"{r['param']} {r['value']}"
-        counts: Dict[str, int] = {}
-        ref_counts: Dict[str, int] = {}
-        flips = []
-        for cid, cell in r["claims"].items():
-            ref = _cell(reference[cid])
-            table.setdefault(cid, {"reference": ref})[col] = cell
-            counts[cell[0]] = counts.get(cell[0], 0) + 1
-            ref_counts[ref[0]] = ref_counts.get(ref[0], 0) + 1
-            if cell[0] != ref[0]:
-                flips.append(cid)
-        summary[col] = {
-            "param": r["param"], "value": r["value"], "claims": len(r["claims"]),
-            "verdicts": counts, "reference_verdicts": ref_counts, "flips": len(flips), "flipped": flips, "wall_s": r["wall_s"],
-            "adapt_steps": r["adapt_steps"], "adapt_args": r["adapt_args"], "cases": r["cases"],
-        }  # fmt: skip
+    summary = {f"{r['param']} {r['value']}": _summary(r, reference, table) for r in results}
+    _against_control(summary, table, reference)
     params = {
         p.name: {"what": p.what, "ours": p.ours, "paper": p.paper, "kind": p.kind,
-                 "groups": list(p.groups), "values": [v for v, _ in p.values]}
+                 "groups": list(p.groups), "values": [u[0] for u in p.units()], "note": p.note}
         for p in PARAMS
     }  # fmt: skip
     doc = {
@@ -335,17 +375,21 @@ def _markdown(doc: Dict[str, Any]) -> List[str]:
     seeds = doc["seeds"]
     lines += [
         f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}). Reference: the committed reproduction "
-        f"({doc['reference']}). A flip: the value's verdict differs from the reference's.",
+        f"({doc['reference']}). A flip: the value's verdict differs from the reference's. "
+        "A retraining value is also compared with the retrained control (every value ours), "
+        "which itself differs from the shipped EdAR-p.",
         "",
-        "| parameter | value | claims | flips | verdicts | the reference's on these claims | wall |",
-        "|---|---|---:|---:|---|---|---:|",
+        "| parameter | value | claims | flips | flips vs the retrained control | verdicts | the reference's on these claims | wall |",
+        "|---|---|---:|---:|---:|---|---|---:|",
     ]
     for s in doc["values"].values():
         v, r = (", ".join(f"{c[k]} {k}" for k in _ORDER if k in c) for c in (s["verdicts"], s["reference_verdicts"]))  # fmt: skip
-        lines.append(f"| {s['param']} | {s['value']} | {s['claims']} | {s['flips']} | {v} | {r} | {s['wall_s']:.0f} s |")  # fmt: skip
+        ctl = s.get("control_flips", "—")
+        lines.append(f"| {s['param']} | {s['value']} | {s['claims']} | {s['flips']} | {ctl} | {v} | {r} | {s['wall_s']:.0f} s |")  # fmt: skip
     for name, p in doc["params"].items():
         cols = [f"{name} {v}" for v in p["values"] if f"{name} {v}" in doc["values"]]
-        lines += ["", f"## {name}: {p['what']}", "", f"- ours: {p['ours']}", f"- the paper: {p['paper']}", ""]  # fmt: skip
+        lines += ["", f"## {name}: {p['what']}", "", f"- ours: {p['ours']}", f"- the paper: {p['paper']}"]  # fmt: skip
+        lines += [f"- {p['note']}", ""] if p.get("note") else [""]
         if not cols:
             lines.append("Not measured.")
             continue
