@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Sequence
 
 from rich.console import Console
 
@@ -38,3 +38,16 @@ def print_outcome(out: Path, claims: Sequence[Any], quick: bool) -> None:
         con.print(
             "QUICK RUN: a test of the pipeline, NOT the reproduction; its verdicts mean nothing."
         )
+
+
+def setting_names(settings: "str | None", known: Sequence[str]) -> List[str]:
+    """The names of a ``--settings a,b`` option (every one of ``known`` when it is not given);
+    an unknown or empty list is one ``error:`` line, exit 2."""
+    if settings is None:
+        return list(known)
+    names = [n.strip() for n in settings.split(",") if n.strip()]
+    if not names or any(n not in known for n in names):
+        from ..cli.errors import fail
+
+        fail(f"--settings: expected names of {', '.join(known)}, got {settings!r}")
+    return names

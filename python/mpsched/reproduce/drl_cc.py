@@ -424,15 +424,9 @@ def drl_cc_command(
 def _sensitivity_command(
     out: Path, settings: Optional[str], seeds: Sequence[int], jobs: int, quick: bool
 ) -> None:
-    from ..cli.errors import fail
     from .drl_cc_sensitivity import NAMES, sensitivity
 
-    names = list(NAMES)
-    if settings is not None:
-        names = [n.strip() for n in settings.split(",") if n.strip()]
-        bad = [n for n in names if n not in NAMES]
-        if bad or not names:
-            fail(f"--settings: expected names of {', '.join(NAMES)}, got {settings!r}")
+    names = _common.setting_names(settings, NAMES)
     out.mkdir(parents=True, exist_ok=True)
     path = sensitivity(out, seeds=seeds, names=names, jobs=jobs, quick=quick)
     Console().print(f"wrote {path} and {path.with_suffix('.json')}", markup=False)

@@ -409,18 +409,9 @@ def _sensitivity_command(
     out: Path, settings: Optional[str], seeds: Sequence[int], jobs: int, quick: bool
 ) -> None:
     """``--sensitivity``: the settings of :mod:`mpsched.reproduce.pdaa3c_sensitivity`."""
-    from ..cli.errors import EXIT_BAD_INPUT
     from .pdaa3c_sensitivity import NAMES, sensitivity
 
-    names = list(NAMES)
-    if settings is not None:
-        names = [n.strip() for n in settings.split(",") if n.strip()]
-        if not names or any(n not in NAMES for n in names):
-            Console(stderr=True, soft_wrap=True).print(
-                f"error: --settings: expected names of {', '.join(NAMES)}, got {settings!r}",
-                markup=False,
-            )
-            raise typer.Exit(EXIT_BAD_INPUT)
+    names = _common.setting_names(settings, NAMES)
     path = sensitivity(out, seeds=seeds, names=names, jobs=jobs, quick=quick)
     Console(soft_wrap=True).print(f"wrote {path} and {path.with_suffix('.json')}", markup=False)
     if quick:
