@@ -236,3 +236,13 @@ def test_committed_per_seed_values_are_not_stale():
             ts = mpsched.run(sc, seed=seed).timeseries.to_pylist()
             good = [(r["time_s"], r["flow_goodput_mbps"]) for r in ts if r["subflow"] == 0]
             assert E._window_mean(good, E.HANDOFF) == pytest.approx(held[variant][str(seed)], rel=1e-12), (variant, seed)  # fmt: skip
+
+
+def test_committed_figures_are_pdf_and_png():
+    """Every committed EdAR figure is there as PDF and PNG (paper-ready, issue 20)."""
+    figs = COMMITTED / "figures"
+    stems = {p.stem for p in figs.iterdir() if p.suffix in (".pdf", ".png")}
+    assert len(stems) >= 7
+    for stem in stems:
+        for ext in ("pdf", "png"):
+            assert (figs / f"{stem}.{ext}").stat().st_size > 0, (stem, ext)
