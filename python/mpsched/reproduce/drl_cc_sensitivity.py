@@ -45,9 +45,9 @@ from . import _common
 from . import drl_cc_runs as runs
 from .protocol import (
     Claim,
+    record_setting,
     sensitivity_claim_rows,
     sensitivity_head,
-    verdict_cell,
     verdict_counts,
     verdict_list,
     write_sensitivity,
@@ -205,10 +205,7 @@ def sensitivity(
     for s in (s for s in SETTINGS if s.name in names):
         started = time.monotonic()
         claims = run_setting(s, out, seeds, jobs=jobs, quick=quick, console=console)
-        for c in claims:
-            row = doc["claims"].setdefault(c.id, {"reference": reference.get(c.id, "—")})
-            row[s.name] = verdict_cell(c)
-        flips = sum(1 for c in claims if reference.get(c.id) not in (None, c.verdict))
+        flips = len(record_setting(doc["claims"], s.name, claims, reference))
         doc["settings"][s.name] = {
             "what": s.what, "scenarios": list(s.scenarios), "claims": len(claims),
             "verdicts": verdict_counts(claims), "flips": flips, "wall_s": time.monotonic() - started,

@@ -42,9 +42,9 @@ from . import mptcp_rl_claims as cl
 from . import mptcp_rl_runs as runs
 from .protocol import (
     Claim,
+    record_setting,
     sensitivity_claim_rows,
     sensitivity_head,
-    verdict_cell,
     verdict_counts,
     verdict_list,
     write_sensitivity,
@@ -198,9 +198,7 @@ def sensitivity(
         claims, ran, reused = run_setting(
             s, out, seeds, figures=figures, jobs=jobs, quick=quick, console=console
         )
-        for c in claims:
-            doc["claims"][c.id][s.name] = verdict_cell(c)
-        flipped = [c.id for c in claims if reference.get(c.id) not in (None, c.verdict)]
+        flipped = record_setting(doc["claims"], s.name, claims, reference)
         doc["settings"][s.name] = {
             "what": s.what, "main": s.main, "claims": len(claims),
             "verdicts": verdict_counts(claims), "flips": len(flipped), "flipped": flipped,

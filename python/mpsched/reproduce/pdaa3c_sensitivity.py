@@ -51,9 +51,9 @@ from . import pdaa3c_runs as runs
 from .protocol import (
     Claim,
     mean_ci,
+    record_setting,
     sensitivity_claim_rows,
     sensitivity_head,
-    verdict_cell,
     verdict_counts,
     verdict_list,
     write_sensitivity,
@@ -167,10 +167,7 @@ def sensitivity(
         claims, cells, ran, reused = run_setting(
             s, out, seeds, jobs=jobs, quick=quick, console=console
         )
-        for c in claims:
-            row = doc["claims"].setdefault(c.id, {"reference": reference.get(c.id, "—")})
-            row[s.name] = verdict_cell(c)
-        flipped = [c.id for c in claims if reference.get(c.id) not in (None, c.verdict)]
+        flipped = record_setting(doc["claims"], s.name, claims, reference)
         doc["settings"][s.name] = {
             "what": what, "main": main, "label": s.label(), "claims": len(claims),
             "verdicts": verdict_counts(claims), "flips": len(flipped), "flipped": flipped,

@@ -350,6 +350,20 @@ def verdict_cell(c: Claim) -> str:
     return c.verdict + (f" ({gain:+.1f} %)" if gain is not None else "")
 
 
+def record_setting(
+    rows: Dict[str, Dict[str, str]],
+    name: str,
+    claims: Sequence[Claim],
+    reference: Mapping[str, str],
+) -> List[str]:
+    """Writes setting ``name``'s cell of every claim into a sensitivity report's ``rows``
+    (claim id → {"reference": its verdict, setting: cell}) and returns the ids whose verdict
+    differs from the reference's (the setting's flips)."""
+    for c in claims:
+        rows.setdefault(c.id, {"reference": reference.get(c.id, "—")})[name] = verdict_cell(c)
+    return [c.id for c in claims if reference.get(c.id) not in (None, c.verdict)]
+
+
 def sensitivity_head(paper: str, quick: bool, intro: str) -> List[str]:
     """A sensitivity report's title, the quick-run banner when ``quick``, and ``intro``."""
     lines = [f"# {paper} reproduction: sensitivity to the values the paper does not state", ""]
