@@ -281,3 +281,22 @@ def test_children_are_reaped_even_when_popens_wait_lock_is_held() -> None:
         assert killed.returncode == -9
     finally:
         killed._waitpid_lock.release()
+
+
+def test_calibrate_refuses_an_unknown_engine(tmp_path):
+    """`--engines` takes sim, kernel, both or a comma list of the first two; anything else is
+    one error line, exit 2, nothing run (before, "both" ran no engine and wrote an empty
+    table)."""
+    from typer.testing import CliRunner
+
+    from mpsched.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        ["calibrate", "--engines", "sim,bogus", "--only", "mptcp-het", "-o", str(tmp_path / "c")],
+    )
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: --engines: unknown engine 'bogus' (sim, kernel or both)"
+    ]
+    assert not (tmp_path / "c").exists()
