@@ -86,6 +86,26 @@ NOTES: Dict[str, str] = {
         "sim/hosts.rs and re-run.) "
     )
     + _WINDOW,
+    "s6-": (
+        "After link2 goes down at 60 s the shipped policy (retrained 2026-11-28 on the calibrated "
+        "profile) takes each flow's window on link1 down to 2 segments and grows the dead "
+        "subflow's instead (seed 1001 at 120 s: 2,848 bytes on link1, 38-47 KB on link2 in every "
+        "flow), so the five flows carry 0.96 Mbit/s over 100-200 s where LIA carries 3.65. "
+        "Its training scenario (`drl-cc-random.toml`) never closes a subflow, and its state for "
+        "the closed subflow keeps the last RTT estimate: the situation is outside what it "
+        "learned (the paper retrains per environment, §IV-A). The policy shipped before it "
+        "(trained under the earlier profile) held 6.07 Mbit/s there: the result depends on the "
+        "training run more than on the method. "
+    )
+    + _WINDOW,
+    "s7-mptcp": (
+        "With the TCP flows beside them the retrained policy's MPTCP flows get 1.29 Mbit/s each "
+        "(LIA 0.91, uncoupled CUBIC 1.55) and the TCP flows 0.46 (next to LIA 0.80): the ten "
+        "flows carry 8.8 Mbit/s of the two links' 16 next to DRL-CC, 8.6 next to LIA, 11.4 next "
+        "to CUBIC (2 % loss: every controller is loss-limited). The policy shipped before it got "
+        "2.37 Mbit/s per MPTCP flow here: the result depends on the training run. "
+    )
+    + _WINDOW,
     "s7-tcp": (
         "TCP-friendliness trade-off: next to DRL-CC the 5 Reno flows on link1 get about 30 % "
         "less than next to LIA, and less than next to uncoupled CUBIC or Reno MPTCP flows. The "
@@ -232,7 +252,10 @@ def build_claims(values: Values) -> List[Claim]:
             c.ours_b = _side(s.b, data.get(s.b, {}))
             g, ci, _ = paired_gain(data.get(s.a, {}), data.get(s.b, {}))
             c.gain = (g, ci)
-        c.extra = {"scenario": s.scenario, "point": point, "metric_key": s.metric}
+        c.extra = {
+            "scenario": s.scenario, "point": point, "metric_key": s.metric,
+            "per_seed": {v: data.get(v, {}) for v in (s.a, s.b) if v is not None},
+        }  # fmt: skip
         claims.append(judge(c))
     return claims
 

@@ -128,7 +128,8 @@ NAMES = tuple(s.name for s in SETTINGS)
 def _reference(out: Path) -> Tuple[Dict[str, str], str]:
     """Verdicts of the main run in ``out`` if it has one, else of the committed reproduction."""
     committed = Path(__file__).resolve().parents[3] / "docs" / "reproductions" / "drl-cc"
-    for where, label in ((out, f"{out}/claims.json"), (committed, "the committed reproduction")):
+    main = "the main run in --out (committed as docs/reproductions/drl-cc/claims.json)"
+    for where, label in ((out, main), (committed, "the committed reproduction")):
         path = where / "claims.json"
         if path.is_file():
             doc = json.loads(path.read_text(encoding="utf-8"))

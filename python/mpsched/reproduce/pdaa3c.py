@@ -15,6 +15,9 @@ held-out seeds :data:`~mpsched.reproduce.protocol.HELD_OUT`, and writes under ``
   Fig. 2 (decision cost vs steps), and the sensitivity over the settings;
 * ``runs/`` — the compare datasets (resumable).
 
+``--sensitivity`` instead re-judges the claims of Figs. 3-4 with each value the letter does not
+state changed (:mod:`mpsched.reproduce.pdaa3c_sensitivity`; ``sensitivity.md`` / ``.json``).
+
 Metrics per run (one value per seed): ``goodput`` (the connection's, Mbit/s), ``sub0`` /
 ``sub1`` (each subflow's throughput: its bytes acknowledged on the subflow × 8 / run time),
 ``bound_frac`` (goodput / the upper bound), ``jain6`` (eq. 6 as printed: Jain's index over
@@ -45,9 +48,13 @@ from .protocol import HELD_OUT, JAIN_CLOSE, Claim, Side, judge, mean_ci, paired_
 QUICK_SEEDS = (1001, 1002)
 #: Payload share of a full packet on the wire (MSS 1448 + 52 header bytes: transport segment.rs).
 PAYLOAD_SHARE = 1448.0 / 1500.0
-#: Fig. 2: decision counts (runs of steps × 100 ms) and the seeds of the timing runs.
+#: The transport's header bytes per packet (TCP/IP with timestamps; ns3 profile: no DSS).
+HEADER_BYTES = 52
+#: Fig. 2: decision counts (runs of steps × 100 ms) and the seeds of the timing runs: all the
+#: held-out seeds (5 step counts × 20 seeds × 2 policies, 38 s of simulated time per policy and
+#: seed; the first reproduction timed seeds 1001-1005 only).
 COST_STEPS = (100, 200, 500, 1000, 2000)
-COST_SEEDS = (1001, 1002, 1003, 1004, 1005)
+COST_SEEDS = HELD_OUT
 QUICK_COST_STEPS = (100, 200)
 #: The letter's decision cost (Fig. 2): PDAA3C 18.8-40.7 ms per decision, 29.8 ms per 200 steps.
 PAPER_COST_MS = (18.8, 40.7)
@@ -97,8 +104,10 @@ def bound_mbps(s: runs.Setting) -> float:
 
 
 def capacity_mbps(s: runs.Setting) -> List[float]:
-    """T_i of eq. 6 per subflow: rate · (1 − p) · payload share."""
-    return [r * (1.0 - s.loss) * PAYLOAD_SHARE for r in (10.0, s.path2_mbps)]
+    """T_i of eq. 6 per subflow: rate · (1 − p) · payload share (MSS / (MSS + 52) of a
+    setting with its own MSS)."""
+    share = PAYLOAD_SHARE if s.mss is None else s.mss / (s.mss + HEADER_BYTES)
+    return [r * (1.0 - s.loss) * share for r in (10.0, s.path2_mbps)]
 
 
 def jain_eq6(capacity: Sequence[float], throughput: Sequence[float]) -> float:
@@ -185,11 +194,16 @@ def _claim_specs() -> List[Dict[str, Any]]:
     ]  # fmt: skip
 
 
-def build_claims(values: Values, cost: Dict[str, Dict[int, Dict[int, float]]]) -> List[Claim]:
-    """The claims with our numbers (base setting), judged by the protocol's rules."""
+def build_claims(
+    values: Values,
+    cost: Optional[Dict[str, Dict[int, Dict[int, float]]]],
+    setting: str = runs.BASE.name,
+) -> List[Claim]:
+    """The claims with our numbers in ``setting`` (the base setting's are the reproduction's),
+    judged by the protocol's rules; the decision-cost claims only with ``cost``."""
     claims = []
     for s in _claim_specs():
-        data = values.get((runs.BASE.name, s["metric"]), {})
+        data = values.get((setting, s["metric"]), {})
         c = Claim(
             id=s["id"], paper="pdaa3c", where=s["where"], quote=s["quote"],
             metric=METRICS[s["metric"]], kind=s["kind"], paper_value=s["v"], a=LABELS["pdaa3c"],
@@ -201,10 +215,9 @@ def build_claims(values: Values, cost: Dict[str, Dict[int, Dict[int, float]]]) -
             c.ours_b = _side(s["b"], data.get(s["b"], {}))
             g, ci, _ = paired_gain(data.get("pdaa3c", {}), data.get(s["b"], {}))
             c.gain = (g, ci)
-        c.extra = {"setting": runs.BASE.name, "metric_key": s["metric"]}
+        c.extra = {"setting": setting, "metric_key": s["metric"]}
         claims.append(judge(c))
-    claims += _cost_claims(cost)
-    return claims
+    return claims if cost is None else claims + _cost_claims(cost)
 
 
 def _cost_claims(cost: Dict[str, Dict[int, Dict[int, float]]]) -> List[Claim]:
@@ -327,7 +340,7 @@ def _preamble(
         f"Seeds: {', '.join(map(str, seeds))} ({len(seeds)}); schedulers: "
         + ", ".join(LABELS[v] for v in runs.SCHEDULERS)
         + f"; claims on the base setting ({runs.BASE.label()}, 30 ms / 60 ms, BBR); decision "
-        f"cost on seeds {', '.join(map(str, cost_seeds))}."
+        f"cost on seeds {_seed_span(cost_seeds)}."
         f" This call: {ran} runs, {reused} reused from an earlier call, {wall:.0f} s.",
     ]
     if quick:
@@ -337,6 +350,14 @@ def _preamble(
             "pipeline, NOT the reproduction. Its verdicts mean nothing.**",
         )
     return lines
+
+
+def _seed_span(seeds: Sequence[int]) -> str:
+    """``1001-1020 (20)`` for consecutive seeds, else the list."""
+    s = list(seeds)
+    if len(s) > 2 and s == list(range(s[0], s[-1] + 1)):
+        return f"{s[0]}-{s[-1]} ({len(s)})"
+    return ", ".join(map(str, s))
 
 
 @app.command("pdaa3c")
@@ -353,14 +374,54 @@ def pdaa3c_command(
             "a test of the pipeline, not the reproduction.",
         ),
     ] = False,
+    sensitivity: Annotated[
+        bool,
+        typer.Option(
+            "--sensitivity",
+            help="Instead: re-judge Figs. 3-4's claims with each value the letter does not state changed (rate ratio, loss, queue, receive buffer, delays as RTTs, MSS); writes sensitivity.md / .json.",
+        ),
+    ] = False,
+    settings: Annotated[
+        Optional[str],
+        typer.Option(
+            "--settings",
+            help="With --sensitivity: comma-separated settings (default: all; see reproduce/pdaa3c_sensitivity.py).",
+        ),
+    ] = None,
 ) -> None:
     """PDAA3C (Liang et al., IEICE 2022): Figs. 2-4 against RLDS-proxy, round-robin, minRTT and
     our strongest schedulers, with a sensitivity over rates and loss, on the held-out seeds
-    1001-1020; claims table with verdicts."""
+    1001-1020; claims table with verdicts (``--sensitivity``: the sweep of the values the
+    letter does not state)."""
     from ..cli.errors import require_extra
 
     require_extra(["matplotlib"], "mpsched reproduce pdaa3c")
     seeds = QUICK_SEEDS if quick else HELD_OUT
+    if sensitivity or settings is not None:
+        _sensitivity_command(out, settings, seeds, jobs, quick)
+        return
     settings = (runs.BASE,) if quick else runs.SETTINGS
     claims = reproduce_pdaa3c(out, seeds=seeds, jobs=jobs, quick=quick, settings=settings)
     _common.print_outcome(out, claims, quick)
+
+
+def _sensitivity_command(
+    out: Path, settings: Optional[str], seeds: Sequence[int], jobs: int, quick: bool
+) -> None:
+    """``--sensitivity``: the settings of :mod:`mpsched.reproduce.pdaa3c_sensitivity`."""
+    from ..cli.errors import EXIT_BAD_INPUT
+    from .pdaa3c_sensitivity import NAMES, sensitivity
+
+    names = list(NAMES)
+    if settings is not None:
+        names = [n.strip() for n in settings.split(",") if n.strip()]
+        if not names or any(n not in NAMES for n in names):
+            Console(stderr=True, soft_wrap=True).print(
+                f"error: --settings: expected names of {', '.join(NAMES)}, got {settings!r}",
+                markup=False,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+    path = sensitivity(out, seeds=seeds, names=names, jobs=jobs, quick=quick)
+    Console(soft_wrap=True).print(f"wrote {path} and {path.with_suffix('.json')}", markup=False)
+    if quick:
+        Console().print("QUICK RUN: a test of the pipeline, NOT the sensitivity sweep.")

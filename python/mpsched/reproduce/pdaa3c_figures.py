@@ -61,17 +61,28 @@ def _fig4(plt: Any, base: Dict[str, Any], fig_dir: Path, written: List[Path]) ->
 
 
 def _fig2(plt: Any, costs: Dict[str, Any], fig_dir: Path, written: List[Path]) -> None:
+    """Both axes log (steps 100-2000, costs µs against the letter's ms); a CI whose low end is
+    ≤ 0 cannot be drawn on a log axis: its lower bar stops at 1/10 of the mean (said in the
+    legend)."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
+    clipped = False
     for sched, by in costs.items():
         steps = [int(n) for n in by]
         m = [by[n][0] for n in by]
         ci = [by[n][1] or 0.0 for n in by]
-        ax.errorbar(
-            steps, m, yerr=ci, marker="o", capsize=2, label=f"{LABELS.get(sched, sched)} (ours)"
-        )
+        low = [min(c, 0.9 * v) for c, v in zip(ci, m)]
+        clipped = clipped or any(lo < c for lo, c in zip(low, ci))
+        ax.errorbar(steps, m, yerr=[low, ci], marker="o", capsize=2,
+                    label=f"{LABELS.get(sched, sched)} (ours; mean, 95 % CI)")  # fmt: skip
     ax.axhspan(18.8e3, 40.7e3, color="0.85", label="letter's PDAA3C: 18.8-40.7 ms")
+    ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set(xlabel="execution steps (decisions)", ylabel="decision cost (µs, log)",
+    ticks = sorted({int(n) for by in costs.values() for n in by})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    if clipped:
+        ax.plot([], [], " ", label="CI low end ≤ 0: bar stops at mean/10")
+    ax.set(xlabel="execution steps (decisions, log)", ylabel="decision cost (µs, log)",
            title="Fig. 2: decision cost (Rust runtime vs the letter's Python agent)")  # fmt: skip
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -82,12 +93,21 @@ def _fig2(plt: Any, costs: Dict[str, Any], fig_dir: Path, written: List[Path]) -
 def _sensitivity(plt: Any, table: Dict[str, Any], fig_dir: Path, written: List[Path]) -> None:
     names = [s.name for s in runs.SETTINGS if s.name in table]
     labels = {s.name: s.label().replace(", ", "\n") for s in runs.SETTINGS}
+    sensitivity_bars(plt, table, names, labels, fig_dir, "sensitivity", written)
+
+
+def sensitivity_bars(
+    plt: Any, table: Dict[str, Any], names: List[str], labels: Dict[str, str], fig_dir: Path,
+    prefix: str, written: List[Path],
+) -> None:  # fmt: skip
+    """Goodput / bound and eq. 6 fairness of every scheduler per setting (``table``: {setting:
+    {metric: {scheduler: [mean, ci, n]}}}), as ``<prefix>-goodput`` and ``<prefix>-fairness``."""
     scheds = list(runs.SCHEDULERS)
     for metric, ylabel, stem in (
-        ("bound_frac", "goodput / upper bound", "sensitivity-goodput"),
-        ("jain6", "Jain's index, eq. 6", "sensitivity-fairness"),
+        ("bound_frac", "goodput / upper bound", f"{prefix}-goodput"),
+        ("jain6", "Jain's index, eq. 6", f"{prefix}-fairness"),
     ):
-        fig, ax = plt.subplots(figsize=(9, 3.6))
+        fig, ax = plt.subplots(figsize=(max(9, 1.5 * len(names)), 3.6))
         w = 0.8 / len(scheds)
         for j, v in enumerate(scheds):
             vals = [_cell(table[n], metric, v) for n in names]
@@ -96,22 +116,33 @@ def _sensitivity(plt: Any, table: Dict[str, Any], fig_dir: Path, written: List[P
                 xs, [a[0] for a in vals], w, yerr=[a[1] for a in vals], capsize=1, label=LABELS[v]
             )
         ax.set_xticks(range(len(names)), [labels[n] for n in names], fontsize=7)
-        ax.set(ylabel=ylabel, ylim=(0.4, 1.02), title=f"Sensitivity: {ylabel} (mean, 95 % CI)")
-        ax.legend(fontsize=6, ncol=5, loc="lower right")
+        low = min([0.4] + [_cell(table[n], metric, v)[0] - 0.05 for n in names for v in scheds])
+        ax.set(
+            ylabel=ylabel,
+            ylim=(max(0.0, low), 1.02),
+            title=f"Sensitivity: {ylabel} (mean, 95 % CI)",
+        )
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))  # beside the bars
         fig.tight_layout()
         _save(fig, fig_dir, stem, written)
         plt.close(fig)
+
+
+def plt_agg() -> Any:
+    """matplotlib's pyplot on the Agg backend (no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def figures(
     table: Dict[str, Any], costs: Dict[str, Any], bounds: Dict[str, float], fig_dir: Path
 ) -> List[Path]:
     """Writes every figure under ``fig_dir`` and returns the paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plt_agg()
     fig_dir.mkdir(parents=True, exist_ok=True)
     written: List[Path] = []
     base = table.get(runs.BASE.name, {})

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..matrix import build_matrix, load_scenario
 from ..sweep import run_sweep
@@ -32,15 +32,29 @@ PAPER_SCHEDULERS = SCHEDULERS[:4]
 
 @dataclass(frozen=True)
 class Setting:
-    """One network setting: path2's rate (path1 stays 10 Mbit/s) and the loss on both paths."""
+    """One network setting: path2's rate (path1 stays 10 Mbit/s) and the loss on both paths;
+    the sensitivity sweep (:mod:`mpsched.reproduce.pdaa3c_sensitivity`) also sets, where not
+    None, every path's queue (packets), both one-way delays, and the flow's receive buffer and
+    MSS (None: the scenario file's)."""
 
     name: str
     path2_mbps: float
     loss: float
+    queue_packets: Optional[int] = None
+    delays_ms: Optional[Tuple[float, float]] = None
+    rcv_buf_bytes: Optional[int] = None
+    mss: Optional[int] = None
 
     def label(self) -> str:
-        """``10:5 Mbit/s, 0.1 % loss``."""
-        return f"10:{self.path2_mbps:g} Mbit/s, {100 * self.loss:g} % loss"
+        """``10:5 Mbit/s, 0.1 % loss`` and what else the setting changes."""
+        extra = [
+            f"{self.queue_packets}-packet queues" if self.queue_packets else "",
+            "one-way {:g} / {:g} ms".format(*self.delays_ms) if self.delays_ms else "",
+            f"rcv buffer {self.rcv_buf_bytes} B" if self.rcv_buf_bytes else "",
+            f"MSS {self.mss} B" if self.mss else "",
+        ]
+        head = f"10:{self.path2_mbps:g} Mbit/s, {100 * self.loss:g} % loss"
+        return ", ".join([head, *(e for e in extra if e)])
 
 
 #: The claims' setting: the scenario file's.
@@ -70,14 +84,24 @@ class Dataset:
 
 
 def scenario_copy(base: Dict[str, Any], s: Setting, quick: bool) -> Dict[str, Any]:
-    """The scenario with setting ``s`` (path2's rate, both paths' loss); with ``quick`` its
-    duration is :data:`QUICK_DURATION_S`."""
+    """The scenario with setting ``s`` (path2's rate, both paths' loss, and the optional fields
+    of :class:`Setting`); with ``quick`` its duration is :data:`QUICK_DURATION_S`."""
     out = copy.deepcopy(base)
     out["sim"]["name"] = f"pdaa3c-{s.name}"
-    for p in out["paths"]:
+    for i, p in enumerate(out["paths"]):
         p["loss"] = {"model": "bernoulli", "p": s.loss}
         if p["name"] == "path2":
             p["rate_mbps"] = s.path2_mbps
+        if s.queue_packets is not None:
+            p.pop("queue_bytes", None)
+            p["queue_packets"] = s.queue_packets
+        if s.delays_ms is not None:
+            p["delay_ms"] = s.delays_ms[i]
+    for f in out["flows"]:
+        if s.rcv_buf_bytes is not None:
+            f["rcv_buf_bytes"] = s.rcv_buf_bytes
+        if s.mss is not None:
+            f["mss"] = s.mss
     if quick:
         out["sim"]["duration_s"] = QUICK_DURATION_S
     return out
