@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 
 use crate::cc::CcSpec;
 use crate::observe::DecisionStats;
+use crate::rcvspace::RcvTuning;
 use crate::sched::{AnySched, Decision, SchedSpec, SchedStart, SchedSubflow, Scheduler, SubflowSet};
 use crate::segment::Segment;
 use crate::subflow::{ConnShared, Role, Subflow, SubflowConfig};
@@ -287,6 +288,9 @@ pub struct Connection {
     token: u32,
     /// The host policy's path preference, per subflow index ([`Connection::set_path_preference`]).
     preference: Option<Vec<f32>>,
+    /// The receive buffer's auto-tuning, when joined subflows start with a buffer of their own
+    /// ([`SubflowConfig::subflow_rcv_buf`], [`crate::rcvspace`]).
+    rcv_tuning: Option<RcvTuning>,
 }
 
 /// Why [`Connection::new`] rejected a [`ConnConfig`].
@@ -368,6 +372,10 @@ impl Connection {
             cc_spec: cfg.cc.clone(),
             token: crate::token::token(cfg.key),
             preference: None,
+            rcv_tuning: cfg
+                .subflow
+                .subflow_rcv_buf
+                .map(|init| RcvTuning::new(init, cfg.rcv_buf, cfg.subflow.rcv_scaling_ratio)),
         })
     }
 

@@ -20,6 +20,7 @@ pub mod info;
 pub mod layout;
 pub mod observe;
 pub mod plugin;
+pub mod rcvspace;
 mod reassembly;
 mod rtt;
 pub mod sched;

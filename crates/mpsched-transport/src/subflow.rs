@@ -15,6 +15,7 @@ mod timers;
 
 use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
 pub use crate::info::{Stack, SubflowInfo, SubflowState};
+use crate::rcvspace::{RcvBuf, RcvRtt, LINUX_TCP_RMEM_DEFAULT};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::{DssBytes, SubflowId};
@@ -60,6 +61,23 @@ pub struct SubflowConfig {
     /// [`DssBytes::LINUX`]); `None`: headers as plain TCP's (the `ns3` profile, whose
     /// reproductions were made with that header model). Their payload comes out of `mss`.
     pub dss: Option<DssBytes>,
+    /// `tcp_rmem[1]`, the receive buffer (bytes) a joined subflow starts with: it advertises
+    /// at most that buffer's payload share beyond DATA_ACK until the connection's buffer
+    /// auto-tuning grows it (Linux: `mptcp_rcv_space_adjust` → `tcp_rcvbuf_grow`; never, once
+    /// the connection's buffer reached `tcp_rmem[2]` before the subflow was established:
+    /// [`crate::rcvspace`]). `None`: every subflow advertises the connection's window (ns-3).
+    pub subflow_rcv_buf: Option<u64>,
+    /// Each subflow of a multipath connection keeps a TCP window of its own, in its own
+    /// sequence space, as Linux's subflows do. Sending: a subflow keeps to the window its own
+    /// ACKs advertise from its cumulative ACK, or to the connection's window beyond the data it
+    /// takes, whichever is larger (`tcp_write_xmit` → `tcp_snd_wnd_test` on the subflow, whose
+    /// `snd_wnd` `mptcp_check_allowed_size` raises to `wnd_end − data_seq`). Receiving: after
+    /// a read, a subflow sends a window update only if the connection's free space at least
+    /// doubled since the last advertised window (`mptcp_cleanup_rbuf`) and the window it would
+    /// offer is at least twice what is left of the window it offered last, in its own sequence
+    /// space (`tcp_cleanup_rbuf`). `false`: only the connection-level window, and a window
+    /// update on the first subflow when the connection's free space doubled (ns-3).
+    pub subflow_windows: bool,
 }
 
 /// The kernel's `scaling_ratio` for MTU-sized packets, measured on the kernel engine's TUN
@@ -77,7 +95,7 @@ impl SubflowConfig {
     /// Linux defaults: IW 10, `tcp_rto_min` 200 ms (a floor on the RTO's variance term:
     /// [`Stack::Linux`]), max RTO 120 s, ABC, delayed ACK 40 ms, the kernel's RTO estimator and
     /// CUBIC, a receive buffer holding [`LINUX_SCALING_RATIO`]/256 of its bytes as payload, the
-    /// DSS option on multipath segments.
+    /// DSS option on multipath segments, joined subflows starting from `tcp_rmem[1]`'s buffer.
     pub fn linux() -> Self {
         SubflowConfig {
             mss: 1448,
@@ -92,6 +110,8 @@ impl SubflowConfig {
             stack: Stack::Linux,
             rcv_scaling_ratio: LINUX_SCALING_RATIO,
             dss: Some(DssBytes::LINUX),
+            subflow_rcv_buf: Some(LINUX_TCP_RMEM_DEFAULT),
+            subflow_windows: true,
         }
     }
     /// ns-3 `TcpSocket`/`TcpSocketBase` defaults: IW 10 segments (the `InitialCwnd` attribute of
@@ -111,6 +131,8 @@ impl SubflowConfig {
             stack: Stack::Rfc,
             rcv_scaling_ratio: 256,
             dss: None,
+            subflow_rcv_buf: None,
+            subflow_windows: false,
         }
     }
 }
@@ -160,6 +182,8 @@ pub struct ConnShared {
     /// Largest right edge (DATA_ACK + window, DSN space) advertised so far: never moved left
     /// (RFC 8684 §3.3.4; Linux tcp_select_window never shrinks the window).
     pub rcv_edge: u64,
+    /// The window offered by the last ACK on any subflow (`msk->old_wspace`).
+    pub old_wspace: u64,
     /// Snapshot of all subflows for coupled congestion control.
     pub siblings: Vec<SiblingInfo>,
     /// This end's MPTCP key (RFC 8684 3.1), from the driver.
@@ -180,6 +204,7 @@ impl ConnShared {
             rcv_buf,
             rcv_unread: 0,
             rcv_edge: 0,
+            old_wspace: 0,
             siblings: Vec::new(),
             local_key,
             peer_key: None,
@@ -196,14 +221,18 @@ impl ConnShared {
     pub fn rcv_window(&self) -> u64 {
         self.rcv_buf.saturating_sub(self.rcv.ooo_bytes() + self.rcv_unread)
     }
-    /// The window to put in an ACK carrying DATA_ACK = `rcv.next()`: the free buffer, or more if
-    /// an earlier ACK already offered a farther right edge (out-of-order arrivals fill the buffer
-    /// without moving DATA_ACK; the edge offered before stays valid). Records the edge.
-    /// The edge never exceeds read point + buffer, so the peer never gets more than the buffer.
-    pub fn advertise_window(&mut self) -> u64 {
+    /// The window to put in an ACK carrying DATA_ACK = `rcv.next()` on a subflow whose own
+    /// window is at most `own` bytes: the free buffer (at most `own`: Linux
+    /// `__tcp_select_window` clamps it to the subflow's `rcv_ssthresh`), or more if an earlier
+    /// ACK already offered a farther right edge (out-of-order arrivals fill the buffer without
+    /// moving DATA_ACK; the edge offered before stays valid: `mptcp_set_rwin` raises the
+    /// window to it). Records the edge. The edge never exceeds read point + buffer, so the peer
+    /// never gets more than the buffer.
+    pub fn advertise_window(&mut self, own: u64) -> u64 {
         let data_ack = self.rcv.next();
-        let wnd = self.rcv_window().max(self.rcv_edge.saturating_sub(data_ack));
+        let wnd = self.rcv_window().min(own).max(self.rcv_edge.saturating_sub(data_ack));
         self.rcv_edge = self.rcv_edge.max(data_ack + wnd);
+        self.old_wspace = wnd;
         wnd
     }
     #[inline]
@@ -242,6 +271,10 @@ pub struct Subflow {
     snd_una: u64,
     snd_nxt: u64,
     peer_wnd: u64,
+    /// The kernel's subflow `snd_wnd` ([`SubflowConfig::subflow_windows`]): the window of the
+    /// last ACK that advanced `snd_una` or offered more (`tcp_may_update_window`), raised when
+    /// new data is taken ([`Subflow::raise_snd_wnd`]).
+    snd_wnd: u64,
     /// Sent, not cumulatively acknowledged segments (RFC 6675 scoreboard).
     sb: Scoreboard,
     recovery: Recovery,
@@ -276,6 +309,14 @@ pub struct Subflow {
     unacked_segs: u32,
     ack_now: bool,
     ts_recent: u64,
+    /// The subflow's own receive buffer, if it has one apart from the connection's (a joined
+    /// subflow under the `linux` profile: [`crate::rcvspace`]).
+    rcv_own: Option<RcvBuf>,
+    /// The receiver's RTT estimate (`rcv_rtt_est`), for the connection's buffer auto-tuning.
+    rcv_rtt: RcvRtt,
+    /// `rcv_wup` and `rcv_wnd`: `rcv.nxt()` when the last ACK left, and the window it offered.
+    rcv_wup: u64,
+    rcv_wnd: u64,
 
     // ---- close (subflow/close.rs) ----
     close: CloseState,
@@ -308,6 +349,7 @@ impl Subflow {
             snd_una: 0,
             snd_nxt: 0,
             peer_wnd: 65_535,
+            snd_wnd: 0,
             sb: Scoreboard::new(),
             recovery: Recovery::None,
             fast_retx_pending: false,
@@ -330,12 +372,60 @@ impl Subflow {
             unacked_segs: 0,
             ack_now: false,
             ts_recent: 0,
+            rcv_own: None,
+            rcv_rtt: RcvRtt::default(),
+            rcv_wup: 0,
+            rcv_wnd: 0,
             close: CloseState::default(),
             dss: None,
             cfg,
         }
     }
 
+    /// The most this subflow advertises beyond DATA_ACK of its own: its own buffer's payload
+    /// share (`tcp_win_from_space`), unbounded without one.
+    #[inline]
+    pub fn own_window(&self) -> u64 {
+        self.rcv_own.map_or(u64::MAX, |b| self.cfg.rcv_payload(b.rcvbuf))
+    }
+    /// Bytes of new data the subflow's own send window leaves room for when the connection's
+    /// window has `conn_room` bytes beyond the next data (Linux `tcp_snd_wnd_test` after
+    /// `mptcp_check_allowed_size`: the window ends at `snd_una + max(snd_wnd, conn_room)`).
+    #[inline]
+    pub fn snd_wnd_room(&self, conn_room: u64) -> u64 {
+        (self.snd_una + self.snd_wnd.max(conn_room)).saturating_sub(self.snd_nxt)
+    }
+    /// `mptcp_check_allowed_size`: taking data with `conn_room` bytes of the connection's window
+    /// from its start raises `snd_wnd` to that.
+    #[inline]
+    pub fn raise_snd_wnd(&mut self, conn_room: u64) {
+        self.snd_wnd = self.snd_wnd.max(conn_room);
+    }
+    /// The subflow's own receive buffer ([`crate::rcvspace`]), if it has one.
+    pub fn rcv_own(&self) -> Option<RcvBuf> {
+        self.rcv_own
+    }
+    /// Gives the subflow a buffer of its own, or changes it.
+    pub fn set_rcv_own(&mut self, buf: RcvBuf) {
+        self.rcv_own = Some(buf);
+    }
+    /// `tcp_cleanup_rbuf`'s window test after a read, `free` bytes of the connection's buffer
+    /// being free: the window the subflow would offer now (`__tcp_select_window`: the free
+    /// space, at most its own window) is at least twice what is left of the window it offered
+    /// last (`tcp_receive_window`: `rcv_wup + rcv_wnd − rcv_nxt`), which is at most half its
+    /// largest window (`window_clamp`). Then it acknowledges at once.
+    pub fn window_update_after_read(&mut self, free: u64) {
+        let clamp = self.own_window();
+        let left = (self.rcv_wup + self.rcv_wnd).saturating_sub(self.rcv.nxt());
+        let offer = free.min(clamp);
+        if 2 * left <= clamp && offer > 0 && offer >= 2 * left {
+            self.request_ack();
+        }
+    }
+    /// The receiver's RTT estimate from timestamps (zero before a sample).
+    pub fn rcv_rtt(&self) -> Duration {
+        self.rcv_rtt.get()
+    }
     /// Established and able to carry new data: the handshake completed and this end has not
     /// sent its FIN (the peer may have: CLOSE-WAIT still sends).
     pub fn is_established(&self) -> bool {
@@ -576,6 +666,52 @@ mod tests {
         }
         let gaps: Vec<u64> = sent.windows(2).map(|w| w[1].saturating_duration_since(w[0]).0).collect();
         assert_eq!(gaps, vec![1_250_000; 4]);
+    }
+
+    /// The subflow's own send window (Linux `snd_wnd`): set by an ACK that advances `snd_una`
+    /// or offers more, raised by new data taken with more of the connection's window left
+    /// (`mptcp_check_allowed_size`); the room is counted from `snd_una` in subflow space.
+    #[test]
+    fn own_send_window_follows_acks_and_raises() {
+        let (mut sf, mut conn) = established_client(AnyCc::by_name("newreno").unwrap());
+        let now = Instant(10_000_000);
+        for i in 0..10 {
+            let mut cx = SubflowCx { conn: &mut conn };
+            sf.send_new(now, i * 1448, 1448, &mut cx);
+        }
+        // The SYN-ACK offered 1 MiB: 1 MiB − 10 segments in flight.
+        assert_eq!(sf.snd_wnd_room(0), (1 << 20) - 10 * 1448);
+        let ack = |ack: u64, wnd: u32| Segment { flags: Flags::ACK, ack, wnd, ..Default::default() };
+        let mut cx = SubflowCx { conn: &mut conn };
+        sf.handle_segment(Instant(20_000_000), &ack(1 + 5 * 1448, 10_000), &mut cx);
+        assert_eq!(sf.snd_wnd_room(0), 10_000 - 5 * 1448);
+        // A duplicate ACK offering less does not shrink it; the connection's room may exceed it.
+        sf.handle_segment(Instant(20_000_000), &ack(1 + 5 * 1448, 5_000), &mut cx);
+        assert_eq!(sf.snd_wnd_room(0), 10_000 - 5 * 1448);
+        assert_eq!(sf.snd_wnd_room(20_000), 20_000 - 5 * 1448);
+        sf.raise_snd_wnd(20_000);
+        assert_eq!(sf.snd_wnd_room(0), 20_000 - 5 * 1448);
+        // An ACK that advances snd_una sets it, smaller or not.
+        sf.handle_segment(Instant(30_000_000), &ack(1 + 10 * 1448, 3_000), &mut cx);
+        assert_eq!(sf.snd_wnd_room(0), 3_000);
+    }
+
+    /// A joined subflow's own window caps what it offers beyond DATA_ACK, unless an earlier ACK
+    /// offered a farther right edge (`mptcp_set_rwin` raises the window to it).
+    #[test]
+    fn own_receive_window_caps_new_edges_only() {
+        let mut conn = ConnShared::new(161_792, 1);
+        assert_eq!(conn.advertise_window(80_896), 80_896);
+        assert_eq!(conn.advertise_window(u64::MAX), 161_792);
+        assert_eq!(conn.advertise_window(80_896), 161_792, "the edge offered before");
+        conn.rcv.insert(0, 100_000);
+        assert_eq!(conn.advertise_window(80_896), 80_896, "edge 161,792 is 61,792 away");
+        assert_eq!(conn.rcv_edge, 180_896);
+        let mut sf =
+            Subflow::new(1, Role::Server, SubflowConfig::linux(), AnyCc::by_name("newreno").unwrap(), Instant::ZERO);
+        assert_eq!(sf.own_window(), u64::MAX);
+        sf.set_rcv_own(RcvBuf::new(131_072, 1448));
+        assert_eq!(sf.own_window(), 80_896);
     }
 
     /// Without pacing the whole initial window may leave at once.

@@ -17,16 +17,42 @@ impl Connection {
             return 0;
         }
         let before = self.shared.rcv_window();
+        self.tune_rcv_buf(n);
         self.read_total += n;
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
-        // Linux tcp_cleanup_rbuf: announce a window that at least doubled.
         let after = self.shared.rcv_window();
-        if after >= 2 * before.max(1) && after >= self.subflows[0].mss() as u64 {
+        if self.sf_cfg.subflow_windows && self.subflows.len() > 1 {
+            // Linux mptcp_cleanup_rbuf: when the free space at least doubled since the last
+            // window offered on any subflow, each subflow judges its own (tcp_cleanup_rbuf).
+            if after > 0 && after >= 2 * self.shared.old_wspace {
+                for sf in self.subflows.iter_mut().filter(|s| s.is_established()) {
+                    sf.window_update_after_read(after);
+                }
+            }
+        } else if after >= 2 * before.max(1) && after >= self.subflows[0].mss() as u64 {
+            // Linux tcp_cleanup_rbuf: announce a window that at least doubled.
             if let Some(sf) = self.subflows.iter_mut().find(|s| s.is_established()) {
                 sf.request_ack();
             }
         }
         n
+    }
+
+    /// The receive buffer's auto-tuning after a read of `n` bytes (`mptcp_rcv_space_adjust`,
+    /// [`crate::rcvspace`]), at the time of the last input (the application reads as data
+    /// arrives): when the connection's buffer grew, the established subflows with a buffer of
+    /// their own grow theirs (`tcp_rcvbuf_grow(ssk, copied)`).
+    fn tune_rcv_buf(&mut self, n: u64) {
+        let Some(t) = self.rcv_tuning.as_mut() else { return };
+        let subflows = &self.subflows;
+        let rtt = || subflows.iter().map(|s| s.rcv_rtt()).max().unwrap_or_default();
+        let Some(copied) = t.on_read(self.hol_last, n, self.sf_cfg.mss, rtt) else { return };
+        for sf in self.subflows.iter_mut() {
+            if let Some(mut b) = sf.rcv_own() {
+                t.follow(&mut b, copied);
+                sf.set_rcv_own(b);
+            }
+        }
     }
 
     /// Integrates the receiver's HoL figures up to `now`.
@@ -133,6 +159,10 @@ impl Connection {
         if established && !m.announced {
             m.announced = true;
             self.events.push_back(Event::SubflowUp(i as u8));
+            if let (true, Some(t)) = (i > 0, self.rcv_tuning.as_ref()) {
+                // A joined subflow starts with tcp_rmem[1]'s buffer (tcp_init_buffer_space).
+                self.subflows[i].set_rcv_own(t.subflow_buf(self.sf_cfg.mss));
+            }
             if i == 0 && !self.established {
                 self.established = true;
                 self.events.push_back(Event::Established);

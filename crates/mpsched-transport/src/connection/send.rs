@@ -170,10 +170,20 @@ impl Connection {
     /// Whether subflow `i` is usable and its free window for new data. Linux
     /// `mptcp_is_def_unavailable`: established, not pre-established (join's 4th ACK, RFC 8684
     /// §3.2), not potentially failed.
+    /// With [`SubflowConfig::subflow_windows`](crate::SubflowConfig::subflow_windows) the
+    /// subflow's own send window bounds it too, for the next new data.
     #[inline]
     fn usable_space(&mut self, now: Instant, i: usize) -> (bool, u64) {
         let usable = self.subflow_usable(i);
-        (usable, if usable { self.subflows.new_data_space(i, now) } else { 0 })
+        if !usable {
+            return (false, 0);
+        }
+        let space = self.subflows.new_data_space(i, now);
+        if !self.sf_cfg.subflow_windows {
+            return (true, space);
+        }
+        let room = self.wnd_right.saturating_sub(self.shared.snd_next_dsn);
+        (true, space.min(self.subflows[i].snd_wnd_room(room)))
     }
 
     /// Whether subflow `i` can carry data (Linux `mptcp_is_def_unavailable` negated):
@@ -256,6 +266,9 @@ impl Connection {
     /// follows a send on the same subflow, and the copy was most of a view's cost.
     pub(super) fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
         let view_current = self.subflows.is_clean(Derived::View, i);
+        if self.sf_cfg.subflow_windows {
+            self.subflows[i].raise_snd_wnd(self.wnd_right.saturating_sub(dsn));
+        }
         let mut cx = SubflowCx { conn: &mut self.shared };
         let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
         if view_current {

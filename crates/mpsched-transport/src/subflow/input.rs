@@ -105,6 +105,7 @@ impl Subflow {
         self.rcv.set_nxt(seg.seq + 1);
         self.snd_una = 1;
         self.peer_wnd = seg.wnd as u64;
+        self.snd_wnd = seg.wnd as u64;
         if self.backoff == 0 {
             // Karn: no sample from a retransmitted SYN.
             self.rtt.on_sample(now.saturating_duration_since(Instant(seg.ts_ecr)), self.snd_una, self.snd_nxt);
@@ -129,6 +130,11 @@ impl Subflow {
 
     fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         self.peer_wnd = seg.wnd as u64;
+        // tcp_ack_update_window / tcp_may_update_window (the ACKs' own sequence number does not
+        // move: this end sends the data).
+        if seg.ack > self.snd_una || seg.wnd as u64 > self.snd_wnd {
+            self.snd_wnd = seg.wnd as u64;
+        }
         let una_before = self.snd_una;
         // Delivery-rate sampling state before the ACK (only rate-based controllers read it).
         let rate_cc = self.rate_cc();
@@ -235,6 +241,7 @@ impl Subflow {
 
     fn on_data(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         self.stats.bytes_arrived += seg.len as u64;
+        self.rcv_rtt.on_data(now, seg.ts_ecr, u32::from(seg.len), self.mss());
         // Data beyond the receive buffer (in DSN space) is dropped, as a real stack would.
         let read_point = cx.conn.rcv.next() - cx.conn.rcv_unread;
         if seg.dsn + seg.len as u64 > read_point + cx.conn.rcv_buf {

@@ -112,6 +112,11 @@ impl Subflow {
             seg.flags = seg.flags.with(Flags::ACK);
             seg.ack = self.rcv.nxt();
             self.state = SubflowState::SynReceived;
+            // The SYN-ACK's window is the first one offered (`tp->rcv_wnd`, `rcv_wup`).
+            (self.rcv_wup, self.rcv_wnd) = (seg.ack, wnd as u64);
+            if self.id == 0 {
+                cx.conn.old_wspace = wnd as u64;
+            }
         } else {
             self.state = SubflowState::SynSent;
         }
@@ -127,11 +132,13 @@ impl Subflow {
         self.ack_now = false;
         self.unacked_segs = 0;
         self.timers.set(Timer::DelayedAck, None);
+        let wnd = cx.conn.advertise_window(self.own_window()).min(u32::MAX as u64) as u32;
+        (self.rcv_wup, self.rcv_wnd) = (self.rcv.nxt(), wnd as u64);
         let mut seg = Segment {
             sf: self.id,
             flags: Flags::ACK,
             ack: self.rcv.nxt(),
-            wnd: cx.conn.advertise_window().min(u32::MAX as u64) as u32,
+            wnd,
             data_ack: cx.conn.data_ack(),
             ts_val: now.0,
             ts_ecr: self.ts_recent,

@@ -22,3 +22,4 @@ mod no_loss;
 mod redundant_switching;
 mod rto;
 mod slot_stats;
+mod subflow_windows;
