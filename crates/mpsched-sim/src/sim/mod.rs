@@ -51,6 +51,11 @@ struct Packet {
     /// A `[[udp]]` flow's packet (`flow` indexes the scenario's `udp`), not a segment of a
     /// connection.
     udp: bool,
+    /// Which of the flow's connections sent it (its downloads completed before: `repeat`
+    /// starts each download on a new connection). A segment still in flight when its
+    /// connection ended is discarded at arrival: the next connection has a port pair of its
+    /// own, so the real stack never hands it the old one's segments.
+    conn: u32,
 }
 
 struct Endpoint {

@@ -42,7 +42,9 @@ impl Sim {
         }
         let ep = 2 * flow as usize + to_server as usize;
         let now = Instant(self.now);
-        if self.flows[flow as usize].stopped_at.is_some() {
+        if self.flows[flow as usize].stopped_at.is_some()
+            || self.pkts[p as usize].conn != self.conn_index(flow as usize)
+        {
             return;
         }
         let Some(conn) = self.eps[ep].conn.as_mut() else { return };
@@ -121,7 +123,8 @@ impl Sim {
             let Some(conn) = self.eps[ep].conn.as_mut() else { return };
             let Some(t) = conn.poll_transmit(now) else { break };
             let size = t.seg.wire_size();
-            let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg, udp: false });
+            let conn = self.conn_index(ep / 2);
+            let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg, udp: false, conn });
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
             if self.trace.is_some() {
                 self.trace_send(p);
@@ -146,6 +149,14 @@ impl Sim {
                 self.ev.push(t, Kind::Wake, ep as u32, e.gen);
             }
         }
+    }
+
+    /// The index of flow `f`'s current connection: one per download, the last one staying
+    /// current after the flow completed.
+    #[inline]
+    pub(super) fn conn_index(&self, f: usize) -> u32 {
+        let n = self.flows[f].transfers.len() as u32;
+        n.min(self.sc.flows[f].repeat.max(1) - 1)
     }
 
     #[inline]

@@ -293,7 +293,6 @@ impl Sim {
     #[inline(never)]
     pub(super) fn trace_send(&mut self, p: PktId) {
         let pk = self.pkts[p as usize];
-        let f = pk.flow as usize;
         if pk.udp {
             return;
         }
@@ -301,8 +300,7 @@ impl Sim {
         if !tr.traces(pk.flow) {
             return;
         }
-        let conn = self.flows[f].transfers.len() as u32;
-        let at = at_of(self.now, PacketEvent::Send, &pk, conn, None, None);
+        let at = at_of(self.now, PacketEvent::Send, &pk, pk.conn, None, None);
         tr.sent(at);
     }
 
@@ -315,13 +313,12 @@ impl Sim {
         if pk.udp {
             return; // not a connection's segment: the packet trace records segments only
         }
-        let conn = self.flows[pk.flow as usize].transfers.len() as u32;
         let Some(tr) = self.trace.as_deref_mut() else { return };
         if !tr.traces(pk.flow) {
             return;
         }
         let ev = if why.is_some() { PacketEvent::Drop } else { PacketEvent::Arrive };
-        let at = at_of(self.now, ev, &pk, conn, l.map(|l| l as u32), why);
+        let at = at_of(self.now, ev, &pk, pk.conn, l.map(|l| l as u32), why);
         tr.push(&at, false, "");
     }
 }

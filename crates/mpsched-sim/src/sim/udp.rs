@@ -124,7 +124,7 @@ impl Sim {
             self.ev.push(next, Kind::UdpSend, u as u32, 0);
         }
         self.udp_in_flight += 1;
-        let p = self.alloc(Packet { flow: u as u32, path, to_server: true, hop: 0, size, seg, udp: true });
+        let p = self.alloc(Packet { flow: u as u32, path, to_server: true, hop: 0, size, seg, udp: true, conn: 0 });
         let first = self.sc.paths[path as usize].fwd[0] as usize;
         self.offer(first, p, size);
     }

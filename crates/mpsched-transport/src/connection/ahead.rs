@@ -75,7 +75,7 @@ impl Connection {
         // Whole written data: shorten the gap at the end of what the application wrote.
         let start = (base + gap).max(next).min(end.saturating_sub(mss).max(next));
         let len = mss.min(end - start);
-        if start + len > self.wnd_right {
+        if start + len > self.wnd_right || self.beyond_subflow_window(s, start, len as u32) {
             return None;
         }
         let mut d = next;

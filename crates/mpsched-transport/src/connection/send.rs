@@ -119,7 +119,9 @@ impl Connection {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
             let (usable, space) = self.usable_space(now, i);
-            let fixed = !usable || self.subflows.is_clean(Derived::Space, i);
+            // The subflow's own window bounds the space by the connection's window and next
+            // DSN too (`usable_space`), which change without touching the subflow.
+            let fixed = !usable || (self.subflows.is_clean(Derived::Space, i) && !self.hides_subflow_windows());
             let (sf, m, v) = (&self.subflows[i], &self.meta[i], &mut self.views[i]);
             v.usable = usable;
             v.space = space;
@@ -140,7 +142,11 @@ impl Connection {
     fn check_view_fields(&self, now: Instant) {
         for (i, v) in self.views.iter().enumerate() {
             let usable = self.subflow_usable(i);
-            let space = if usable { self.subflows[i].new_data_space(now) } else { 0 };
+            let mut space = if usable { self.subflows[i].new_data_space(now) } else { 0 };
+            if usable && self.hides_subflow_windows() {
+                let room = self.wnd_right.saturating_sub(self.shared.snd_next_dsn);
+                space = space.min(self.subflows[i].snd_wnd_room(room));
+            }
             let m = &self.meta[i];
             let min = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
             let fresh = (usable, space, m.backup, self.subflows[i].outstanding(), min, m.max_srtt);
@@ -179,11 +185,26 @@ impl Connection {
             return (false, 0);
         }
         let space = self.subflows.new_data_space(i, now);
-        if !self.sf_cfg.subflow_windows {
+        if !self.hides_subflow_windows() {
             return (true, space);
         }
         let room = self.wnd_right.saturating_sub(self.shared.snd_next_dsn);
         (true, space.min(self.subflows[i].snd_wnd_room(room)))
+    }
+
+    /// Whether a subflow's full send window of its own makes it unavailable to the scheduler
+    /// ([`crate::sched::Scheduler::hides_full_subflow_windows`]).
+    #[inline]
+    fn hides_subflow_windows(&self) -> bool {
+        self.sf_cfg.subflow_windows && self.sched.hides_full_subflow_windows()
+    }
+
+    /// Whether `len` bytes of new data at `dsn` exceed the own send window of subflow `i`
+    /// (`tcp_snd_wnd_test` under [`crate::SubflowConfig::subflow_windows`]): then the chosen
+    /// subflow cannot send them yet, and the connection waits.
+    #[inline]
+    pub(super) fn beyond_subflow_window(&self, i: usize, dsn: u64, len: u32) -> bool {
+        self.sf_cfg.subflow_windows && len as u64 > self.subflows[i].snd_wnd_room(self.wnd_right.saturating_sub(dsn))
     }
 
     /// Whether subflow `i` can carry data (Linux `mptcp_is_def_unavailable` negated):
@@ -370,6 +391,10 @@ impl Connection {
             }
         };
         let dsn = self.shared.snd_next_dsn;
+        if self.beyond_subflow_window(s, dsn, len) {
+            self.blocked_since.get_or_insert(now);
+            return None;
+        }
         if dsn + len as u64 > self.wnd_right {
             // Receive-window limited (Linux `mptcp_next_segment` → `mptcp_rcv_buf_optimization`,
             // penal = 1): opportunistic retransmission + penalization.
@@ -451,6 +476,9 @@ impl Connection {
                 continue;
             }
             let dsn = self.shared.snd_next_dsn;
+            if self.beyond_subflow_window(i, dsn, len_new) {
+                continue;
+            }
             if dsn + len_new as u64 > self.wnd_right {
                 self.blocked_since.get_or_insert(now);
                 return None;

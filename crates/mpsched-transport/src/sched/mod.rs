@@ -234,6 +234,16 @@ pub trait Scheduler {
     fn penalize_all_carriers(&self) -> bool {
         false
     }
+    /// Under per-subflow windows ([`crate::SubflowConfig::subflow_windows`]): whether a subflow
+    /// whose own send window is full is shown as unavailable. True for the upstream kernel's
+    /// scheduler, where such a subflow takes no more data now (the kernel would queue it in the
+    /// subflow: `__subflow_push_pending`). False, the default, as the out-of-tree v0.95
+    /// schedulers have it: `mptcp_next_segment` asks `get_available_subflow(.., false)`, no
+    /// zero-window test; the chosen subflow then sends only within its window (the connection
+    /// waits).
+    fn hides_full_subflow_windows(&self) -> bool {
+        false
+    }
     /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
     /// lambda: `retrans_flag` in mptcp_blest.c).
     fn on_hol_event(&mut self) {}
@@ -324,6 +334,9 @@ macro_rules! registry {
             }
             fn penalize_all_carriers(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.penalize_all_carriers(),)+ AnySched::Custom(s) => s.penalize_all_carriers() }
+            }
+            fn hides_full_subflow_windows(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.hides_full_subflow_windows(),)+ AnySched::Custom(s) => s.hides_full_subflow_windows() }
             }
             fn on_hol_event(&mut self) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }

@@ -115,6 +115,10 @@ impl Scheduler for Upstream {
         "upstream"
     }
 
+    fn hides_full_subflow_windows(&self) -> bool {
+        true
+    }
+
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         let Some(i) = self.in_burst(v).or_else(|| self.pick(v)) else { return Verdict::Wait };
         self.burst = self.burst.saturating_sub(v.seg_len as u64);
