@@ -286,16 +286,16 @@ def test_committed_per_seed_values_are_not_stale(tmp_path):
 #: it does not, the honest result, so that a change that moves it is noticed. Update a pin
 #: only from a new reproduction's output.
 PINNED = {
-    "s1-8mb-gain-lia": (P.PARTLY, 110, 140),  # a third of the paper's +313 %
-    "s1-8mb-gain-olia": (P.REPRODUCED, 130, 160),
-    "s2-2mbps-similar-lia": (P.REPRODUCED, -10, 10),
-    "s2-16mbps-higher-lia": (P.REPRODUCED, 120, 160),
-    "s3-400ms-gain-lia": (P.PARTLY, 35, 60),  # uncoupled CUBIC is ahead of DRL-CC here
-    "s4-4pct-gain-lia": (P.PARTLY, 100, 135),
-    "s5-gain-lia": (P.PARTLY, 65, 100),
-    "s6-gain-lia": (P.PARTLY, 0.5, 12),  # the retrained policy starves link1 after the outage
-    "s7-mptcp-gain-lia": (P.PARTLY, 30, 55),
-    "s7-tcp-similar-lia": (P.NOT_REPRODUCED, -50, -35),  # not TCP-friendly
+    "s1-8mb-gain-lia": (P.PARTLY, 20, 40),  # a tenth of the paper's +313 %
+    "s1-8mb-gain-olia": (P.PARTLY, 30, 50),
+    "s2-2mbps-similar-lia": (P.REPRODUCED, -15, 0),  # "about the same", but behind
+    "s2-16mbps-higher-lia": (P.REPRODUCED, 20, 40),
+    "s3-400ms-gain-lia": (P.PARTLY, 65, 100),  # uncoupled CUBIC is ahead of DRL-CC here
+    "s4-4pct-gain-lia": (P.PARTLY, 125, 160),
+    "s5-gain-lia": (P.PARTLY, 20, 50),
+    "s6-gain-lia": (P.NOT_REPRODUCED, -5, 8),  # level with LIA over the run
+    "s7-mptcp-gain-lia": (P.REPRODUCED, 95, 120),  # at the TCP flows' expense (next row)
+    "s7-tcp-similar-lia": (P.NOT_REPRODUCED, -60, -45),  # not TCP-friendly
     "s8-gain-lia": (P.NOT_REPRODUCED, -3, -1),
 }  # fmt: skip
 
@@ -306,7 +306,7 @@ def test_pinned_results(cid):
 
 
 def test_pinned_after_outage_level():
-    """Fig. 7's "stabilizes at 8 Mbps": the retrained policy's total goodput over 100-200 s is
-    about 1 Mbit/s (not reproduced; the policy before it held 6.07)."""
+    """Fig. 7's "stabilizes at 8 Mbps": the shipped policy's total goodput over 100-200 s is
+    about 3 Mbit/s (not reproduced; the two policies before it held 0.96 and 6.07)."""
     c = _committed_drl_cc()[1]["s6-after-8mbps"]
-    assert c.verdict == P.NOT_REPRODUCED and 0.5 <= c.ours_a.mean <= 1.5, c.ours_a
+    assert c.verdict == P.NOT_REPRODUCED and 2.5 <= c.ours_a.mean <= 3.7, c.ours_a
