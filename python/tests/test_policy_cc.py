@@ -282,9 +282,10 @@ def test_compare_runs_a_host_policy_next_to_lia(tmp_path, cli):
 def test_shipped_drl_cc_beats_lia_in_scenario_1_on_held_out_seeds():
     """``cc = "drl-cc"`` (the shipped policy, trained on drl-cc-random) against LIA in DRL-CC's
     scenario 1 with 8 MB documents, 60 s, seeds 1001-1005 (never used in training). Measured
-    on seeds 1001-1020: total goodput 1.96x LIA's on average, 1.80x at the least (full 300 s
-    runs: 9.77 vs 5.06 Mbit/s, 1.93x). The bound leaves room for float differences between
-    machines, not for a different policy."""
+    with the policy retrained on 2026-11-28 (per-subflow windows, minRTT in training): total
+    goodput 1.32x LIA's on average, 1.26x at the least (the reproduction's 300 s runs on seeds
+    1001-1020: 1.28 vs 0.984 Mbit/s per flow, +30.1 %; the policy before it: 1.96x). The bound
+    leaves room for float differences between machines, not for a different policy."""
     import tomllib
 
     from mpsched.scenario import SCENARIO_DIR
@@ -298,7 +299,7 @@ def test_shipped_drl_cc_beats_lia_in_scenario_1_on_held_out_seeds():
         runs[cc] = [mpsched.run(sc, seed=s) for s in range(1001, 1006)]
         total[cc] = np.array([r.flows.column("goodput_mbps").to_numpy().sum() for r in runs[cc]])
     ratio = total["drl-cc"] / total["lia"]
-    assert ratio.min() > 1.6 and ratio.mean() > 1.8, ratio
+    assert ratio.min() > 1.2 and ratio.mean() > 1.28, ratio
     (row,) = runs["drl-cc"][0].summary["policies"]
     assert row["cc"] == "drl-cc" and row["sha256"] == _core.policy_digest("drl-cc"), row
     assert "policies" not in runs["lia"][0].summary
