@@ -300,3 +300,22 @@ def test_calibrate_refuses_an_unknown_engine(tmp_path):
         "error: --engines: unknown engine 'bogus' (sim, kernel or both)"
     ]
     assert not (tmp_path / "c").exists()
+
+
+def test_calibrate_rerun_of_one_engine_keeps_the_others(tmp_path):
+    """`calibrate --engines sim` over an earlier report replaces the simulator's side of the
+    cases it ran and keeps the kernel's (whose measurement does not depend on the model); cases
+    not run stay as they were, in suite order."""
+    from mpsched.emulate import calibrate
+
+    earlier = [
+        {"case": "tcp-reno-10m", "outage": False, "sim": {"goodput_mbps": 1.0}, "kernel": {"goodput_mbps": 2.0}},
+        {"case": "mptcp-het", "outage": False, "sim": {"goodput_mbps": 3.0}, "kernel": {"goodput_mbps": 4.0}},
+    ]  # fmt: skip
+    (tmp_path / "calibration.json").write_text(json.dumps(earlier))
+    new = [{"case": "mptcp-het", "outage": False, "sim": {"goodput_mbps": 5.0}}]
+    merged = calibrate.merge(tmp_path, new, ["tcp-reno-10m", "mptcp-het"])
+    assert merged == [
+        earlier[0],
+        {"case": "mptcp-het", "outage": False, "sim": {"goodput_mbps": 5.0}, "kernel": {"goodput_mbps": 4.0}},
+    ]  # fmt: skip

@@ -187,7 +187,9 @@ def calibrate_command(
     MPTCP symmetric, lossy, heterogeneous (20 Mbit/s·10 ms + 5 Mbit/s·100 ms) with the default
     and a 256 KB receive buffer; an outage on one path of an MPTCP connection and of a single TCP
     flow. Writes every run under DIR/runs/, calibration.json and calibration.md (medians over the
-    seeds; goodput and first-path share within ±10 % or not).
+    seeds; goodput and first-path share within ±10 % or not). Over an earlier report in DIR, a
+    case run again replaces the engines it ran and keeps the others' (--engines sim re-runs
+    the simulator's side after a model change).
     """
     import sys
 

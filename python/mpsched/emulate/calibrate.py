@@ -193,12 +193,15 @@ def _pct(x: Optional[float]) -> str:
 
 
 def merge(out: Path, rows: List[Dict[str, Any]], order: Sequence[str]) -> List[Dict[str, Any]]:
-    """``rows`` over the rows of an earlier ``out/calibration.json`` (a case run again
-    replaces its row; ``--only`` re-runs some cases), in suite order."""
+    """``rows`` over the rows of an earlier ``out/calibration.json``, in suite order: a case run
+    again replaces the engines it ran and keeps the others' (``--only`` re-runs some cases,
+    ``--engines sim`` the simulator's side of them: the kernel's measurement does not depend on
+    the model)."""
     path = out / "calibration.json"
     old = json.loads(path.read_text()) if path.is_file() else []
     by_case = {r["case"]: r for r in old}
-    by_case.update({r["case"]: r for r in rows})
+    for r in rows:
+        by_case[r["case"]] = {**by_case.get(r["case"], {}), **r}
     rank = {name: i for i, name in enumerate(order)}
     return sorted(by_case.values(), key=lambda r: rank.get(r["case"], len(rank)))
 
