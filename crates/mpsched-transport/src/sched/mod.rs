@@ -1,8 +1,9 @@
 //! Packet schedulers: which subflow carries the next segment of connection data.
 //!
 //! Names follow Linux's `struct mptcp_sched_ops`. The connection calls the scheduler whenever a
-//! segment (new or reinjected) waits and at least one subflow could send. A new scheduler is one
-//! file plus one line in the `registry!` table below.
+//! segment (new or reinjected) waits and at least one subflow could send (for new data, one that
+//! [`Scheduler::queues`]: whenever a segment waits). A new scheduler is one file plus one line in
+//! the `registry!` table below.
 
 mod blest;
 mod dmptcp;
@@ -90,6 +91,14 @@ pub enum Verdict {
         /// Bytes between `owner`'s next DSN and the segment sent now.
         gap: u64,
     },
+    /// Put the segment at the back of the send queue of the (usable) subflow set in `out`,
+    /// whatever its window: it takes the next DSN now (within the peer's window) and leaves on
+    /// that subflow, after the data queued there before it, once the subflow's windows let it;
+    /// it is reinjected if the subflow becomes unusable first (connection/queue.rs). The
+    /// upstream Linux scheduler's way: `__subflow_push_pending` → `mptcp_sendmsg_frag` fills the
+    /// chosen subflow's write queue, which `tcp_push` sends as its windows open. Only for a
+    /// scheduler whose [`Scheduler::queues`] is true.
+    Queue,
 }
 
 /// One subflow as the scheduler sees it.
@@ -107,8 +116,11 @@ pub struct SchedSubflow {
     pub space: u64,
     /// The segment being scheduled was already sent on this subflow.
     pub carried: bool,
-    /// Bytes sent on this subflow and not yet acknowledged on it.
+    /// Bytes on this subflow not yet acknowledged on it: sent, plus `unsent` (Linux
+    /// `sk_wmem_queued`).
     pub queued: u64,
+    /// Bytes waiting in this subflow's send queue ([`Verdict::Queue`]), not yet sent.
+    pub unsent: u64,
     /// Running minimum of srtt in nanoseconds (BLEST's linger estimate), 0 before a sample.
     pub min_srtt_ns: u64,
     /// Running maximum of srtt in nanoseconds.
@@ -209,7 +221,8 @@ impl SchedView<'_> {
 pub trait Scheduler {
     /// Registry name of the scheduler.
     fn name(&self) -> &'static str;
-    /// A segment of new data waits and some subflow may have space: set bits in `out`.
+    /// A segment of new data waits and some subflow may have space (any time, if
+    /// [`Scheduler::queues`]): set bits in `out`.
     fn get_send(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict;
     /// Data must be reinjected (an RTO on a subflow, a path went down).
     fn get_retrans(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
@@ -234,14 +247,9 @@ pub trait Scheduler {
     fn penalize_all_carriers(&self) -> bool {
         false
     }
-    /// Under per-subflow windows ([`crate::SubflowConfig::subflow_windows`]): whether a subflow
-    /// whose own send window is full is shown as unavailable. True for the upstream kernel's
-    /// scheduler, where such a subflow takes no more data now (the kernel would queue it in the
-    /// subflow: `__subflow_push_pending`). False, the default, as the out-of-tree v0.95
-    /// schedulers have it: `mptcp_next_segment` asks `get_available_subflow(.., false)`, no
-    /// zero-window test; the chosen subflow then sends only within its window (the connection
-    /// waits).
-    fn hides_full_subflow_windows(&self) -> bool {
+    /// It answers [`Verdict::Queue`]: the connection asks it about new data even when no
+    /// subflow has window room (the upstream Linux scheduler's subflow write queues).
+    fn queues(&self) -> bool {
         false
     }
     /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
@@ -335,8 +343,8 @@ macro_rules! registry {
             fn penalize_all_carriers(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.penalize_all_carriers(),)+ AnySched::Custom(s) => s.penalize_all_carriers() }
             }
-            fn hides_full_subflow_windows(&self) -> bool {
-                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.hides_full_subflow_windows(),)+ AnySched::Custom(s) => s.hides_full_subflow_windows() }
+            fn queues(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.queues(),)+ AnySched::Custom(s) => s.queues() }
             }
             fn on_hol_event(&mut self) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }
@@ -410,7 +418,8 @@ registry! {
     /// smallest srtt, with opportunistic retransmission and penalisation.
     MinRtt(MinRtt) "minrtt" ["default", "minrtt-rp", "minrtt-norp" = "opportunistic=false"];
     /// The upstream Linux MPTCP scheduler (net/mptcp/protocol.c `mptcp_subflow_get_send`): the
-    /// lowest linger time (queued bytes / pacing rate), 64 KB bursts; the `linux` profile's default.
+    /// lowest linger time (queued bytes / pacing rate), 64 KB bursts into the chosen subflow's
+    /// send queue, which it sends as its windows open; the `linux` profile's default.
     Upstream(Upstream) "upstream" [];
     /// Round-robin over the available subflows.
     RoundRobin(RoundRobin) "roundrobin" ["rr"];

@@ -38,6 +38,7 @@ pub(crate) fn sf(srtt_ms: u64, cwnd_segs: u64, pipe_segs: u64) -> SchedSubflow {
         space,
         carried: false,
         queued: pipe,
+        unsent: 0,
         min_srtt_ns: ms(srtt_ms).0,
         max_srtt_ns: ms(srtt_ms).0,
     }
