@@ -14,6 +14,9 @@ mod ahead_tests;
 mod close;
 mod input;
 mod path;
+mod queue;
+#[cfg(test)]
+mod queue_tests;
 mod send;
 mod subflows;
 #[cfg(test)]
@@ -262,6 +265,9 @@ pub struct Connection {
     /// DSN ranges a scheduler reserved for one subflow ([`crate::sched::Verdict::SendAhead`]),
     /// not yet sent, ascending DSN (connection/ahead.rs).
     reserved: VecDeque<ahead::Reserved>,
+    /// Segments in the subflows' send queues ([`crate::sched::Verdict::Queue`]), not yet sent
+    /// (connection/queue.rs).
+    queues: queue::SendQueues,
     pending: VecDeque<Transmit>,
     events: VecDeque<Event>,
     parked: bool,
@@ -352,6 +358,7 @@ impl Connection {
             wnd_right: 0, // set by the SYN-ACK (client) or the third ACK (server)
             reinject: VecDeque::new(),
             reserved: VecDeque::new(),
+            queues: queue::SendQueues::default(),
             pending: VecDeque::new(),
             events: VecDeque::new(),
             parked: false,

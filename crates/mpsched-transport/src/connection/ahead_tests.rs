@@ -1,30 +1,12 @@
 //! Send-ahead reservations (connection/ahead.rs) under STMS on two paths, RTT 30 ms (path 0)
 //! and 60 ms (path 1), no loss, no bottleneck: which DSNs go on which subflow at which time.
 
-use super::tests::{at_ms, Wire};
+use super::tests::{at_ms, runs, Wire, MSS};
 use super::*;
 
 fn wire(sched: &str) -> Wire {
     let cfg = ConnConfig { paths: vec![0, 1], scheduler: SchedSpec::parse(sched).unwrap(), ..ConnConfig::default() };
     Wire::with(&cfg, &[Duration::from_millis(15), Duration::from_millis(30)])
-}
-
-/// A Linux-profile multipath segment's payload: plain TCP's 1,448 less the DSS option.
-const MSS: u64 = 1448 - crate::segment::DssBytes::LINUX.data as u64;
-
-/// The client's data segments as runs of consecutive DSNs sent at one time on one path, in
-/// sending order: (ms, path, first DSN / MSS, segments).
-fn runs(w: &Wire) -> Vec<(u64, PathId, u64, u64)> {
-    let mut out: Vec<(u64, PathId, u64, u64)> = Vec::new();
-    for &(t, p, s) in w.client_sent.iter().filter(|(_, _, s)| s.len > 0) {
-        assert_eq!(s.len as u64, MSS, "whole segments only here");
-        let (ms, k) = (t.0 / 1_000_000, s.dsn / MSS);
-        match out.last_mut() {
-            Some(r) if r.0 == ms && r.1 == p && r.2 + r.3 == k => r.3 += 1,
-            _ => out.push((ms, p, k, 1)),
-        }
-    }
-    out
 }
 
 fn adjustment(w: &Wire) -> i64 {

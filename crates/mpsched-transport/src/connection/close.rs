@@ -155,14 +155,16 @@ impl Connection {
         self.parked_at = None;
         self.reinject.clear();
         self.reserved.clear();
+        self.queues.clear();
         self.events.push_back(Event::Closed(reason));
     }
 
     /// Our DATA_FIN on a pure ACK on every usable subflow, when due and every written byte has
-    /// been handed to a subflow.
+    /// been sent (none reserved or queued on a subflow).
     pub(super) fn poll_data_fin(&mut self, now: Instant) -> Option<Transmit> {
         let fin = self.close.fin_dsn?;
-        if !self.close.fin_pending || self.shared.snd_next_dsn != fin || !self.reserved.is_empty() {
+        let all_sent = self.shared.snd_next_dsn == fin && self.reserved.is_empty() && self.queues.is_empty();
+        if !self.close.fin_pending || !all_sent {
             return None;
         }
         let mut rto = Duration::ZERO;

@@ -50,8 +50,10 @@ impl Connection {
         self.check_closed();
     }
 
-    /// Queues subflow `i`'s unacknowledged data for reinjection on the others.
+    /// Queues subflow `i`'s unacknowledged data, and what waits in its send queue
+    /// (connection/queue.rs), for reinjection on the others.
     pub(super) fn reinject_from(&mut self, i: usize) {
+        self.requeue_for_reinjection(i);
         self.scratch.clear();
         self.subflows[i].unacked_data(&mut self.scratch);
         for &(dsn, len) in &self.scratch {

@@ -1,7 +1,8 @@
-//! The send side: subflow-level output first (handshakes, retransmissions, ACKs), then the
-//! connection's data in the order of Linux `mptcp_next_segment`: reinjections, redundant copies, new data
-//! chosen by the scheduler, and when the peer's window is closed opportunistic retransmission
-//! with penalization (`mptcp_rcv_buf_optimization`).
+//! The send side: subflow-level output first (handshakes, retransmissions, ACKs, then what
+//! waits in the subflows' send queues, connection/queue.rs), then the connection's data in the
+//! order of Linux `mptcp_next_segment`: reinjections, redundant copies, new data chosen by the
+//! scheduler, and when the peer's window is closed opportunistic retransmission with
+//! penalization (`mptcp_rcv_buf_optimization`).
 
 use super::{Connection, Derived, Event, MetaSeg, Side, Transmit};
 use crate::sched::{SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
@@ -28,6 +29,12 @@ impl Connection {
             }
         } else if let Some(t) = self.poll_subflows(now, n) {
             return Some(t);
+        }
+        // The subflows' send queues (`Verdict::Queue`): their own output, as their windows open.
+        if !self.queues.is_empty() {
+            if let Some(t) = self.send_queued(now) {
+                return Some(t);
+            }
         }
         if let Some(t) = self.poll_data_fin(now) {
             return Some(t);
@@ -99,7 +106,7 @@ impl Connection {
     }
 
     /// Brings the fields of every view that do not depend on the segment (`usable`, `space`,
-    /// `backup`, `queued`, `min_srtt_ns`, `max_srtt_ns`) up to date. Only the views without a
+    /// `backup`, `queued`, `unsent`, `min_srtt_ns`, `max_srtt_ns`) up to date. Only the views without a
     /// `Fields` mark are rewritten (visited from a bit mask): the mark is cleared with the
     /// subflow's others at every mutable borrow of it and at every change of the fields of its
     /// [`SfMeta`] read here, and set only while those fields do not depend on the time (the free
@@ -119,14 +126,14 @@ impl Connection {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
             let (usable, space) = self.usable_space(now, i);
-            // The subflow's own window bounds the space by the connection's window and next
-            // DSN too (`usable_space`), which change without touching the subflow.
-            let fixed = !usable || (self.subflows.is_clean(Derived::Space, i) && !self.hides_subflow_windows());
+            let fixed = !usable || self.subflows.is_clean(Derived::Space, i);
+            let unsent = self.queues.bytes(i);
             let (sf, m, v) = (&self.subflows[i], &self.meta[i], &mut self.views[i]);
             v.usable = usable;
             v.space = space;
             v.backup = m.backup;
-            v.queued = sf.outstanding();
+            v.unsent = unsent;
+            v.queued = sf.outstanding() + unsent;
             v.min_srtt_ns = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
             v.max_srtt_ns = m.max_srtt;
             if fixed {
@@ -142,15 +149,14 @@ impl Connection {
     fn check_view_fields(&self, now: Instant) {
         for (i, v) in self.views.iter().enumerate() {
             let usable = self.subflow_usable(i);
-            let mut space = if usable { self.subflows[i].new_data_space(now) } else { 0 };
-            if usable && self.hides_subflow_windows() {
-                let room = self.wnd_right.saturating_sub(self.shared.snd_next_dsn);
-                space = space.min(self.subflows[i].snd_wnd_room(room));
-            }
+            let space = if usable { self.subflows[i].new_data_space(now) } else { 0 };
             let m = &self.meta[i];
             let min = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
-            let fresh = (usable, space, m.backup, self.subflows[i].outstanding(), min, m.max_srtt);
-            assert_eq!((v.usable, v.space, v.backup, v.queued, v.min_srtt_ns, v.max_srtt_ns), fresh, "view {i}");
+            let unsent = self.queues.bytes(i);
+            let queued = self.subflows[i].outstanding() + unsent;
+            let fresh = (usable, space, m.backup, queued, unsent, min, m.max_srtt);
+            let seen = (v.usable, v.space, v.backup, v.queued, v.unsent, v.min_srtt_ns, v.max_srtt_ns);
+            assert_eq!(seen, fresh, "view {i}");
         }
     }
 
@@ -173,30 +179,19 @@ impl Connection {
         }
     }
 
-    /// Whether subflow `i` is usable and its free window for new data. Linux
+    /// Whether subflow `i` is usable and its free congestion window for new data. Linux
     /// `mptcp_is_def_unavailable`: established, not pre-established (join's 4th ACK, RFC 8684
-    /// §3.2), not potentially failed.
-    /// With [`SubflowConfig::subflow_windows`](crate::SubflowConfig::subflow_windows) the
-    /// subflow's own send window bounds it too, for the next new data.
+    /// §3.2), not potentially failed. The subflow's own send window
+    /// ([`SubflowConfig::subflow_windows`](crate::SubflowConfig::subflow_windows)) is not part of
+    /// it: as in v0.95's `get_available_subflow(.., false)`, the chosen subflow keeps to it when
+    /// it sends ([`Connection::beyond_subflow_window`]), and the upstream scheduler queues on
+    /// the subflow instead (connection/queue.rs).
     #[inline]
     fn usable_space(&mut self, now: Instant, i: usize) -> (bool, u64) {
-        let usable = self.subflow_usable(i);
-        if !usable {
+        if !self.subflow_usable(i) {
             return (false, 0);
         }
-        let space = self.subflows.new_data_space(i, now);
-        if !self.hides_subflow_windows() {
-            return (true, space);
-        }
-        let room = self.wnd_right.saturating_sub(self.shared.snd_next_dsn);
-        (true, space.min(self.subflows[i].snd_wnd_room(room)))
-    }
-
-    /// Whether a subflow's full send window of its own makes it unavailable to the scheduler
-    /// ([`crate::sched::Scheduler::hides_full_subflow_windows`]).
-    #[inline]
-    fn hides_subflow_windows(&self) -> bool {
-        self.sf_cfg.subflow_windows && self.sched.hides_full_subflow_windows()
+        (true, self.subflows.new_data_space(i, now))
     }
 
     /// Whether `len` bytes of new data at `dsn` exceed the own send window of subflow `i`
@@ -281,14 +276,23 @@ impl Connection {
         (k < self.sent.len() && self.sent[k].dsn == dsn).then_some(k)
     }
 
-    /// Sends `len` bytes at `dsn` on subflow `i`.
-    /// The subflow's view snapshot, when current before, is patched rather than left to be copied
-    /// again at the next decision ([`crate::subflow::Subflow::info_after_send`]): a decision usually
-    /// follows a send on the same subflow, and the copy was most of a view's cost.
+    /// Sends `len` bytes at `dsn` on subflow `i`, taking them now: under per-subflow windows the
+    /// subflow's send window is raised to the connection's window beyond them
+    /// (`mptcp_check_allowed_size`).
     pub(super) fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
+        let raise = self.sf_cfg.subflow_windows.then(|| self.wnd_right.saturating_sub(dsn));
+        self.transmit_on(now, i, dsn, len, raise)
+    }
+
+    /// Puts `len` bytes at `dsn` on the wire on subflow `i`, after raising its send window to
+    /// `raise` if given. The subflow's view snapshot, when current before, is patched rather
+    /// than left to be copied again at the next decision
+    /// ([`crate::subflow::Subflow::info_after_send`]): a decision usually follows a send on the
+    /// same subflow, and the copy was most of a view's cost.
+    pub(super) fn transmit_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32, raise: Option<u64>) -> Transmit {
         let view_current = self.subflows.is_clean(Derived::View, i);
-        if self.sf_cfg.subflow_windows {
-            self.subflows[i].raise_snd_wnd(self.wnd_right.saturating_sub(dsn));
+        if let Some(room) = raise {
+            self.subflows.raise_snd_wnd(i, room);
         }
         let mut cx = SubflowCx { conn: &mut self.shared };
         let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
@@ -346,67 +350,110 @@ impl Connection {
             }
         }
         // 4. New data.
-        let unsent = self.shared.unsent();
-        if unsent == 0 {
-            // Linux `tcp_rate_check_app_limited`: nothing to send, judged per subflow.
-            // Only rate-sampling subflows have something to mark (borrowing the others mutably
-            // would discard what the connection derived from them).
-            for i in 0..self.subflows.len() {
-                if self.subflows[i].rate_cc() {
-                    self.subflows[i].mark_app_limited();
-                }
+        self.schedule_new(now, mss)
+    }
+
+    /// New data: a segment on the subflow the scheduler picks. Segments it queues on a subflow
+    /// ([`Verdict::Queue`]) take their DSN one after the other until one can leave at once, the
+    /// scheduler waits or the peer's window is used up (`__mptcp_push_pending` fills the
+    /// subflows' write queues in one pass).
+    fn schedule_new(&mut self, now: Instant, mss: u32) -> Option<Transmit> {
+        loop {
+            let unsent = self.shared.unsent();
+            if unsent == 0 {
+                self.mark_app_limited();
+                return None;
             }
-            return None;
+            let len = (mss as u64).min(unsent) as u32;
+            let (s, queue) = match self.choose_new(now, len, mss) {
+                NewData::Send(s) => (s, false),
+                NewData::Queue(s) => (s, true),
+                NewData::Done(t) => return t,
+            };
+            let dsn = self.shared.snd_next_dsn;
+            if !queue && self.beyond_subflow_window(s, dsn, len) {
+                self.blocked_since.get_or_insert(now);
+                return None;
+            }
+            if dsn + len as u64 > self.wnd_right {
+                return self.window_limited(now, s);
+            }
+            self.take_new(now, s, dsn, len);
+            if !queue {
+                return Some(self.send_on(now, s, dsn, len));
+            }
+            self.enqueue(s, dsn, len);
+            if let Some(t) = self.send_queued_on(now, s) {
+                return Some(t);
+            }
         }
-        let len = (mss as u64).min(unsent) as u32;
-        let s = if self.subflows.len() == 1 {
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: nothing to send, judged per subflow. Only
+    /// rate-sampling subflows have something to mark (borrowing the others mutably would
+    /// discard what the connection derived from them).
+    fn mark_app_limited(&mut self) {
+        for i in 0..self.subflows.len() {
+            if self.subflows[i].rate_cc() {
+                self.subflows[i].mark_app_limited();
+            }
+        }
+    }
+
+    /// Which subflow takes a new segment of `len` bytes, and how; `Done` when none does now.
+    fn choose_new(&mut self, now: Instant, len: u32, mss: u32) -> NewData {
+        if self.subflows.len() == 1 {
             // Plain TCP: no scheduling decision to make.
             let sf = &self.subflows[0];
-            if !sf.is_established() || sf.new_data_space(now) < len as u64 {
-                return None;
+            let ok = sf.is_established() && sf.new_data_space(now) >= len as u64;
+            return if ok { NewData::Send(0) } else { NewData::Done(None) };
+        }
+        // A scheduler that queues is asked even when no subflow has window room.
+        if self.sched.queues() {
+            self.build_views(now, len, SubflowSet::default());
+        } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
+            return NewData::Done(None);
+        }
+        let (verdict, out) = self.ask_scheduler(now, len, false);
+        match (verdict, out.first()) {
+            (Verdict::Send, Some(s)) if self.views[s].available => NewData::Send(s),
+            (Verdict::Queue, Some(s)) if self.views[s].usable => NewData::Queue(s),
+            (Verdict::SendAhead { owner, gap }, Some(s)) if self.views[s].available && gap > 0 => {
+                NewData::Done(self.send_ahead(now, s, owner as usize, gap, mss))
             }
-            0
-        } else {
-            if !self.build_views_if_space(now, len, SubflowSet::default()) {
-                return None;
-            }
-            let (verdict, out) = self.ask_scheduler(now, len, false);
-            match (verdict, out.first()) {
-                (Verdict::Send, Some(s)) if self.views[s].available => s,
-                (Verdict::SendAhead { owner, gap }, Some(s)) if self.views[s].available && gap > 0 => {
-                    return self.send_ahead(now, s, owner as usize, gap, mss);
-                }
-                (Verdict::SendAhead { .. }, Some(s)) if self.views[s].available => s,
-                (Verdict::Ask, _) => return self.park(now),
-                _ => {
-                    // The scheduler starves the subflows that had room: for their delivery-rate
-                    // samples they are application-limited (rl-baselines.md §6.2).
-                    for i in 0..self.subflows.len() {
-                        if self.views[i].available && self.subflows[i].rate_cc() {
-                            self.subflows[i].mark_app_limited();
-                        }
+            (Verdict::SendAhead { .. }, Some(s)) if self.views[s].available => NewData::Send(s),
+            (Verdict::Ask, _) => NewData::Done(self.park(now)),
+            _ => {
+                // The scheduler starves the subflows that had room: for their delivery-rate
+                // samples they are application-limited (rl-baselines.md §6.2).
+                for i in 0..self.subflows.len() {
+                    if self.views[i].available && self.subflows[i].rate_cc() {
+                        self.subflows[i].mark_app_limited();
                     }
-                    return None;
                 }
+                NewData::Done(None)
             }
-        };
-        let dsn = self.shared.snd_next_dsn;
-        if self.beyond_subflow_window(s, dsn, len) {
-            self.blocked_since.get_or_insert(now);
-            return None;
         }
-        if dsn + len as u64 > self.wnd_right {
-            // Receive-window limited (Linux `mptcp_next_segment` → `mptcp_rcv_buf_optimization`,
-            // penal = 1): opportunistic retransmission + penalization.
-            self.blocked_since.get_or_insert(now);
-            if self.subflows.iter().all(|sf| sf.outstanding() == 0) {
-                self.subflows[s].arm_probe(now);
-            }
-            if self.sched.opportunistic_retransmission() && self.subflows.len() > 1 {
-                return self.opportunistic(now, s);
-            }
-            return None;
+    }
+
+    /// The peer's window has no room for the next segment, chosen for subflow `s` (Linux
+    /// `mptcp_next_segment` → `mptcp_rcv_buf_optimization`, penal = 1): opportunistic
+    /// retransmission and penalization, and a window probe when nothing is in flight (nor
+    /// queued: `mptcp_sendmsg_frag` probes only when all data is acknowledged).
+    fn window_limited(&mut self, now: Instant, s: usize) -> Option<Transmit> {
+        self.blocked_since.get_or_insert(now);
+        if self.queues.is_empty() && self.subflows.iter().all(|sf| sf.outstanding() == 0) {
+            self.subflows[s].arm_probe(now);
         }
+        if self.sched.opportunistic_retransmission() && self.subflows.len() > 1 {
+            return self.opportunistic(now, s);
+        }
+        None
+    }
+
+    /// Takes `len` bytes of new data at `dsn` for subflow `s`: the next new DSN moves past
+    /// them, and a multipath connection keeps them for reinjection until DATA_ACKed.
+    fn take_new(&mut self, now: Instant, s: usize, dsn: u64, len: u32) {
         if let Some(t) = self.blocked_since.take() {
             self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
         }
@@ -422,7 +469,6 @@ impl Connection {
             let sf = &self.subflows[0];
             self.meta[0].slots.record(sf.cwnd(), sf.srtt().0);
         }
-        Some(self.send_on(now, s, dsn, len))
     }
 
     fn park(&mut self, now: Instant) -> Option<Transmit> {
@@ -568,4 +614,14 @@ impl Connection {
         }
         None
     }
+}
+
+/// What [`Connection::choose_new`] decided for a new segment.
+enum NewData {
+    /// Send it on this subflow now.
+    Send(usize),
+    /// Put it in this subflow's send queue ([`Verdict::Queue`]).
+    Queue(usize),
+    /// Nothing taken: return this from `poll_transmit` (a segment sent ahead, or none).
+    Done(Option<Transmit>),
 }

@@ -118,6 +118,14 @@ impl Subflows {
         *self.clean.get_mut() &= !(LANES << (i & 7));
     }
 
+    /// Raises subflow `i`'s send window ([`Subflow::raise_snd_wnd`]) without clearing its
+    /// marks: the send window feeds nothing derived from the subflow (it is read live, through
+    /// [`Subflow::snd_wnd_room`]), and a queued segment takes it at every enqueue.
+    #[inline]
+    pub fn raise_snd_wnd(&mut self, i: usize, conn_room: u64) {
+        self.v[i].raise_snd_wnd(conn_room);
+    }
+
     /// Subflow `i`'s free window for new data at `now` ([`Subflow::new_data_space`]), from the
     /// cache while the subflow is unchanged.
     #[inline]

@@ -89,6 +89,24 @@ pub(super) fn at_ms(ms: u64) -> Instant {
     Instant(ms * 1_000_000)
 }
 
+/// A Linux-profile multipath segment's payload: plain TCP's 1,448 less the DSS option.
+pub(super) const MSS: u64 = 1448 - crate::segment::DssBytes::LINUX.data as u64;
+
+/// The client's data segments as runs of consecutive DSNs sent at one time on one path, in
+/// sending order: (ms, path, first DSN / MSS, segments).
+pub(super) fn runs(w: &Wire) -> Vec<(u64, PathId, u64, u64)> {
+    let mut out: Vec<(u64, PathId, u64, u64)> = Vec::new();
+    for &(t, p, s) in w.client_sent.iter().filter(|(_, _, s)| s.len > 0) {
+        assert_eq!(s.len as u64, MSS, "whole segments only here");
+        let (ms, k) = (t.0 / 1_000_000, s.dsn / MSS);
+        match out.last_mut() {
+            Some(r) if r.0 == ms && r.1 == p && r.2 + r.3 == k => r.3 += 1,
+            _ => out.push((ms, p, k, 1)),
+        }
+    }
+    out
+}
+
 /// Handshake 0-20 ms, 3 segments leave at 20 ms and arrive at 30 ms; the receiver acknowledges
 /// every second segment at once (RFC 9293 3.8.6.3) and the third after the 40 ms delayed-ACK
 /// timer, so DATA_ACK reaches the sender at 40 ms (2 segments) and 80 ms (all 3).

@@ -10,18 +10,31 @@
 //!   (`avg_pacing_rate`), started from the rate and updated when the subflow is picked, weighted
 //!   by its queued bytes and the burst: avg = (avg·queued + rate·burst) / (burst + queued).
 //! - The picked subflow keeps receiving data for a burst of `MPTCP_SEND_BURST_SIZE` (64 KB,
-//!   at most the connection's send window) while it can take it.
+//!   at most the connection's send window) while it can take it (`__subflow_push_pending`:
+//!   burst left, send-buffer room, still active).
 //!
-//! The simulator hands data to a subflow only when its congestion window has room (it keeps no
-//! per-subflow send queue), so "can take it" is window space here, where the kernel asks for
-//! send-buffer room (`sk_stream_memory_free`) and may queue data beyond the window; candidates
-//! are the subflows with window space, and when every usable active subflow is full the
-//! connection waits. Queued bytes are the bytes sent and not yet acknowledged on the subflow.
+//! "Can take it" is send-buffer room, not window room: the kernel appends the data to the
+//! subflow's write queue (`mptcp_sendmsg_frag`, bounded by the MPTCP-level window in
+//! `mptcp_check_allowed_size`) and the subflow sends it as its congestion and send windows open.
+//! So every usable active subflow is a candidate, and the answer is always [`Verdict::Queue`]
+//! (the connection's per-subflow send queues, connection/queue.rs); queued bytes are those sent
+//! and not yet acknowledged on the subflow plus those waiting in its queue (`sk_wmem_queued`).
+//! When the picked subflow's send buffer is full (`sk_stream_memory_free`: queued bytes below
+//! `sk_sndbuf`) the answer is [`Verdict::Wait`], as the kernel returns no subflow. The send
+//! buffer is `tcp_sndbuf_expand`'s: 2 × max(cwnd in segments, `TCP_INIT_CWND`) × 4,352 bytes
+//! (the charge per segment of a 1,460-byte MSS clamp: `roundup_pow_of_two(1460 +
+//! MAX_TCP_HEADER + skb_shared_info)` + `sk_buff`), at most `tcp_wmem[2]`; set for the initial
+//! window when the subflow is established (`tcp_init_buffer_space`), it only grows, and only
+//! while the subflow is not congestion-window limited (`tcp_new_space` →
+//! `tcp_should_expand_sndbuf`), judged here at each decision. It is counted in payload bytes:
+//! the subflows' skbs hold up to 64 KB each (`size_goal`), their `truesize` is little more.
+//!
 //! No opportunistic retransmission or penalisation (those are the out-of-tree v0.95 minRTT's,
 //! `minrtt`). Reinjected data goes, as in `mptcp_subflow_get_retrans`, to the first active
-//! subflow that has nothing outstanding and has not carried it, else to minRTT's choice.
+//! subflow that has nothing outstanding or queued (`tcp_rtx_and_write_queues_empty`) and has
+//! not carried it, else to minRTT's choice.
 
-use super::{SchedView, Scheduler, SubflowSet, Verdict};
+use super::{SchedStart, SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::algo::FromParams;
 use crate::cc::kernel_pacing_rate;
 use crate::info::SubflowInfo;
@@ -47,13 +60,29 @@ pub struct Upstream {
     last: Option<usize>,
     /// `subflow->avg_pacing_rate`, bytes/s; 0 = not started.
     avg_pace: [u64; 16],
+    /// Each subflow's `sk_sndbuf` in payload bytes (module docs; at most [`TCP_WMEM_MAX`]); 0 =
+    /// not seen usable yet.
+    sndbuf: [u32; 16],
+    /// Payload bytes of a full segment: the send buffer is reckoned in segments.
+    mss: u64,
 }
 
 impl FromParams for Upstream {
     type Params = UpstreamParams;
     fn from_params(p: &UpstreamParams) -> Self {
-        Upstream { burst_size: p.burst_bytes, burst: 0, last: None, avg_pace: [0; 16] }
+        Upstream { burst_size: p.burst_bytes, burst: 0, last: None, avg_pace: [0; 16], sndbuf: [0; 16], mss: 1448 }
     }
+}
+
+/// `tcp_sndbuf_expand`'s charge per segment for a 1,460-byte MSS clamp, bytes (module docs).
+pub const SNDBUF_PER_SEGMENT: u64 = 4_352;
+/// `tcp_wmem[2]`: the largest send buffer `tcp_sndbuf_expand` sets.
+pub const TCP_WMEM_MAX: u64 = 4 << 20;
+
+/// `tcp_sndbuf_expand`'s send buffer for a congestion window of `cwnd` bytes: 2 × max(cwnd in
+/// segments of `mss`, `TCP_INIT_CWND` = 10) × [`SNDBUF_PER_SEGMENT`], at most [`TCP_WMEM_MAX`].
+pub fn sndbuf_expand(cwnd: u64, mss: u64) -> u64 {
+    (2 * (cwnd / mss.max(1)).max(10) * SNDBUF_PER_SEGMENT).min(TCP_WMEM_MAX)
 }
 
 /// The kernel's `sk_pacing_rate` of a subflow (`tcp_update_pacing_rate`), bytes/s; before an
@@ -63,8 +92,28 @@ pub fn pacing_rate(s: &SubflowInfo) -> u64 {
 }
 
 impl Upstream {
-    /// `mptcp_subflow_get_send`: the lowest-linger active subflow with room (backups when no
-    /// active subflow is usable); starts its burst and updates its average pacing rate.
+    /// Each usable subflow's send buffer: `tcp_sndbuf_expand` for its window when first seen
+    /// (`tcp_init_buffer_space`), then again, never shrinking, whenever it is not
+    /// congestion-window limited (`tcp_new_space` → `tcp_should_expand_sndbuf`: packets in
+    /// flight below cwnd).
+    fn expand_sndbufs(&mut self, v: &SchedView) {
+        for (i, s) in v.subflows.iter().enumerate().take(16) {
+            let cwnd_limited = s.info.pipe + self.mss > s.info.cwnd;
+            if s.usable && (self.sndbuf[i] == 0 || !cwnd_limited) {
+                // At most TCP_WMEM_MAX (4 MiB): fits.
+                self.sndbuf[i] = self.sndbuf[i].max(sndbuf_expand(s.info.cwnd, self.mss) as u32);
+            }
+        }
+    }
+
+    /// `sk_stream_memory_free`: subflow `i`'s queued bytes are below its send buffer.
+    fn memory_free(&self, i: usize, s: &SchedSubflow) -> bool {
+        s.queued < u64::from(self.sndbuf[i])
+    }
+
+    /// `mptcp_subflow_get_send`: the lowest-linger usable subflow (backups when no active
+    /// subflow is usable), if its send buffer has room; starts its burst and updates its
+    /// average pacing rate.
     fn pick(&mut self, v: &SchedView) -> Option<usize> {
         let mut best: [(Option<usize>, u128); 2] = [(None, u128::MAX); 2];
         let mut nr_active = 0;
@@ -73,9 +122,6 @@ impl Upstream {
                 continue;
             }
             nr_active += !s.backup as usize;
-            if !s.available {
-                continue;
-            }
             if self.avg_pace[i] == 0 {
                 self.avg_pace[i] = pacing_rate(&s.info);
             }
@@ -90,6 +136,9 @@ impl Upstream {
             }
         }
         let i = if nr_active == 0 { best[1].0 } else { best[0].0 }?;
+        if !self.memory_free(i, &v.subflows[i]) {
+            return None;
+        }
         let burst = self.burst_size.min(v.send_window);
         if burst > 0 {
             let wmem = v.subflows[i].queued as u128;
@@ -100,13 +149,13 @@ impl Upstream {
         Some(i)
     }
 
-    /// The burst's subflow, if the burst goes on: bytes left, and the subflow can take data and
-    /// is in the class the scheduler would use.
+    /// The burst's subflow, if the burst goes on: bytes left, and the subflow is usable, has
+    /// send-buffer room and is in the class the scheduler would use.
     fn in_burst(&self, v: &SchedView) -> Option<usize> {
         let i = self.last.filter(|_| self.burst > 0)?;
         let s = v.subflows.get(i)?;
         let active_usable = v.subflows.iter().any(|x| x.usable && !x.backup);
-        (s.available && (!s.backup || !active_usable)).then_some(i)
+        (s.usable && self.memory_free(i, s) && (!s.backup || !active_usable)).then_some(i)
     }
 }
 
@@ -115,15 +164,20 @@ impl Scheduler for Upstream {
         "upstream"
     }
 
-    fn hides_full_subflow_windows(&self) -> bool {
+    fn start(&mut self, s: &SchedStart) {
+        self.mss = u64::from(s.mss.max(1));
+    }
+
+    fn queues(&self) -> bool {
         true
     }
 
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
+        self.expand_sndbufs(v);
         let Some(i) = self.in_burst(v).or_else(|| self.pick(v)) else { return Verdict::Wait };
         self.burst = self.burst.saturating_sub(v.seg_len as u64);
         out.insert(i);
-        Verdict::Send
+        Verdict::Queue
     }
 
     fn get_retrans(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
@@ -160,13 +214,13 @@ mod tests {
     fn lowest_linger_time_wins() {
         let conn = ConnInfo::default();
         let subs = [sf(10, 10, 9), idle(40)];
-        assert_eq!(send(&mut up(), at_ms(0), &view(&subs, &conn)), (Verdict::Send, vec![1]));
+        assert_eq!(send(&mut up(), at_ms(0), &view(&subs, &conn)), (Verdict::Queue, vec![1]));
         let subs = [idle(40), idle(10)];
-        assert_eq!(send(&mut up(), at_ms(0), &view(&subs, &conn)), (Verdict::Send, vec![0]));
+        assert_eq!(send(&mut up(), at_ms(0), &view(&subs, &conn)), (Verdict::Queue, vec![0]));
         // Subflow 0 with 2 segments queued at 2 896 000 B/s lingers 1 ms; subflow 1 with 1
         // segment at 40 ms / cwnd 10 (724 000 B/s) lingers 2 ms: subflow 0.
         let subs = [sf(10, 10, 2), sf(40, 10, 1)];
-        assert_eq!(send(&mut up(), at_ms(0), &view(&subs, &conn)), (Verdict::Send, vec![0]));
+        assert_eq!(send(&mut up(), at_ms(0), &view(&subs, &conn)), (Verdict::Queue, vec![0]));
     }
 
     /// A burst of 64 KB stays on the picked subflow: 65 536 / 1448 → 46 segments (the 46th
@@ -186,14 +240,18 @@ mod tests {
         assert_eq!(send(&mut s, at_ms(0), &view(&later, &conn)).1, vec![0]);
     }
 
-    /// A burst ends early when its subflow's window is full; the burst is at most the
-    /// connection's send window.
+    /// A full congestion window neither ends the burst nor hides the subflow: the segment goes
+    /// to its send queue (`Queue`), as the kernel pushes into the write queue; so does one
+    /// behind data already queued there. The burst is at most the connection's send window.
     #[test]
-    fn burst_ends_when_the_subflow_is_full_or_the_window_is_small() {
+    fn a_full_window_still_takes_data() {
         let conn = ConnInfo::default();
         let mut s = up();
-        assert_eq!(send(&mut s, at_ms(0), &view(&[idle(40), sf(10, 10, 5)], &conn)).1, vec![0]);
-        assert_eq!(send(&mut s, at_ms(0), &view(&[busy(40), sf(10, 10, 5)], &conn)).1, vec![1]);
+        assert_eq!(send(&mut s, at_ms(0), &view(&[idle(40), sf(10, 10, 5)], &conn)), (Verdict::Queue, vec![0]));
+        assert_eq!(send(&mut s, at_ms(0), &view(&[busy(40), sf(10, 10, 5)], &conn)), (Verdict::Queue, vec![0]));
+        let mut waiting = idle(40);
+        (waiting.unsent, waiting.queued) = (MSS, MSS);
+        assert_eq!(send(&mut s, at_ms(0), &view(&[waiting, sf(10, 10, 5)], &conn)), (Verdict::Queue, vec![0]));
         let mut s = up();
         let subs = [idle(40), idle(40)];
         let v = SchedView { send_window: 2 * MSS, ..view(&subs, &conn) };
@@ -201,11 +259,47 @@ mod tests {
         assert_eq!(s.burst, MSS);
     }
 
-    /// Backups only when no active subflow is usable; a full active subflow means wait.
+    /// The send buffer, by hand: 2 × max(cwnd, 10 segments) × 4,352 B. A subflow first seen
+    /// with a 10-segment window gets 87,040 B; with 87,040 B queued (sent and unsent) the
+    /// scheduler waits (the kernel returns no subflow), with one byte less it queues.
+    #[test]
+    fn a_full_send_buffer_waits() {
+        let conn = ConnInfo::default();
+        assert_eq!(sndbuf_expand(10 * MSS, MSS), 87_040);
+        assert_eq!(sndbuf_expand(3 * MSS, MSS), 87_040);
+        assert_eq!(sndbuf_expand(40 * MSS, MSS), 348_160);
+        assert_eq!(sndbuf_expand(1000 * MSS, MSS), TCP_WMEM_MAX);
+        let mut full = busy(40);
+        (full.unsent, full.queued) = (87_040 - full.queued, 87_040);
+        assert_eq!(send(&mut up(), at_ms(0), &view(&[full, unusable(10)], &conn)), (Verdict::Wait, vec![]));
+        full.queued -= 1;
+        assert_eq!(send(&mut up(), at_ms(0), &view(&[full, unusable(10)], &conn)), (Verdict::Queue, vec![0]));
+    }
+
+    /// The send buffer never shrinks, and grows only while the subflow is not
+    /// congestion-window limited (`tcp_should_expand_sndbuf`): a window grown to 40 segments
+    /// with all 40 in flight leaves it at 87,040 B; with 39 in flight it becomes 348,160 B and
+    /// stays so after the window falls back to 20 segments.
+    #[test]
+    fn the_send_buffer_grows_only_while_not_cwnd_limited() {
+        let conn = ConnInfo::default();
+        let mut s = up();
+        s.get_send(at_ms(0), &view(&[idle(10)], &conn), &mut SubflowSet::default());
+        assert_eq!(s.sndbuf[0], 87_040);
+        s.get_send(at_ms(0), &view(&[sf(10, 40, 40)], &conn), &mut SubflowSet::default());
+        assert_eq!(s.sndbuf[0], 87_040);
+        s.get_send(at_ms(0), &view(&[sf(10, 40, 39)], &conn), &mut SubflowSet::default());
+        assert_eq!(s.sndbuf[0], 348_160);
+        s.get_send(at_ms(0), &view(&[sf(10, 20, 0)], &conn), &mut SubflowSet::default());
+        assert_eq!(s.sndbuf[0], 348_160);
+    }
+
+    /// Backups only when no active subflow is usable: an active subflow whose window is full
+    /// still takes the data, in its send queue.
     #[test]
     fn backup_only_without_usable_active() {
         let conn = ConnInfo::default();
-        assert_eq!(send(&mut up(), at_ms(0), &view(&[busy(10), backup(idle(5))], &conn)), (Verdict::Wait, vec![]));
+        assert_eq!(send(&mut up(), at_ms(0), &view(&[busy(10), backup(idle(5))], &conn)), (Verdict::Queue, vec![0]));
         assert_eq!(send(&mut up(), at_ms(0), &view(&[unusable(10), backup(idle(5))], &conn)).1, vec![1]);
         assert_eq!(send(&mut up(), at_ms(0), &view(&[backup(idle(5)), idle(50)], &conn)).1, vec![1]);
         assert_eq!(send(&mut up(), at_ms(0), &view(&[unusable(10), unusable(5)], &conn)).0, Verdict::Wait);
@@ -219,10 +313,10 @@ mod tests {
     fn average_pacing_rate_update() {
         let conn = ConnInfo::default();
         let mut s = up();
-        s.get_send(at_ms(0), &view(&[busy(10), sf(40, 10, 1)], &conn), &mut SubflowSet::default());
+        s.get_send(at_ms(0), &view(&[unusable(10), sf(40, 10, 1)], &conn), &mut SubflowSet::default());
         assert_eq!(s.avg_pace[1], 724_000);
         s.burst = 0;
-        s.get_send(at_ms(0), &view(&[busy(10), sf(40, 20, 4)], &conn), &mut SubflowSet::default());
+        s.get_send(at_ms(0), &view(&[unusable(10), sf(40, 20, 4)], &conn), &mut SubflowSet::default());
         assert_eq!(s.avg_pace[1], (724_000u128 * 5792 + 1_448_000 * 65_536) as u64 / 71_328);
         assert_eq!(s.avg_pace[1], 1_389_209);
     }
@@ -245,6 +339,7 @@ mod tests {
         let s = SchedSpec::parse("upstream:burst_bytes=1448").unwrap();
         assert_eq!(s.label(), "upstream:burst_bytes=1448");
         assert!(!s.build().opportunistic_retransmission());
+        assert!(s.build().queues());
         assert!(SchedSpec::parse("upstream:burst_bytes=0").is_err());
     }
 }

@@ -1,0 +1,143 @@
+//! Per-subflow send queues, the connection's part of [`Verdict::Queue`](crate::sched::Verdict::Queue).
+//!
+//! The upstream Linux scheduler hands data to a subflow whatever that subflow's windows:
+//! `__subflow_push_pending` → `mptcp_sendmsg_frag` (net/mptcp/protocol.c) appends it to the
+//! subflow's write queue, bounded by the MPTCP-level window (`mptcp_check_allowed_size`) and the
+//! subflow's send buffer (the scheduler's `sk_stream_memory_free`), not by its congestion or
+//! send window; the subflow sends it when those open (`tcp_push` → `tcp_write_xmit`:
+//! `tcp_cwnd_test`, `tcp_snd_wnd_test`).
+//!
+//! - A queued segment takes its DSN at once, within the peer's window, and enters the
+//!   connection-level retransmission queue with no carrier (as a
+//!   [`Verdict::SendAhead`](crate::sched::Verdict::SendAhead) reservation does); under
+//!   [`SubflowConfig::subflow_windows`](crate::SubflowConfig::subflow_windows) taking it raises
+//!   the subflow's send window to the connection's window beyond it (`mptcp_check_allowed_size`
+//!   runs when the data is queued, not when it leaves).
+//! - A subflow sends its queued segments oldest first, each when its congestion window (and
+//!   pacing) has room for it and, under per-subflow windows, its own send window too. This is
+//!   subflow-level output: it comes before the connection's reinjections and new data.
+//! - A subflow that becomes unusable (an RTO makes it potentially failed, its path goes down, a
+//!   reset ends it) gives its queued segments to the reinjection queue with its unacknowledged
+//!   data ([`Connection::reinject_from`]; the kernel re-sends what a stale or closed subflow
+//!   held: `__mptcp_retransmit_pending_data`).
+//! - The DATA_FIN waits until every queue is empty; closing the connection empties them.
+//!
+//! A scheduler that never answers `Queue` never queues anything: every path here is then
+//! skipped, and its runs are unchanged.
+
+use std::collections::VecDeque;
+
+use super::{Connection, Derived, Transmit};
+use crate::time::Instant;
+
+/// The segments (DSN, length) waiting in each subflow's send queue, oldest first.
+#[derive(Debug, Default)]
+pub(super) struct SendQueues {
+    /// One queue per subflow index, allocated at the first segment queued (most connections,
+    /// under any other scheduler, never queue one).
+    segs: Vec<VecDeque<(u64, u32)>>,
+    bytes: [u64; 8],
+    /// Bit i: subflow i's queue is not empty.
+    nonempty: u8,
+}
+
+impl SendQueues {
+    /// No subflow has anything queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.nonempty == 0
+    }
+
+    /// Bytes in subflow `i`'s queue.
+    #[inline]
+    pub fn bytes(&self, i: usize) -> u64 {
+        self.bytes[i]
+    }
+
+    /// Subflow `i`'s oldest queued segment.
+    #[inline]
+    fn front(&self, i: usize) -> Option<(u64, u32)> {
+        self.segs.get(i)?.front().copied()
+    }
+
+    fn push(&mut self, i: usize, dsn: u64, len: u32) {
+        if self.segs.is_empty() {
+            self.segs.resize_with(8, VecDeque::new);
+        }
+        self.segs[i].push_back((dsn, len));
+        self.bytes[i] += len as u64;
+        self.nonempty |= 1 << i;
+    }
+
+    fn pop(&mut self, i: usize) -> Option<(u64, u32)> {
+        let (dsn, len) = self.segs.get_mut(i)?.pop_front()?;
+        self.bytes[i] -= len as u64;
+        if self.segs[i].is_empty() {
+            self.nonempty &= !(1 << i);
+        }
+        Some((dsn, len))
+    }
+
+    /// Empties every queue.
+    pub fn clear(&mut self) {
+        self.segs.iter_mut().for_each(VecDeque::clear);
+        (self.bytes, self.nonempty) = ([0; 8], 0);
+    }
+}
+
+impl Connection {
+    /// Puts `len` bytes at `dsn` (the next new DSN, within the peer's window) at the back of
+    /// subflow `s`'s send queue.
+    pub(super) fn enqueue(&mut self, s: usize, dsn: u64, len: u32) {
+        if self.sf_cfg.subflow_windows {
+            self.subflows.raise_snd_wnd(s, self.wnd_right.saturating_sub(dsn));
+        }
+        self.queues.push(s, dsn, len);
+        // The view's `queued` and `unsent` count the queue.
+        self.subflows.forget(Derived::Fields, s);
+    }
+
+    /// The oldest queued segment of the first subflow (in index order) whose windows let it
+    /// leave now.
+    pub(super) fn send_queued(&mut self, now: Instant) -> Option<Transmit> {
+        let mut m = self.queues.nonempty;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if let Some(t) = self.send_queued_on(now, i) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Subflow `i`'s oldest queued segment, if its congestion window (and pacing) and, under
+    /// per-subflow windows, its own send window have room for it (`tcp_write_xmit`).
+    pub(super) fn send_queued_on(&mut self, now: Instant, i: usize) -> Option<Transmit> {
+        let (dsn, len) = self.queues.front(i)?;
+        if self.subflows.new_data_space(i, now) < len as u64 {
+            return None;
+        }
+        if self.sf_cfg.subflow_windows && self.subflows[i].snd_wnd_room(0) < len as u64 {
+            return None;
+        }
+        self.queues.pop(i);
+        self.subflows.forget(Derived::Fields, i);
+        Some(self.transmit_on(now, i, dsn, len, None))
+    }
+
+    /// Moves subflow `i`'s queued segments to the reinjection queue (kept in ascending DSN,
+    /// free of duplicates).
+    pub(super) fn requeue_for_reinjection(&mut self, i: usize) {
+        if self.queues.bytes(i) == 0 {
+            return;
+        }
+        while let Some((dsn, len)) = self.queues.pop(i) {
+            let pos = self.reinject.partition_point(|r| r.0 < dsn);
+            if self.reinject.get(pos).is_none_or(|r| r.0 != dsn) {
+                self.reinject.insert(pos, (dsn, len));
+            }
+        }
+        self.subflows.forget(Derived::Fields, i);
+    }
+}
