@@ -91,7 +91,7 @@ cc = "cubic"
     ),
     (
         "lia-2path",
-        "one two-path LIA connection (minRTT), 10 Mbps 25 ms + 10 Mbps 50 ms, no loss, 100 s",
+        "one two-path LIA connection (the profile's default scheduler), 10 Mbps 25 ms + 10 Mbps 50 ms, no loss, 100 s",
         r#"
 [sim]
 duration_s = 100
