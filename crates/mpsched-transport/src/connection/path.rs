@@ -54,17 +54,22 @@ impl Connection {
     /// (connection/queue.rs), for reinjection on the others.
     pub(super) fn reinject_from(&mut self, i: usize) {
         self.requeue_for_reinjection(i);
-        self.scratch.clear();
-        self.subflows[i].unacked_data(&mut self.scratch);
-        for &(dsn, len) in &self.scratch {
-            if dsn + len as u64 <= self.data_una {
-                continue;
+        let mut unacked = std::mem::take(&mut self.scratch);
+        unacked.clear();
+        self.subflows[i].unacked_data(&mut unacked);
+        for &(dsn, len) in &unacked {
+            if dsn + len as u64 > self.data_una {
+                self.add_reinjection(dsn, len);
             }
-            // Keep the queue sorted by DSN and free of duplicates.
-            let pos = self.reinject.partition_point(|r| r.0 < dsn);
-            if self.reinject.get(pos).is_some_and(|r| r.0 == dsn) {
-                continue;
-            }
+        }
+        self.scratch = unacked;
+    }
+
+    /// Puts `len` bytes at `dsn` in the reinjection queue, which stays sorted by DSN and free of
+    /// duplicates (a segment already there is not added again).
+    pub(super) fn add_reinjection(&mut self, dsn: u64, len: u32) {
+        let pos = self.reinject.partition_point(|r| r.0 < dsn);
+        if self.reinject.get(pos).is_none_or(|r| r.0 != dsn) {
             self.reinject.insert(pos, (dsn, len));
         }
     }

@@ -133,10 +133,7 @@ impl Connection {
             return;
         }
         while let Some((dsn, len)) = self.queues.pop(i) {
-            let pos = self.reinject.partition_point(|r| r.0 < dsn);
-            if self.reinject.get(pos).is_none_or(|r| r.0 != dsn) {
-                self.reinject.insert(pos, (dsn, len));
-            }
+            self.add_reinjection(dsn, len);
         }
         self.subflows.forget(Derived::Fields, i);
     }
