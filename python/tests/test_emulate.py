@@ -192,6 +192,33 @@ def test_calibration_suite_runs_on_the_simulator(tmp_path: Path) -> None:
     assert (
         text.count("| mptcp-het-256k |") == 1 and "**no**" in text
     )  # no kernel column: not within
+    assert "Within ±10 % in goodput and share: 0 of 2 rows." in text
+    assert "- `mptcp-het-256k`: no kernel run." in text
+
+
+def test_calibration_report_names_the_rows_outside_with_the_kernels_spread() -> None:
+    from mpsched.emulate import calibrate
+
+    def side(gp: float, runs: list) -> dict:
+        return {
+            "goodput_mbps": gp,
+            "share_first": 0.68,
+            "runs": [{"goodput_mbps": g} for g in runs],
+        }
+
+    rows = [
+        {"case": "a", "outage": False, "sim": side(5.0, [5.0]), "kernel": side(5.2, [5.1, 5.2, 5.3])},
+        {"case": "b", "outage": False, "sim": side(5.8, [5.8]), "kernel": side(5.16, [5.04, 5.16, 5.42])},
+    ]  # fmt: skip
+    text = calibrate.report(rows, [1, 2, 3], "mpsched calibrate")
+    tail = text.split("| b |")[1].splitlines()[1:]
+    assert tail == [
+        "",
+        "Within ±10 % in goodput and share: 1 of 2 rows.",
+        "Outside (what explains them, measured: docs/fidelity.md):",
+        "",
+        "- `b`: goodput +12.4 %, share +0.0 % (simulator 5.80 Mbit/s; the kernel's runs 5.04–5.42 Mbit/s).",
+    ]
 
 
 @needs_kernel

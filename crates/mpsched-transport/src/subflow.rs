@@ -275,6 +275,9 @@ pub struct Subflow {
     /// last ACK that advanced `snd_una` or offered more (`tcp_may_update_window`), raised when
     /// new data is taken ([`Subflow::raise_snd_wnd`]).
     snd_wnd: u64,
+    /// End of the last new-data segment shorter than the MSS sent (Linux `snd_sml`, set by
+    /// `tcp_minshall_update`): Nagle's test, Minshall's variant ([`Subflow::nagle_holds`]).
+    snd_sml: u64,
     /// Sent, not cumulatively acknowledged segments (RFC 6675 scoreboard).
     sb: Scoreboard,
     recovery: Recovery,
@@ -350,6 +353,7 @@ impl Subflow {
             snd_nxt: 0,
             peer_wnd: 65_535,
             snd_wnd: 0,
+            snd_sml: 0,
             sb: Scoreboard::new(),
             recovery: Recovery::None,
             fast_retx_pending: false,
@@ -400,6 +404,15 @@ impl Subflow {
     #[inline]
     pub fn raise_snd_wnd(&mut self, conn_room: u64) {
         self.snd_wnd = self.snd_wnd.max(conn_room);
+    }
+    /// Nagle's algorithm with Minshall's rule, for a segment of `len` bytes that would be the
+    /// last one the subflow has to send (Linux `tcp_write_xmit` → `tcp_nagle_test` with the
+    /// socket's `nonagle` only for the write queue's tail, `tcp_nagle_check`,
+    /// `tcp_minshall_check`): a segment shorter than the MSS waits while data is in flight and
+    /// the last such segment sent is not acknowledged yet. No socket here sets `TCP_NODELAY`.
+    #[inline]
+    pub fn nagle_holds(&self, len: u32) -> bool {
+        len < self.mss() && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una && self.snd_sml <= self.snd_nxt
     }
     /// The subflow's own receive buffer ([`crate::rcvspace`]), if it has one.
     pub fn rcv_own(&self) -> Option<RcvBuf> {

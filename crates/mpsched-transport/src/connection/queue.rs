@@ -13,9 +13,15 @@
 //!   [`SubflowConfig::subflow_windows`](crate::SubflowConfig::subflow_windows) taking it raises
 //!   the subflow's send window to the connection's window beyond it (`mptcp_check_allowed_size`
 //!   runs when the data is queued, not when it leaves).
+//! - Data is queued in segments of at most the MSS, cut at the peer's window
+//!   (`mptcp_check_allowed_size`): the segment at the window's edge can be short. Data that
+//!   continues a subflow's last queued segment fills it up to the MSS first (`mptcp_sendmsg_frag`
+//!   copies into the write queue's unsent tail).
 //! - A subflow sends its queued segments oldest first, each when its congestion window (and
-//!   pacing) has room for it and, under per-subflow windows, its own send window too. This is
-//!   subflow-level output: it comes before the connection's reinjections and new data.
+//!   pacing) has room for it and, under per-subflow windows, its own send window too; a short
+//!   segment that is the last queued waits while the subflow's last short segment is
+//!   unacknowledged (Nagle with Minshall's rule, [`crate::subflow::Subflow::nagle_holds`]).
+//!   This is subflow-level output: it comes before the connection's reinjections and new data.
 //! - A subflow that becomes unusable (an RTO makes it potentially failed, its path goes down, a
 //!   reset ends it) gives its queued segments to the reinjection queue with its unacknowledged
 //!   data ([`Connection::reinject_from`]; the kernel re-sends what a stale or closed subflow
@@ -60,13 +66,34 @@ impl SendQueues {
         self.segs.get(i)?.front().copied()
     }
 
-    fn push(&mut self, i: usize, dsn: u64, len: u32) {
+    /// Subflow `i` holds one segment only: its oldest is also its last.
+    #[inline]
+    fn single(&self, i: usize) -> bool {
+        self.segs.get(i).is_some_and(|q| q.len() == 1)
+    }
+
+    /// Appends `len` bytes at `dsn` to subflow `i`'s queue. When they continue its last segment
+    /// and that is shorter than `mss`, they fill it up first (`mptcp_sendmsg_frag` copies into
+    /// the write queue's unsent tail while `mptcp_skb_can_collapse_to`: the DSN continues its
+    /// mapping), the rest making a new segment.
+    fn push(&mut self, i: usize, dsn: u64, mut len: u32, mss: u32) {
         if self.segs.is_empty() {
             self.segs.resize_with(8, VecDeque::new);
         }
-        self.segs[i].push_back((dsn, len));
         self.bytes[i] += len as u64;
         self.nonempty |= 1 << i;
+        let q = &mut self.segs[i];
+        let mut dsn = dsn;
+        if let Some(tail) = q.back_mut() {
+            if tail.0 + tail.1 as u64 == dsn && tail.1 < mss {
+                let add = len.min(mss - tail.1);
+                tail.1 += add;
+                (dsn, len) = (dsn + add as u64, len - add);
+            }
+        }
+        if len > 0 {
+            q.push_back((dsn, len));
+        }
     }
 
     fn pop(&mut self, i: usize) -> Option<(u64, u32)> {
@@ -92,7 +119,8 @@ impl Connection {
         if self.sf_cfg.subflow_windows {
             self.subflows.raise_snd_wnd(s, self.wnd_right.saturating_sub(dsn));
         }
-        self.queues.push(s, dsn, len);
+        let mss = self.subflows[s].mss();
+        self.queues.push(s, dsn, len, mss);
         // The view's `queued` and `unsent` count the queue.
         self.subflows.forget(Derived::Fields, s);
     }
@@ -112,10 +140,14 @@ impl Connection {
     }
 
     /// Subflow `i`'s oldest queued segment, if its congestion window (and pacing) and, under
-    /// per-subflow windows, its own send window have room for it (`tcp_write_xmit`).
+    /// per-subflow windows, its own send window have room for it, and Nagle's test lets it go
+    /// when it is short and the last one queued (`tcp_write_xmit`).
     pub(super) fn send_queued_on(&mut self, now: Instant, i: usize) -> Option<Transmit> {
         let (dsn, len) = self.queues.front(i)?;
         if self.subflows.new_data_space(i, now) < len as u64 {
+            return None;
+        }
+        if self.queues.single(i) && self.subflows[i].nagle_holds(len) {
             return None;
         }
         if self.sf_cfg.subflow_windows && self.subflows[i].snd_wnd_room(0) < len as u64 {

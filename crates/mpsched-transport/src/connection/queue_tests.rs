@@ -11,10 +11,12 @@ use super::tests::{at_ms, runs, Wire, MSS};
 use super::*;
 use crate::segment::Flags;
 
+fn wire_config() -> ConnConfig {
+    ConnConfig { paths: vec![0, 1], scheduler: SchedSpec::parse("upstream").unwrap(), ..ConnConfig::default() }
+}
+
 fn wire() -> Wire {
-    let cfg =
-        ConnConfig { paths: vec![0, 1], scheduler: SchedSpec::parse("upstream").unwrap(), ..ConnConfig::default() };
-    Wire::with(&cfg, &[Duration::from_millis(15), Duration::from_millis(30)])
+    Wire::with(&wire_config(), &[Duration::from_millis(15), Duration::from_millis(30)])
 }
 
 /// Segments waiting in each subflow's queue.
@@ -123,4 +125,60 @@ fn abort_clears_the_queues() {
         .map(|(t, p, s)| (t.0 / 1_000_000, *p, s.len as u32, s.flags.contains(Flags::RST)))
         .collect();
     assert_eq!(after, vec![(31, 0, 0, true), (31, 1, 0, true)]);
+}
+
+/// The client's data segments: (ms, path, DSN, length).
+fn data_segments(w: &Wire) -> Vec<(u64, PathId, u64, u16)> {
+    (w.client_sent.iter().filter(|(_, _, s)| s.len > 0)).map(|(t, p, s)| (t.0 / 1_000_000, *p, s.dsn, s.len)).collect()
+}
+
+/// A peer window of 10,112 bytes (a 16 KB buffer's payload share, 158/256): the data queued at
+/// its edge is cut to it (`mptcp_check_allowed_size` in `mptcp_sendmsg_frag`), 7 whole segments
+/// and 144 bytes at 30 ms. The receiver reads at once, so every round trip the edge moves by
+/// 10,112 bytes and the same 7 + 144 leave; the short segment is sent at once each time (the
+/// last short one is acknowledged by then: Minshall's rule lets it go).
+#[test]
+fn the_segment_at_the_peers_window_edge_is_cut_to_it() {
+    let cfg = ConnConfig { rcv_buf: 16_384, ..wire_config() };
+    let mut w = Wire::with(&cfg, &[Duration::from_millis(15), Duration::from_millis(30)]);
+    w.client.write(100 * MSS);
+    w.run(at_ms(100));
+    let round = |t: u64, base: u64| {
+        let mut v: Vec<(u64, PathId, u64, u16)> = (0..7).map(|k| (t, 0, base + k * MSS, MSS as u16)).collect();
+        v.push((t, 0, base + 7 * MSS, 144));
+        v
+    };
+    assert_eq!(data_segments(&w), [round(30, 0), round(60, 10_112), round(90, 20_224)].concat());
+}
+
+/// Nagle's algorithm with Minshall's rule on a subflow (`tcp_nagle_check`,
+/// `tcp_minshall_check`): 712 bytes leave at 30 ms (nothing in flight); 712 more written at
+/// 31 ms wait, short and the last queued, while the first short segment is unacknowledged. The
+/// receiver delays its ACK of that lone segment (arrival 45 ms, ACK 85 ms), so they leave when
+/// it arrives, at 100 ms.
+#[test]
+fn a_short_segment_waits_while_the_last_short_one_is_unacknowledged() {
+    let mut w = wire();
+    w.client.write(712);
+    w.run(at_ms(31));
+    w.client.write(712);
+    w.run(at_ms(99));
+    assert_eq!(w.client.queues.bytes(0), 712);
+    w.run(at_ms(400));
+    assert_eq!(data_segments(&w), vec![(30, 0, 0, 712), (100, 0, 712, 712)]);
+}
+
+/// As above, and 712 more at 32 ms: they continue the waiting segment's DSNs, so they fill it up
+/// (`mptcp_sendmsg_frag` copies into the unsent tail while `mptcp_skb_can_collapse_to`), and a
+/// whole segment is no longer held: it leaves at once.
+#[test]
+fn data_continuing_a_waiting_short_segment_fills_it_up() {
+    let mut w = wire();
+    w.client.write(712);
+    w.run(at_ms(31));
+    w.client.write(712);
+    w.run(at_ms(32));
+    w.client.write(712);
+    w.run(at_ms(400));
+    assert_eq!(data_segments(&w), vec![(30, 0, 0, 712), (32, 0, 712, 1424)]);
 }

@@ -375,7 +375,10 @@ impl Connection {
                 self.blocked_since.get_or_insert(now);
                 return None;
             }
-            if dsn + len as u64 > self.wnd_right {
+            // Data queued on a subflow is cut at the peer's window (`mptcp_check_allowed_size`
+            // in `mptcp_sendmsg_frag`): the segment at its edge can be short.
+            let len = if queue { len.min(self.wnd_right.saturating_sub(dsn).min(u32::MAX as u64) as u32) } else { len };
+            if len == 0 || dsn + len as u64 > self.wnd_right {
                 return self.window_limited(now, s);
             }
             self.take_new(now, s, dsn, len);

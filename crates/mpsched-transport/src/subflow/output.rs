@@ -219,6 +219,10 @@ impl Subflow {
         self.probe_backoff = 0;
         let seq = self.snd_nxt;
         self.snd_nxt += len as u64;
+        if len < self.mss() {
+            // `tcp_minshall_update`
+            self.snd_sml = self.snd_nxt;
+        }
         let fresh = self.sb.is_empty();
         if fresh {
             // Nothing in flight: a new delivery-rate interval starts now (Linux
