@@ -294,7 +294,7 @@ def olms_command(
         bool,
         typer.Option(
             "--sensitivity",
-            help="Instead: sweep the parameters the paper does not state (queue, loss scale).",
+            help="Instead: sweep the parameters the paper does not state (queue, loss scale, jitter).",
         ),
     ] = False,
 ) -> None:

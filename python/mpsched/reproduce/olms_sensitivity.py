@@ -7,11 +7,15 @@ does not state and we chose.
 * **Loss between the regimes**: the paper's stated rates (``loss``) make every scheduler
   loss-limited, while its reported utilization (22-98 %) needs far less loss (``noloss``). The
   sweep adds one tenth of the paper's rates (``loss``, each Bernoulli p × 0.1).
+* **The jitter's model**: the paper adds "jitter of 5 ms" on each App I path with netem and
+  states no distribution; we draw each packet's delay uniformly in delay ± 5 ms and keep the
+  packets in order (docs/scenarios.md, "Jitter"), where netem without a rate reorders them. The
+  sweep bounds what that choice can do: App I without the jitter, in both regimes.
 
-Each setting reruns the cases App I (Fig. 3) and the dumbbell (Fig. 9) with OLMS and the
-baselines the claims compare, and writes ``sensitivity.md`` / ``sensitivity.json``: per claim
-of those cases, the verdict in the main run (``claims.json`` in ``--out``, if present) and in
-each setting.
+Each setting reruns its cases (App I, Fig. 3, and the dumbbell, Fig. 9; App I only for the
+jitter, the dumbbell having none) with OLMS and the baselines the claims compare, and writes
+``sensitivity.md`` / ``sensitivity.json``: per claim of those cases, the verdict in the main run
+(``claims.json`` in ``--out``, if present) and in each setting.
 """
 
 from __future__ import annotations
@@ -44,10 +48,29 @@ def _loss_tenth(sc: Dict[str, Any]) -> None:
             loss["p"] = loss["p"] * 0.1
 
 
-#: (name, regime whose scenarios it edits, edit, what it changes)
-SETTINGS: Tuple[Tuple[str, str, Callable[[Dict[str, Any]], None], str], ...] = (
-    ("queue-1000pkt", "noloss", _queue_1000, "noloss with netem's 1000-packet queue"),
-    ("loss-0.1x", "loss", _loss_tenth, "loss with a tenth of the paper's loss rates"),
+def _no_jitter(sc: Dict[str, Any]) -> None:
+    for p in sc["paths"]:
+        p.pop("jitter_ms", None)
+
+
+#: (name, regime whose scenarios it edits, edit, what it changes, cases it reruns)
+SETTINGS: Tuple[Tuple[str, str, Callable[[Dict[str, Any]], None], str, Tuple[str, ...]], ...] = (
+    ("queue-1000pkt", "noloss", _queue_1000, "noloss with netem's 1000-packet queue", CASES),
+    ("loss-0.1x", "loss", _loss_tenth, "loss with a tenth of the paper's loss rates", CASES),
+    (
+        "no-jitter-loss",
+        "loss",
+        _no_jitter,
+        "loss without the 5 ms jitter on App I's paths",
+        ("app1",),
+    ),
+    (
+        "no-jitter-noloss",
+        "noloss",
+        _no_jitter,
+        "noloss without the 5 ms jitter on App I's paths",
+        ("app1",),
+    ),
 )
 
 
@@ -60,17 +83,17 @@ def sensitivity(out: Path, *, seeds: Sequence[int], jobs: int = 2, quick: bool =
         main = {c["id"]: c["verdict"] for c in doc["claims"]}
     table: Dict[str, Dict[str, str]] = {}
     summary: Dict[str, Any] = {}
-    for name, regime, edit, what in SETTINGS:
+    for name, regime, edit, what, cases in SETTINGS:
         dest = out / "sensitivity" / name
         datasets = runs.run_all(
             dest, seeds, scenario_dir=_common.default_scenario_dir("olms-app1.toml"),
-            only=CASES, regimes=(regime,), jobs=jobs, quick=quick, variants=VARIANTS,
+            only=cases, regimes=(regime,), jobs=jobs, quick=quick, variants=VARIANTS,
             modify=edit, log=lambda m, n=name: con.print(f"sensitivity {n}: {m}", markup=False),
         )  # fmt: skip
         claims = [
             c
             for c in cl.build(collect(datasets), {})
-            if c.extra["case"] in CASES and c.extra["regime"] == regime
+            if c.extra["case"] in cases and c.extra["regime"] == regime
         ]
         summary[name] = {"regime": regime, "what": what, "verdicts": cl.counts(claims)}
         for c in claims:
