@@ -346,3 +346,35 @@ def test_calibrate_rerun_of_one_engine_keeps_the_others(tmp_path):
         earlier[0],
         {"case": "mptcp-het", "outage": False, "sim": {"goodput_mbps": 5.0}, "kernel": {"goodput_mbps": 4.0}},
     ]  # fmt: skip
+
+
+def _write_series(run: Path, rate_of) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run.mkdir(parents=True)
+    times = [round(0.1 * i, 1) for i in range(1, 301)]  # 30 s at 0.1 s, two subflows per time
+    t2 = [t for t in times for _ in (0, 1)]
+    g = [rate_of(t) for t in t2]
+    pq.write_table(pa.table({"time_s": t2, "flow_goodput_mbps": g}), run / "timeseries.parquet")
+
+
+def test_outage_rows_get_goodput_over_time_from_both_engines_runs(tmp_path: Path) -> None:
+    """Down at 10 s, up at 15 s: the simulator's runs recover 2 s after (3 of the 5 s after
+    carry the rate: 0.6 × 11), the kernel's 6 s after (4 of the next 5 s: 0.8 × 11). The
+    table's windows are each engine's median over its seeds (10, 12, 11) of the mean per window."""
+    from mpsched.emulate import calibrate_outage as co
+
+    d = tmp_path / "runs" / "x-outage"
+    for seed, level in ((1, 10.0), (2, 12.0), (3, 11.0)):
+        _write_series(d / f"sim-seed{seed}", lambda t, v=level: 0.0 if 10 < t <= 17 else v)
+        _write_series(d / f"kernel-seed{seed}", lambda t, v=level: 0.0 if 10 < t <= 21 else v)
+    lines = co.table(tmp_path, {"x-outage": (10.0, 15.0)}, [1, 2, 3])
+    assert lines[-2:] == [
+        "| x-outage | sim | 3 | 11.00 | 0.00 | 6.60 | 11.00 | 11.00 |",
+        "| x-outage | kernel | 3 | 11.00 | 0.00 | 0.00 | 8.80 | 11.00 |",
+    ]
+    png = co.figure(tmp_path, "x-outage", 10.0, 15.0, [1, 2, 3])
+    assert png is not None and png.is_file() and png.with_suffix(".pdf").is_file()
+    # A row whose runs are missing on one engine shows the other; with none, nothing.
+    assert co.table(tmp_path, {"y-outage": (10.0, 15.0)}, [1]) == []

@@ -232,14 +232,13 @@ def calibrate_command(
     console = Console()
     rows = []
     command = "mpsched calibrate " + " ".join(sys.argv[2:])
+    suite_cases = calibrate.suite(duration_s, outage_s)
     try:
         for case in cases:
             console.print(f"{case.name} ...", highlight=False)
             rows.append(calibrate.run_case(case, runners, seed_list, out))
-            merged = calibrate.merge(
-                out, rows[-1:], [c.name for c in calibrate.suite(duration_s, outage_s)]
-            )
-            calibrate.write(out, merged, seed_list, command)
+            merged = calibrate.merge(out, rows[-1:], [c.name for c in suite_cases])
+            calibrate.write(out, merged, seed_list, command, calibrate.outages(suite_cases))
     except KeyboardInterrupt:
         fail(
             "interrupted (namespaces and processes removed; finished cases are in the report)",

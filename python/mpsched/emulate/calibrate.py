@@ -1,7 +1,7 @@
 """``mpsched calibrate``: the calibration suite of issue 21 on both engines — the simulator
 (``mpsched run``) and the kernel (``mpsched emulate``) — over several seeds, with a side-by-side
 report: median goodput, first path's share, retransmissions, srtt and, for the outage rows,
-the time to recover after the outage.
+the time to recover after the outage and the goodput over time (``calibrate_outage``).
 """
 
 import json
@@ -228,7 +228,28 @@ def merge(out: Path, rows: List[Dict[str, Any]], order: Sequence[str]) -> List[D
     return sorted(by_case.values(), key=lambda r: rank.get(r["case"], len(rank)))
 
 
-def write(out: Path, rows: List[Dict[str, Any]], seeds: Sequence[int], command: str) -> None:
-    """calibration.json (every run's metrics) and calibration.md (the table)."""
+def outages(cases: Sequence[Case]) -> Dict[str, tuple]:
+    """(down_s, up_s) of each case with an outage, by name."""
+    return {c.name: (c.outage[1], c.outage[2]) for c in cases if c.outage is not None}
+
+
+def write(
+    out: Path,
+    rows: List[Dict[str, Any]],
+    seeds: Sequence[int],
+    command: str,
+    outage_times: Optional[Dict[str, tuple]] = None,
+) -> None:
+    """calibration.json (every run's metrics) and calibration.md (the table; with
+    ``outage_times``, the outage rows' goodput over time below it and their figures beside it,
+    from the runs under ``out/runs``)."""
+    from . import calibrate_outage
+
     (out / "calibration.json").write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
-    (out / "calibration.md").write_text(report(rows, seeds, command))
+    times = {k: v for k, v in (outage_times or {}).items() if any(r["case"] == k for r in rows)}
+    extra = calibrate_outage.table(out, times, seeds)
+    for case, (down, up) in times.items():
+        calibrate_outage.figure(out, case, down, up, seeds)
+    (out / "calibration.md").write_text(
+        report(rows, seeds, command) + "".join(x + "\n" for x in extra)
+    )
