@@ -97,8 +97,14 @@ impl Connection {
             self.subflows.forget(Derived::Blocked, s);
         }
         self.queues.push(s, dsn, len);
-        // The view's `queued` and `unsent` count the queue.
-        self.subflows.forget(Derived::Fields, s);
+        // The view's `queued` and `unsent` count the queue: when its fields are current they
+        // are patched (nothing else they read changed), which spares the next decision of the
+        // same drain recomputing them.
+        if self.subflows.is_clean(Derived::Fields, s) {
+            let v = &mut self.views[s];
+            v.unsent += len as u64;
+            v.queued += len as u64;
+        }
     }
 
     /// The oldest queued segment of the first subflow (in index order) whose windows let it
