@@ -243,10 +243,16 @@ impl Connection {
         self.sched.handle_timeout(now, &v);
     }
 
-    /// Asks the scheduler about a segment of `len` bytes (views already built).
+    /// Asks the scheduler about a segment of `len` bytes (views already built). The live
+    /// counters and the unsent figure are computed only for a scheduler that reads them
+    /// ([`Scheduler::reads_conn`]; the upstream scheduler, asked about most segments of the
+    /// multipath benchmarks, does not).
     fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
-        self.refresh_live_info();
-        let unsent = self.queued_unsent();
+        let reads_conn = self.sched.reads_conn();
+        if reads_conn {
+            self.refresh_live_info();
+        }
+        let unsent = if reads_conn { self.queued_unsent() } else { 0 };
         let v = SchedView {
             subflows: &self.views,
             conn: &self.info,

@@ -194,6 +194,11 @@ impl Scheduler for Upstream {
         true
     }
 
+    /// Subflows, the segment's length and the send window only.
+    fn reads_conn(&self) -> bool {
+        false
+    }
+
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         self.expand_sndbufs(v);
         let Some(i) = self.in_burst(v).or_else(|| self.pick(v)) else { return Verdict::Wait };
