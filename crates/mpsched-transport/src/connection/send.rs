@@ -173,9 +173,12 @@ impl Connection {
             self.subflows[i].info_into(&mut self.views[i].info);
             self.subflows.set_clean(Derived::View, i);
         }
-        for (i, v) in self.views.iter_mut().enumerate() {
-            v.available = v.usable && v.space >= len as u64;
-            v.carried = carried.contains(i);
+        // Branch-free (`&`, a shift): written for every view at every decision.
+        let (len, mut bits) = (len as u64, carried.0);
+        for v in self.views.iter_mut() {
+            v.available = v.usable & (v.space >= len);
+            v.carried = bits & 1 != 0;
+            bits >>= 1;
         }
     }
 
