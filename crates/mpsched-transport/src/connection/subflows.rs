@@ -36,6 +36,10 @@ pub(super) enum Derived {
     /// backup, queued bytes, srtt extremes) are current. Besides the subflow, they read its
     /// `SfMeta`: whoever changes those fields there clears this mark ([`Subflows::forget`]).
     Fields = 6,
+    /// The oldest segment of the subflow's send queue did not fit its cached free window
+    /// (`Space` was set): it cannot leave while the subflow is unchanged. Whoever changes
+    /// that queue's oldest segment clears this mark (connection/queue.rs).
+    Blocked = 7,
 }
 
 /// What the connection keeps per subflow beside the clean marks.

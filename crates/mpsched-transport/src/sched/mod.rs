@@ -252,6 +252,12 @@ pub trait Scheduler {
     fn queues(&self) -> bool {
         false
     }
+    /// It reads [`SchedView::conn`] or [`SchedView::unsent`] when asked about a segment
+    /// (`get_send`, `get_retrans`). `false` lets the connection skip bringing them up to date
+    /// for those calls: the counters in `conn` may then be stale and `unsent` is 0.
+    fn reads_conn(&self) -> bool {
+        true
+    }
     /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
     /// lambda: `retrans_flag` in mptcp_blest.c).
     fn on_hol_event(&mut self) {}
@@ -345,6 +351,10 @@ macro_rules! registry {
             }
             fn queues(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.queues(),)+ AnySched::Custom(s) => s.queues() }
+            }
+            #[inline]
+            fn reads_conn(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_conn(),)+ AnySched::Custom(s) => s.reads_conn() }
             }
             fn on_hol_event(&mut self) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }
