@@ -34,3 +34,33 @@ def test_the_jitter_settings_rerun_app1_only_the_dumbbell_has_none():
     assert not any("jitter_ms" in p for p in _scenario("dumbbell", "loss")["paths"])
     by = {s[0]: s[4] for s in sens.SETTINGS}
     assert by["no-jitter-loss"] == by["no-jitter-noloss"] == ("app1",)
+
+
+def test_docs_flip_counts_are_the_committed_sweeps():
+    """docs/olms.md's counts of flipped verdicts per setting are those of the committed sweep
+    (docs/reproductions/olms/sensitivity.json) against the committed claims table."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    committed = root / "docs" / "reproductions" / "olms"
+    main = {
+        c["id"]: c["verdict"] for c in json.loads((committed / "claims.json").read_text())["claims"]
+    }
+    doc = json.loads((committed / "sensitivity.json").read_text())
+    counts = {}
+    for name in doc["settings"]:
+        cells = [by[name] for by in doc["claims"].values() if name in by]
+        flips = sum(
+            1
+            for cid, by in doc["claims"].items()
+            if name in by and by[name].split(" (")[0] != main[cid]
+        )
+        counts[name] = (flips, len(cells))
+    assert counts["queue-1000pkt"] == (17, 34)
+    assert counts["loss-0.1x"] == (5, 34)
+    assert counts["no-jitter-loss"] == (1, 28) and counts["no-jitter-noloss"] == (9, 28)
+    text = " ".join((root / "docs" / "olms.md").read_text().split())
+    for quoted in ("17 of its 34 verdicts flip", "five verdicts flip", "1 of 28 verdicts flips"):
+        assert quoted in text, quoted
+    assert "without loss 9 of 28" in text
