@@ -145,6 +145,15 @@ def test_training_writes_tensorboard_and_checkpoints(trained: Path) -> None:
         and meta["train"]["tau"] == 0.01
     )
     assert meta["train"]["online_steps"] == 60
+    # Provenance a retraining must match: the scenario's bytes and the package's version.
+    import hashlib
+
+    import mpsched
+
+    assert meta["train"]["scenario_sha256"] == [
+        hashlib.sha256(Path(HANDOFF).read_bytes()).hexdigest()
+    ]
+    assert meta["train"]["mpsched_version"] == mpsched.__version__
     # The offline data reads back for the same layout, with both behaviour policies' actions.
     rep = read_transitions(trained / "offline.parquet", ObsLayout(2, 6))
     assert len(rep) > 20 and rep.obs.shape[1] == ObsLayout(2, 6).size

@@ -35,6 +35,7 @@ Two variants: EdAR-p (offline learning only) and EdAR-o (EdAR-p, then online lea
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -613,9 +614,24 @@ def checkpoint_meta(args: Args, variant: str, extra: Dict[str, Any]) -> Dict[str
             "conn_features": list(CONN_FEATURES),
         },
         "train": dict(
-            {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(args).items()}, **extra
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(args).items()},
+            **extra,
+            **provenance(args.scenario),
         ),
     }
+
+
+def provenance(scenarios: Sequence[str]) -> Dict[str, Any]:
+    """What a retraining must match to give the same weights besides the arguments: the
+    scenario files' bytes and the package's version (a later model change alters the
+    transitions: docs/edar.md, "Why retraining does not reproduce the shipped EdAR-p")."""
+    from .. import __version__
+
+    hashes = [
+        hashlib.sha256(Path(p).read_bytes()).hexdigest() if Path(p).is_file() else None
+        for p in scenarios
+    ]
+    return {"scenario_sha256": hashes, "mpsched_version": __version__}
 
 
 def collect(args: Args, envs: List[Any], writer: Any, rng: np.random.Generator) -> Replay:
