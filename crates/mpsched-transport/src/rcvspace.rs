@@ -140,8 +140,19 @@ impl RcvTuning {
     /// once an RTT has passed, more copied than last time grows the buffer
     /// ([`RcvBuf::grow`]). `Some(copied)` when it grew: the subflows follow with that value.
     pub fn on_read(&mut self, now: Instant, copied: u64, mss: u32, rtt: impl FnOnce() -> Duration) -> Option<u64> {
-        if copied == 0 {
+        if !self.count_read(now, copied, mss) {
             return None;
+        }
+        self.measure(now, rtt)
+    }
+
+    /// The first half of [`RcvTuning::on_read`], inlined where the application reads: counts
+    /// the `copied` bytes, and whether the measure is due ([`RcvTuning::measure`]), i.e.
+    /// unless the last measure's RTT has not passed yet (most reads).
+    #[inline]
+    pub fn count_read(&mut self, now: Instant, copied: u64, mss: u32) -> bool {
+        if copied == 0 {
+            return false;
         }
         if !self.started {
             self.started = true;
@@ -150,9 +161,13 @@ impl RcvTuning {
         }
         self.copied += copied;
         let elapsed = now.saturating_duration_since(self.time);
-        if self.rtt.0 > 0 && elapsed < self.rtt {
-            return None;
-        }
+        !(self.rtt.0 > 0 && elapsed < self.rtt)
+    }
+
+    /// The second half of [`RcvTuning::on_read`], once [`RcvTuning::count_read`] said it is
+    /// due: the RTT taken anew, and the buffer grown if more was copied than last time.
+    pub fn measure(&mut self, now: Instant, rtt: impl FnOnce() -> Duration) -> Option<u64> {
+        let elapsed = now.saturating_duration_since(self.time);
         self.rtt = rtt();
         if self.rtt.0 == 0 || elapsed < self.rtt {
             return None;

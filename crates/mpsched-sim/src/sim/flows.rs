@@ -139,6 +139,7 @@ impl Sim {
         let def = &self.sc.flows[f];
         let rt = &mut self.flows[f];
         rt.transfers.push((rt.transfer_start, self.now));
+        rt.conn = (rt.transfers.len() as u32).min(def.repeat.max(1) - 1);
         if rt.transfers.len() as u32 >= def.repeat {
             rt.done_at = Some(self.now);
             self.finished_flows += 1;

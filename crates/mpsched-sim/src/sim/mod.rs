@@ -85,6 +85,9 @@ struct FlowRt {
     /// Start of the current transfer, and the completed ones: (start, end) in ns.
     transfer_start: u64,
     transfers: Vec<(u64, u64)>,
+    /// The index of the current connection (see [`Sim::conn_index`]), kept with `transfers`:
+    /// the driver stamps it on every packet and checks it on every arrival.
+    conn: u32,
     /// Totals of earlier connections of a repeated download.
     acc: Totals,
     /// Energy of the device's interfaces attributed to this flow (J).
@@ -196,6 +199,7 @@ impl Sim {
                 written: 0,
                 transfer_start: 0,
                 transfers: Vec::new(),
+                conn: 0,
                 acc: Totals::default(),
                 energy_j: 0.0,
                 initial_decision: None,

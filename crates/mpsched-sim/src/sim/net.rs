@@ -119,11 +119,12 @@ impl Sim {
         }
         let to_server = ep.is_multiple_of(2);
         let now = Instant(self.now);
+        // Transmitting does not complete a transfer: the connection index holds for the loop.
+        let conn = self.conn_index(ep / 2);
         loop {
-            let Some(conn) = self.eps[ep].conn.as_mut() else { return };
-            let Some(t) = conn.poll_transmit(now) else { break };
+            let Some(c) = self.eps[ep].conn.as_mut() else { return };
+            let Some(t) = c.poll_transmit(now) else { break };
             let size = t.seg.wire_size();
-            let conn = self.conn_index(ep / 2);
             let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg, udp: false, conn });
             let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
             if self.trace.is_some() {
@@ -152,11 +153,15 @@ impl Sim {
     }
 
     /// The index of flow `f`'s current connection: one per download, the last one staying
-    /// current after the flow completed.
+    /// current after the flow completed. Kept in the flow's state when a transfer completes
+    /// ([`Sim::transfer_done`]) rather than derived from the scenario at every packet.
     #[inline]
     pub(super) fn conn_index(&self, f: usize) -> u32 {
-        let n = self.flows[f].transfers.len() as u32;
-        n.min(self.sc.flows[f].repeat.max(1) - 1)
+        debug_assert_eq!(
+            self.flows[f].conn,
+            (self.flows[f].transfers.len() as u32).min(self.sc.flows[f].repeat.max(1) - 1)
+        );
+        self.flows[f].conn
     }
 
     #[inline]

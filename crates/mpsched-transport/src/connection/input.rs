@@ -10,6 +10,11 @@ use crate::time::Instant;
 
 impl Connection {
     /// Application reads up to `max` in-order bytes; returns how many.
+    /// The simulator reads after every input: the buffer tuning's once-per-RTT measure and the
+    /// multipath window update are out of line, so a common read is a few counters and
+    /// comparisons (the tuning inside it cost plain TCP a call and a closure per read). The
+    /// `#[inline]` is a hint only: the simulator's driver still calls it.
+    #[inline]
     pub fn read(&mut self, max: u64) -> u64 {
         let avail = self.shared.rcv.next() - self.read_total;
         let n = avail.min(max);
@@ -17,18 +22,16 @@ impl Connection {
             return 0;
         }
         let before = self.shared.rcv_window();
-        self.tune_rcv_buf(n);
+        if let Some(t) = self.rcv_tuning.as_mut() {
+            if t.count_read(self.hol_last, n, self.sf_cfg.mss) {
+                self.tune_rcv_buf();
+            }
+        }
         self.read_total += n;
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
         let after = self.shared.rcv_window();
         if self.sf_cfg.subflow_windows && self.subflows.len() > 1 {
-            // Linux mptcp_cleanup_rbuf: when the free space at least doubled since the last
-            // window offered on any subflow, each subflow judges its own (tcp_cleanup_rbuf).
-            if after > 0 && after >= 2 * self.shared.old_wspace {
-                for sf in self.subflows.iter_mut().filter(|s| s.is_established()) {
-                    sf.window_update_after_read(after);
-                }
-            }
+            self.cleanup_rbuf(after);
         } else if after >= 2 * before.max(1) && after >= self.subflows[0].mss() as u64 {
             // Linux tcp_cleanup_rbuf: announce a window that at least doubled.
             if let Some(sf) = self.subflows.iter_mut().find(|s| s.is_established()) {
@@ -38,15 +41,28 @@ impl Connection {
         n
     }
 
-    /// The receive buffer's auto-tuning after a read of `n` bytes (`mptcp_rcv_space_adjust`,
-    /// [`crate::rcvspace`]), at the time of the last input (the application reads as data
-    /// arrives): when the connection's buffer grew, the established subflows with a buffer of
-    /// their own grow theirs (`tcp_rcvbuf_grow(ssk, copied)`).
-    fn tune_rcv_buf(&mut self, n: u64) {
+    /// Linux mptcp_cleanup_rbuf, after a read left `after` bytes free: when the free space at
+    /// least doubled since the last window offered on any subflow, each subflow judges its own
+    /// (tcp_cleanup_rbuf).
+    fn cleanup_rbuf(&mut self, after: u64) {
+        if after > 0 && after >= 2 * self.shared.old_wspace {
+            for sf in self.subflows.iter_mut().filter(|s| s.is_established()) {
+                sf.window_update_after_read(after);
+            }
+        }
+    }
+
+    /// The receive buffer's auto-tuning once a receive RTT passed since its last measure
+    /// ([`crate::rcvspace::RcvTuning::count_read`] counted the read; `mptcp_rcv_space_adjust`),
+    /// at the time of the last input (the application reads as data arrives): when the
+    /// connection's buffer grew, the established subflows with a buffer of their own grow theirs
+    /// (`tcp_rcvbuf_grow(ssk, copied)`).
+    #[inline(never)]
+    fn tune_rcv_buf(&mut self) {
         let Some(t) = self.rcv_tuning.as_mut() else { return };
         let subflows = &self.subflows;
         let rtt = || subflows.iter().map(|s| s.rcv_rtt()).max().unwrap_or_default();
-        let Some(copied) = t.on_read(self.hol_last, n, self.sf_cfg.mss, rtt) else { return };
+        let Some(copied) = t.measure(self.hol_last, rtt) else { return };
         for sf in self.subflows.iter_mut() {
             if let Some(mut b) = sf.rcv_own() {
                 t.follow(&mut b, copied);

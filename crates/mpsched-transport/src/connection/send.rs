@@ -335,6 +335,9 @@ impl Connection {
     }
 
     fn schedule(&mut self, now: Instant) -> Option<Transmit> {
+        if !self.multipath() && self.reinject.is_empty() && self.reserved.is_empty() {
+            return self.schedule_plain(now);
+        }
         let mss = self.subflows[0].mss();
         // 1. Reinjections (Linux `__mptcp_next_segment`: the reinject queue first).
         while let Some(&(dsn, len)) = self.reinject.front() {
@@ -409,6 +412,39 @@ impl Connection {
                 return Some(t);
             }
         }
+    }
+
+    /// [`Connection::schedule_new`] for plain TCP (one subflow, nothing to reinject or sent
+    /// ahead): no scheduler to ask and no retransmission queue, so the segment goes straight
+    /// to subflow 0. The same steps in the same order as the general path, written out so that
+    /// a plain-TCP segment does not pass through `choose_new`'s verdict (an enum carrying a whole
+    /// `Transmit`, copied on the way out) and `take_new`'s multipath branch.
+    fn schedule_plain(&mut self, now: Instant) -> Option<Transmit> {
+        let unsent = self.shared.unsent();
+        if unsent == 0 {
+            self.mark_app_limited();
+            return None;
+        }
+        let sf = &self.subflows[0];
+        let len = (sf.mss() as u64).min(unsent) as u32;
+        if !sf.is_established() || sf.new_data_space(now) < len as u64 {
+            return None;
+        }
+        let dsn = self.shared.snd_next_dsn;
+        if self.beyond_subflow_window(0, dsn, len) {
+            self.blocked_since.get_or_insert(now);
+            return None;
+        }
+        if len == 0 || dsn + len as u64 > self.wnd_right {
+            return self.window_limited(now, 0);
+        }
+        if let Some(t) = self.blocked_since.take() {
+            self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
+        }
+        self.shared.snd_next_dsn += len as u64;
+        let sf = &self.subflows[0];
+        self.meta[0].slots.record(sf.cwnd(), sf.srtt().0);
+        Some(self.send_on(now, 0, dsn, len))
     }
 
     /// Linux `tcp_rate_check_app_limited`: nothing to send, judged per subflow. Only

@@ -214,6 +214,7 @@ impl Subflow {
 
     /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.
     /// The caller checked [`Subflow::new_data_space`].
+    #[inline]
     pub fn send_new(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx) -> Segment {
         self.timers.set(Timer::Probe, None);
         self.probe_backoff = 0;
