@@ -176,8 +176,12 @@ impl Upstream {
     fn in_burst(&self, v: &SchedView) -> Option<usize> {
         let i = self.last.filter(|_| self.burst > 0)?;
         let s = v.subflows.get(i)?;
-        let active_usable = v.subflows.iter().any(|x| x.usable && !x.backup);
-        (s.usable && self.memory_free(i, s) && (!s.backup || !active_usable)).then_some(i)
+        if !(s.usable && self.memory_free(i, s)) {
+            return None;
+        }
+        // Only a backup's burst asks whether an active subflow is usable: the scan over the
+        // subflows was done first, at every decision, when it was a `let` above.
+        (!s.backup || !v.subflows.iter().any(|x| x.usable && !x.backup)).then_some(i)
     }
 }
 
