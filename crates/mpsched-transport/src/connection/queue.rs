@@ -76,14 +76,13 @@ impl SendQueues {
     /// and that is shorter than `mss`, they fill it up first (`mptcp_sendmsg_frag` copies into
     /// the write queue's unsent tail while `mptcp_skb_can_collapse_to`: the DSN continues its
     /// mapping), the rest making a new segment.
-    fn push(&mut self, i: usize, dsn: u64, mut len: u32, mss: u32) {
+    fn push(&mut self, i: usize, mut dsn: u64, mut len: u32, mss: u32) {
         if self.segs.is_empty() {
             self.segs.resize_with(8, VecDeque::new);
         }
         self.bytes[i] += len as u64;
         self.nonempty |= 1 << i;
         let q = &mut self.segs[i];
-        let mut dsn = dsn;
         if let Some(tail) = q.back_mut() {
             if tail.0 + tail.1 as u64 == dsn && tail.1 < mss {
                 let add = len.min(mss - tail.1);
