@@ -63,8 +63,9 @@ impl Sim {
         self.drive(ep);
     }
 
-    /// Packet `p` of `size` bytes enters link `l`; a drop is accounted at once.
-    #[inline]
+    /// Packet `p` of `size` bytes enters link `l`; a drop is accounted at once. Always inlined:
+    /// with `Link::offer` inlined into it, the hint alone left it a call (−0.2 % measured).
+    #[inline(always)]
     pub(super) fn offer(&mut self, l: usize, p: PktId, size: u32) {
         match self.links[l].offer(self.now, p, size, &mut self.ev) {
             Offer::Accepted => {}

@@ -149,6 +149,9 @@ impl Subflow {
 
     /// [`Subflow::base_segment`] written into `seg` (every field: what it held before does not
     /// matter).
+    /// Inlined into its callers, the pure ACK's and new data's paths (see
+    /// [`Subflow::new_data_space`] for the measured effect).
+    #[inline]
     pub(super) fn write_base(&mut self, now: Instant, cx: &mut SubflowCx, seg: &mut Segment) {
         self.ack_now = false;
         self.unacked_segs = 0;
@@ -211,6 +214,9 @@ impl Subflow {
     /// Bytes of new data this subflow may send now: free congestion window, zero while it is
     /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
     /// data before new data; after an RTO, Loss state: Linux `mptcp_is_temp_unavailable`).
+    /// Inlined (with [`Subflow::write_base`]: `newreno-10m` −1.1 %, `lia-2path` −1.4 %, measured
+    /// together): asked before every new segment.
+    #[inline]
     pub fn new_data_space(&self, now: Instant) -> u64 {
         if !self.is_established()
             || self.close.fin_seq.is_some()
@@ -281,6 +287,9 @@ impl Subflow {
 
     /// Counts a data segment as sent; writes its DSS option size. Takes the segment by
     /// reference: by value, it was copied in and out (120 bytes each way) per data segment.
+    /// Inlined into the send paths (with `Connection::read` always inlined: `newreno-10m`
+    /// −1.0 %, `lia-2path` −0.5 %, measured together).
+    #[inline]
     fn account_sent(&mut self, now: Instant, seg: &mut Segment) {
         if let Some(d) = self.dss {
             seg.mp_opt = d.data;
