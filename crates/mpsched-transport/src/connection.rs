@@ -106,6 +106,15 @@ pub struct Transmit {
     pub seg: Segment,
 }
 
+impl Transmit {
+    /// Writes the segment into `out` and returns the path ([`Connection::poll_transmit_into`]).
+    #[inline]
+    fn write_to(self, out: &mut Segment) -> PathId {
+        *out = self.seg;
+        self.path
+    }
+}
+
 /// Up/down/backup state of a path, from the driver (interface events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathState {

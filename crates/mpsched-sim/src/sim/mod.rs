@@ -58,6 +58,13 @@ struct Packet {
     conn: u32,
 }
 
+impl Packet {
+    /// A slot's content before its first packet is written ([`Sim::drive`] fills every field).
+    fn empty() -> Packet {
+        Packet { flow: 0, path: 0, to_server: false, hop: 0, size: 0, seg: Segment::default(), udp: false, conn: 0 }
+    }
+}
+
 struct Endpoint {
     conn: Option<Connection>,
     /// Time of the live `Wake` event in the queue, if any. Timers that move later (an RTO

@@ -63,8 +63,9 @@ impl Sim {
         self.drive(ep);
     }
 
-    /// Packet `p` of `size` bytes enters link `l`; a drop is accounted at once.
-    #[inline]
+    /// Packet `p` of `size` bytes enters link `l`; a drop is accounted at once. Always inlined:
+    /// with `Link::offer` inlined into it, the hint alone left it a call (−0.2 % measured).
+    #[inline(always)]
     pub(super) fn offer(&mut self, l: usize, p: PktId, size: u32) {
         match self.links[l].offer(self.now, p, size, &mut self.ev) {
             Offer::Accepted => {}
@@ -123,10 +124,27 @@ impl Sim {
         let conn = self.conn_index(ep / 2);
         loop {
             let Some(c) = self.eps[ep].conn.as_mut() else { return };
-            let Some(t) = c.poll_transmit(now) else { break };
-            let size = t.seg.wire_size();
-            let p = self.alloc(Packet { flow, path: t.path, to_server, hop: 0, size, seg: t.seg, udp: false, conn });
-            let first = Self::route(&self.sc.paths[t.path as usize], to_server)[0] as usize;
+            // The connection writes the segment straight into a free arena slot (returned to
+            // the free list when there is nothing to send, so the slots handed out stay the
+            // same): the segment is not copied from the transport's return value to a packet
+            // and then into the arena.
+            let p = match self.free.pop() {
+                Some(p) => p,
+                None => {
+                    self.pkts.push(Packet::empty());
+                    (self.pkts.len() - 1) as PktId
+                }
+            };
+            let Some(path) = c.poll_transmit_into(now, &mut self.pkts[p as usize].seg) else {
+                self.free.push(p);
+                break;
+            };
+            self.packets_created += 1;
+            let pk = &mut self.pkts[p as usize];
+            let size = pk.seg.wire_size();
+            (pk.flow, pk.path, pk.to_server, pk.hop, pk.size, pk.udp, pk.conn) =
+                (flow, path, to_server, 0, size, false, conn);
+            let first = Self::route(&self.sc.paths[path as usize], to_server)[0] as usize;
             if self.trace.is_some() {
                 self.trace_send(p);
             }

@@ -12,9 +12,10 @@ impl Connection {
     /// Application reads up to `max` in-order bytes; returns how many.
     /// The simulator reads after every input: the buffer tuning's once-per-RTT measure and the
     /// multipath window update are out of line, so a common read is a few counters and
-    /// comparisons (the tuning inside it cost plain TCP a call and a closure per read). The
-    /// `#[inline]` is a hint only: the simulator's driver still calls it.
-    #[inline]
+    /// comparisons (the tuning inside it cost plain TCP a call and a closure per read). Always
+    /// inlined: with the `#[inline]` hint alone the simulator's driver still called it
+    /// (measured with `account_sent` inlined: `newreno-10m` −1.0 %, `lia-2path` −0.5 %).
+    #[inline(always)]
     pub fn read(&mut self, max: u64) -> u64 {
         let avail = self.shared.rcv.next() - self.read_total;
         let n = avail.min(max);

@@ -33,7 +33,8 @@
 
 use std::collections::VecDeque;
 
-use super::{Connection, Derived, Transmit};
+use super::{Connection, Derived, PathId};
+use crate::segment::Segment;
 use crate::time::Instant;
 
 /// The segments (DSN, length) waiting in each subflow's send queue, oldest first.
@@ -141,15 +142,15 @@ impl Connection {
     /// their free window, and neither has changed since (with eight subflows, asking each
     /// subflow with a queue again at every `poll_transmit` was 1.5 million calls that found
     /// nothing in `subflows-8`, ~600 instructions per delivered packet).
-    pub(super) fn send_queued(&mut self, now: Instant) -> Option<Transmit> {
+    pub(super) fn send_queued(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         #[cfg(debug_assertions)]
         self.check_blocked(now);
         let mut m = self.queues.nonempty & !self.subflows.clean_mask(Derived::Blocked);
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
-            if let Some(t) = self.send_queued_on(now, i) {
-                return Some(t);
+            if let Some(path) = self.send_queued_on(now, i, out) {
+                return Some(path);
             }
         }
         None
@@ -158,7 +159,8 @@ impl Connection {
     /// Subflow `i`'s oldest queued segment, if its congestion window (and pacing) and, under
     /// per-subflow windows, its own send window have room for it, and Nagle's test lets it go
     /// when it is short and the last one queued (`tcp_write_xmit`).
-    pub(super) fn send_queued_on(&mut self, now: Instant, i: usize) -> Option<Transmit> {
+    /// The segment is written into `out` (see [`Connection::poll_transmit_into`]).
+    pub(super) fn send_queued_on(&mut self, now: Instant, i: usize, out: &mut Segment) -> Option<PathId> {
         let (dsn, len) = self.queues.front(i)?;
         if self.subflows.new_data_space(i, now) < len as u64 {
             if self.subflows.is_clean(Derived::Space, i) {
@@ -174,7 +176,7 @@ impl Connection {
         }
         self.queues.pop(i);
         self.subflows.forget(Derived::Fields, i);
-        Some(self.transmit_on(now, i, dsn, len, None))
+        Some(self.transmit_on_into(now, i, dsn, len, None, out))
     }
 
     /// Debug builds: a subflow marked `Blocked` has a queued segment that does not fit its

@@ -4,8 +4,9 @@
 //! scheduler, and when the peer's window is closed opportunistic retransmission with
 //! penalization (`mptcp_rcv_buf_optimization`).
 
-use super::{Connection, Derived, Event, MetaSeg, Side, Transmit};
+use super::{Connection, Derived, Event, MetaSeg, PathId, Side, Transmit};
 use crate::sched::{SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
+use crate::segment::Segment;
 use crate::subflow::SubflowCx;
 use crate::time::{Duration, Instant};
 
@@ -13,8 +14,18 @@ impl Connection {
     /// The next segment to send at `now`, `None` when there is nothing more for now. Call until
     /// `None` after every input.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let mut seg = Segment::default();
+        let path = self.poll_transmit_into(now, &mut seg)?;
+        Some(Transmit { path, seg })
+    }
+
+    /// [`Connection::poll_transmit`] writing the segment into `out` (a driver's packet slot)
+    /// and returning its path; `out` is left as it was when there is nothing to send. Plain
+    /// TCP's pure ACKs and new data are built in `out` itself: returned by value, a segment
+    /// (120 bytes) was copied at each level from the subflow up to the driver's packet.
+    pub fn poll_transmit_into(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         if let Some(t) = self.pending.pop_front() {
-            return Some(t);
+            return Some(t.write_to(out));
         }
         if self.close.reason.is_some() {
             return None;
@@ -24,20 +35,20 @@ impl Connection {
         let n = self.subflows.len();
         if n == 1 {
             let mut cx = SubflowCx { conn: &mut self.shared };
-            if let Some(seg) = self.subflows[0].poll_transmit(now, &mut cx) {
-                return Some(Transmit { path: self.paths[0], seg });
+            if self.subflows[0].poll_transmit_into(now, &mut cx, out) {
+                return Some(self.paths[0]);
             }
         } else if let Some(t) = self.poll_subflows(now, n) {
-            return Some(t);
+            return Some(t.write_to(out));
         }
         // The subflows' send queues (`Verdict::Queue`): their own output, as their windows open.
         if !self.queues.is_empty() {
-            if let Some(t) = self.send_queued(now) {
-                return Some(t);
+            if let Some(path) = self.send_queued(now, out) {
+                return Some(path);
             }
         }
         if let Some(t) = self.poll_data_fin(now) {
-            return Some(t);
+            return Some(t.write_to(out));
         }
         if self.parked
             || self.side == Side::Server
@@ -47,7 +58,10 @@ impl Connection {
         {
             return None;
         }
-        self.schedule(now)
+        if !self.multipath() && self.reinject.is_empty() && self.reserved.is_empty() {
+            return self.schedule_plain(now, out);
+        }
+        self.schedule(now, out)
     }
 
     /// Subflow-level output of a connection with `n` > 1 subflows, round robin from
@@ -296,7 +310,7 @@ impl Connection {
     /// index after the guess; the short segments before it (Nagle, a window's edge) put it a few
     /// places further on (1 to 9 in `subflows-8`, where the guess missed 95 % of the lookups).
     /// Out of line: the multipath runs without short segments never get here, and the loop
-    /// inlined into `transmit_on` cost `lia-2path` 7 M instructions.
+    /// inlined into `transmit_on` (now `transmit_on_into`) cost `lia-2path` 7 M instructions.
     #[inline(never)]
     fn carriers_after(&self, guess: usize, dsn: u64) -> Option<usize> {
         for k in guess.saturating_add(1)..self.sent.len().min(guess.saturating_add(12)) {
@@ -316,8 +330,16 @@ impl Connection {
     /// subflow's send window is raised to the connection's window beyond them
     /// (`mptcp_check_allowed_size`).
     pub(super) fn send_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Transmit {
+        let mut seg = Segment::default();
+        let path = self.send_on_into(now, i, dsn, len, &mut seg);
+        Transmit { path, seg }
+    }
+
+    /// [`Connection::send_on`] writing the segment into `out`; returns its path.
+    #[inline]
+    fn send_on_into(&mut self, now: Instant, i: usize, dsn: u64, len: u32, out: &mut Segment) -> PathId {
         let raise = self.sf_cfg.subflow_windows.then(|| self.wnd_right.saturating_sub(dsn));
-        self.transmit_on(now, i, dsn, len, raise)
+        self.transmit_on_into(now, i, dsn, len, raise, out)
     }
 
     /// Puts `len` bytes at `dsn` on the wire on subflow `i`, after raising its send window to
@@ -325,13 +347,22 @@ impl Connection {
     /// than left to be copied again at the next decision
     /// ([`crate::subflow::Subflow::info_after_send`]): a decision usually follows a send on the
     /// same subflow, and the copy was most of a view's cost.
-    pub(super) fn transmit_on(&mut self, now: Instant, i: usize, dsn: u64, len: u32, raise: Option<u64>) -> Transmit {
+    /// The segment is written into `out` (every field), and its path returned.
+    pub(super) fn transmit_on_into(
+        &mut self,
+        now: Instant,
+        i: usize,
+        dsn: u64,
+        len: u32,
+        raise: Option<u64>,
+        out: &mut Segment,
+    ) -> PathId {
         let view_current = self.subflows.is_clean(Derived::View, i);
         if let Some(room) = raise {
             self.subflows.raise_snd_wnd(i, room);
         }
         let mut cx = SubflowCx { conn: &mut self.shared };
-        let seg = self.subflows[i].send_new(now, dsn, len, &mut cx);
+        self.subflows[i].send_new_into(now, dsn, len, &mut cx, out);
         if view_current {
             self.subflows[i].info_after_send(&mut self.views[i].info);
             self.subflows.set_clean(Derived::View, i);
@@ -341,7 +372,7 @@ impl Connection {
                 self.sent[k].carried.insert(i);
             }
         }
-        Transmit { path: self.paths[i], seg }
+        self.paths[i]
     }
 
     /// More than one subflow: the connection-level retransmission queue is needed (reinjection,
@@ -351,10 +382,10 @@ impl Connection {
         self.subflows.len() > 1
     }
 
-    fn schedule(&mut self, now: Instant) -> Option<Transmit> {
-        if !self.multipath() && self.reinject.is_empty() && self.reserved.is_empty() {
-            return self.schedule_plain(now);
-        }
+    /// New data, reinjections and reserved ranges of a connection that is not plain TCP (plain
+    /// TCP goes to [`Connection::schedule_plain`] before this).
+    /// The segment is written into `out` (see [`Connection::poll_transmit_into`]).
+    fn schedule(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         let mss = self.subflows[0].mss();
         // 1. Reinjections (Linux `__mptcp_next_segment`: the reinject queue first).
         while let Some(&(dsn, len)) = self.reinject.front() {
@@ -366,37 +397,37 @@ impl Connection {
             if !self.build_views_if_space(now, len, carried) {
                 return None;
             }
-            let (verdict, out) = self.ask_scheduler(now, len, true);
-            match (verdict, out.first()) {
+            let (verdict, chosen) = self.ask_scheduler(now, len, true);
+            match (verdict, chosen.first()) {
                 (Verdict::Send, Some(i)) if self.views[i].available => {
                     self.reinject.pop_front();
                     self.info.reinjected_bytes += len as u64;
-                    return Some(self.send_on(now, i, dsn, len));
+                    return Some(self.send_on_into(now, i, dsn, len, out));
                 }
-                (Verdict::Ask, _) => return self.park(now),
+                (Verdict::Ask, _) => return self.park(now).map(|t| t.write_to(out)),
                 _ => return None,
             }
         }
         // 2. Redundant mode (Linux mptcp_redundant.c): each subflow catches up on what it has not
         // carried.
         if self.sched.redundant() && self.subflows.len() > 1 {
-            return self.schedule_redundant(now, mss);
+            return self.schedule_redundant(now, mss).map(|t| t.write_to(out));
         }
         // 3. Ranges a scheduler reserved for one subflow (`Verdict::SendAhead`), before new data.
         if !self.reserved.is_empty() {
             if let Some(t) = self.send_reserved(now) {
-                return Some(t);
+                return Some(t.write_to(out));
             }
         }
         // 4. New data.
-        self.schedule_new(now, mss)
+        self.schedule_new(now, mss, out)
     }
 
     /// New data: a segment on the subflow the scheduler picks. Segments it queues on a subflow
     /// ([`Verdict::Queue`]) take their DSN one after the other until one can leave at once, the
     /// scheduler waits or the peer's window is used up (`__mptcp_push_pending` fills the
     /// subflows' write queues in one pass).
-    fn schedule_new(&mut self, now: Instant, mss: u32) -> Option<Transmit> {
+    fn schedule_new(&mut self, now: Instant, mss: u32, out: &mut Segment) -> Option<PathId> {
         loop {
             let unsent = self.shared.unsent();
             if unsent == 0 {
@@ -407,7 +438,7 @@ impl Connection {
             let (s, queue) = match self.choose_new(now, len, mss) {
                 NewData::Send(s) => (s, false),
                 NewData::Queue(s) => (s, true),
-                NewData::Done(t) => return t,
+                NewData::Done(t) => return t.map(|t| t.write_to(out)),
             };
             let dsn = self.shared.snd_next_dsn;
             if !queue && self.beyond_subflow_window(s, dsn, len) {
@@ -418,15 +449,15 @@ impl Connection {
             // in `mptcp_sendmsg_frag`): the segment at its edge can be short.
             let len = if queue { len.min(self.wnd_right.saturating_sub(dsn).min(u32::MAX as u64) as u32) } else { len };
             if len == 0 || dsn + len as u64 > self.wnd_right {
-                return self.window_limited(now, s);
+                return self.window_limited(now, s).map(|t| t.write_to(out));
             }
             self.take_new(now, s, dsn, len);
             if !queue {
-                return Some(self.send_on(now, s, dsn, len));
+                return Some(self.send_on_into(now, s, dsn, len, out));
             }
             self.enqueue(s, dsn, len);
-            if let Some(t) = self.send_queued_on(now, s) {
-                return Some(t);
+            if let Some(path) = self.send_queued_on(now, s, out) {
+                return Some(path);
             }
         }
     }
@@ -439,7 +470,7 @@ impl Connection {
     /// plain-TCP lines stay written out here too: one helper shared by both changed LLVM's
     /// inlining and cost `lia-2path` 4.5 M instructions, measured.) `len` > 0: there is unsent
     /// data.
-    fn schedule_plain(&mut self, now: Instant) -> Option<Transmit> {
+    fn schedule_plain(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         let unsent = self.shared.unsent();
         if unsent == 0 {
             self.mark_app_limited();
@@ -456,7 +487,7 @@ impl Connection {
             return None;
         }
         if dsn + len as u64 > self.wnd_right {
-            return self.window_limited(now, 0);
+            return self.window_limited(now, 0).map(|t| t.write_to(out));
         }
         if let Some(t) = self.blocked_since.take() {
             self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
@@ -464,7 +495,7 @@ impl Connection {
         self.shared.snd_next_dsn += len as u64;
         let sf = &self.subflows[0];
         self.meta[0].slots.record(sf.cwnd(), sf.srtt().0);
-        Some(self.send_on(now, 0, dsn, len))
+        Some(self.send_on_into(now, 0, dsn, len, out))
     }
 
     /// Linux `tcp_rate_check_app_limited`: nothing to send, judged per subflow. Only

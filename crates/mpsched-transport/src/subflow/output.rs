@@ -16,10 +16,19 @@ impl Subflow {
     /// timer on the way) mean `poll_pending` would return `None` and change nothing.
     #[inline]
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
+        let mut seg = Segment::default();
+        self.poll_transmit_into(now, cx, &mut seg).then_some(seg)
+    }
+
+    /// [`Subflow::poll_transmit`] writing the segment into `out` (the driver's packet slot);
+    /// `false` (and `out` unchanged) when there is nothing to send. A pure ACK is built in
+    /// `out` itself: returned by value, it was copied at every level up to the driver.
+    #[inline]
+    pub fn poll_transmit_into(&mut self, now: Instant, cx: &mut SubflowCx, out: &mut Segment) -> bool {
         if self.is_idle(now) {
-            return None;
+            return false;
         }
-        self.poll_pending(now, cx)
+        self.poll_pending(now, cx, out)
     }
 
     /// Nothing can be due at `now`: [`Subflow::poll_transmit`] would return `None` and change
@@ -36,31 +45,34 @@ impl Subflow {
     }
 
     /// [`Subflow::poll_transmit`] when something may be due.
-    fn poll_pending(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
+    fn poll_pending(&mut self, now: Instant, cx: &mut SubflowCx, out: &mut Segment) -> bool {
         if self.syn_pending {
             self.syn_pending = false;
-            return Some(self.make_syn(now, cx));
+            *out = self.make_syn(now, cx);
+            return true;
         }
         if self.sends_data() {
             if let Some(seg) = self.poll_retransmission(now, cx) {
-                return Some(seg);
+                *out = seg;
+                return true;
             }
             if let Some(seg) = self.poll_fin(now, cx) {
-                return Some(seg);
+                *out = seg;
+                return true;
             }
         }
         if self.probe_pending && self.is_established() {
             self.probe_pending = false;
-            let mut seg = self.base_segment(now, cx);
-            seg.seq = self.snd_una - 1;
-            return Some(seg);
+            self.write_base(now, cx, out);
+            out.seq = self.snd_una - 1;
+            return true;
         }
         if self.ack_now {
-            let mut seg = self.base_segment(now, cx);
-            seg.seq = self.snd_nxt;
-            return Some(seg);
+            self.write_base(now, cx, out);
+            out.seq = self.snd_nxt;
+            return true;
         }
-        None
+        false
     }
 
     /// Sends an ACK at the next `poll_transmit` (window update after the application read).
@@ -128,13 +140,25 @@ impl Subflow {
     }
 
     /// ACK fields common to every segment; clears the pending-ACK state.
+    #[inline]
     pub(super) fn base_segment(&mut self, now: Instant, cx: &mut SubflowCx) -> Segment {
+        let mut seg = Segment::default();
+        self.write_base(now, cx, &mut seg);
+        seg
+    }
+
+    /// [`Subflow::base_segment`] written into `seg` (every field: what it held before does not
+    /// matter).
+    /// Inlined into its callers, the pure ACK's and new data's paths (see
+    /// [`Subflow::new_data_space`] for the measured effect).
+    #[inline]
+    pub(super) fn write_base(&mut self, now: Instant, cx: &mut SubflowCx, seg: &mut Segment) {
         self.ack_now = false;
         self.unacked_segs = 0;
         self.timers.set(Timer::DelayedAck, None);
         let wnd = cx.conn.advertise_window(self.own_window()).min(u32::MAX as u64) as u32;
         (self.rcv_wup, self.rcv_wnd) = (self.rcv.nxt(), wnd as u64);
-        let mut seg = Segment {
+        *seg = Segment {
             sf: self.id,
             flags: Flags::ACK,
             ack: self.rcv.nxt(),
@@ -151,7 +175,6 @@ impl Subflow {
         if self.pre_established {
             seg.flags = seg.flags.with(Flags::MP_JOIN_ACK);
         }
-        seg
     }
 
     /// The next lost segment, if the window (or RFC 6675 step 4.3's first retransmission of a
@@ -191,6 +214,9 @@ impl Subflow {
     /// Bytes of new data this subflow may send now: free congestion window, zero while it is
     /// not established, is pacing, or still has lost data to resend (RFC 6675 NextSeg: lost
     /// data before new data; after an RTO, Loss state: Linux `mptcp_is_temp_unavailable`).
+    /// Inlined (with [`Subflow::write_base`]: `newreno-10m` −1.1 %, `lia-2path` −1.4 %, measured
+    /// together): asked before every new segment.
+    #[inline]
     pub fn new_data_space(&self, now: Instant) -> u64 {
         if !self.is_established()
             || self.close.fin_seq.is_some()
@@ -214,8 +240,16 @@ impl Subflow {
 
     /// Sends `len` bytes of connection data starting at `dsn` as a new subflow segment.
     /// The caller checked [`Subflow::new_data_space`].
-    #[inline]
+    #[cfg(test)]
     pub fn send_new(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx) -> Segment {
+        let mut seg = Segment::default();
+        self.send_new_into(now, dsn, len, cx, &mut seg);
+        seg
+    }
+
+    /// [`Subflow::send_new`] writing the segment into `out` (every field).
+    #[inline]
+    pub fn send_new_into(&mut self, now: Instant, dsn: u64, len: u32, cx: &mut SubflowCx, out: &mut Segment) {
         self.timers.set(Timer::Probe, None);
         self.probe_backoff = 0;
         let seq = self.snd_nxt;
@@ -244,16 +278,18 @@ impl Subflow {
         if self.timers.get(Timer::Rto).is_none() {
             self.timers.set(Timer::Rto, Some(now + self.current_rto()));
         }
-        let mut seg = self.base_segment(now, cx);
-        seg.seq = seq;
-        seg.len = len as u16;
-        seg.dsn = dsn;
-        self.account_sent(now, &mut seg);
-        seg
+        self.write_base(now, cx, out);
+        out.seq = seq;
+        out.len = len as u16;
+        out.dsn = dsn;
+        self.account_sent(now, out);
     }
 
     /// Counts a data segment as sent; writes its DSS option size. Takes the segment by
     /// reference: by value, it was copied in and out (120 bytes each way) per data segment.
+    /// Inlined into the send paths (with `Connection::read` always inlined: `newreno-10m`
+    /// −1.0 %, `lia-2path` −0.5 %, measured together).
+    #[inline]
     fn account_sent(&mut self, now: Instant, seg: &mut Segment) {
         if let Some(d) = self.dss {
             seg.mp_opt = d.data;
