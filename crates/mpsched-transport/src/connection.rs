@@ -281,6 +281,9 @@ pub struct Connection {
     hol_last: Instant,
     blocked_since: Option<Instant>,
     views: Vec<SchedSubflow>,
+    /// Bit i: `views[i]`'s `usable` or `info` was written since the scheduler's last
+    /// `get_send` ([`crate::sched::SchedView::changed`]).
+    views_changed: u8,
     scratch: Vec<(u64, u32)>,
     /// Close handshake state (connection/close.rs).
     close: CloseState,
@@ -371,6 +374,7 @@ impl Connection {
             hol_last: now,
             blocked_since: None,
             views: Vec::with_capacity(cfg.paths.len()),
+            views_changed: 0,
             scratch: Vec::new(),
             close: CloseState::default(),
             parked_at: None,

@@ -119,6 +119,7 @@ impl Connection {
         // Resized only when a subflow was added (that cleared every mark).
         if self.views.len() != n {
             self.views.resize(n, SchedSubflow::default());
+            self.views_changed = u8::MAX;
         }
         let all = ((1u16 << n) - 1) as u8;
         let mut stale = !self.subflows.clean_mask(Derived::Fields) & all;
@@ -129,6 +130,7 @@ impl Connection {
             let fixed = !usable || self.subflows.is_clean(Derived::Space, i);
             let unsent = self.queues.bytes(i);
             let (sf, m, v) = (&self.subflows[i], &self.meta[i], &mut self.views[i]);
+            self.views_changed |= u8::from(v.usable != usable) << i;
             v.usable = usable;
             v.space = space;
             v.backup = m.backup;
@@ -167,6 +169,7 @@ impl Connection {
     fn finish_views(&mut self, len: u32, carried: SubflowSet) {
         let all = ((1u16 << self.views.len()) - 1) as u8;
         let mut stale = !self.subflows.clean_mask(Derived::View) & all;
+        self.views_changed |= stale;
         while stale != 0 {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
@@ -242,6 +245,7 @@ impl Connection {
             unsent: self.queued_unsent(),
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
             preference: self.preference.as_deref(),
+            changed: SubflowSet(self.views_changed.into()),
         };
         self.sched.handle_timeout(now, &v);
     }
@@ -264,12 +268,15 @@ impl Connection {
             unsent,
             send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
             preference: self.preference.as_deref(),
+            changed: SubflowSet(self.views_changed.into()),
         };
         let mut out = SubflowSet::default();
         let verdict = if reinjection {
             self.sched.get_retrans(now, &v, &mut out)
         } else {
-            self.sched.get_send(now, &v, &mut out)
+            let verdict = self.sched.get_send(now, &v, &mut out);
+            self.views_changed = 0;
+            verdict
         };
         (verdict, out)
     }
@@ -335,6 +342,7 @@ impl Connection {
         if view_current {
             self.subflows[i].info_after_send(&mut self.views[i].info);
             self.subflows.set_clean(Derived::View, i);
+            self.views_changed |= 1 << i;
         }
         if self.multipath() {
             if let Some(k) = self.carriers_of(dsn) {

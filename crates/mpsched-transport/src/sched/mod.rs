@@ -47,6 +47,9 @@ use crate::time::Instant;
 pub struct SubflowSet(pub u16);
 
 impl SubflowSet {
+    /// Every subflow.
+    pub const ALL: SubflowSet = SubflowSet(u16::MAX);
+
     /// Adds subflow `i`.
     #[inline]
     pub fn insert(&mut self, i: usize) {
@@ -145,6 +148,12 @@ pub struct SchedView<'a> {
     /// value per subflow index, higher = preferred, non-positive = do not use; `None` when
     /// unset. Only schedulers that order paths by it read it (`dmptcp`).
     pub preference: Option<&'a [f32]>,
+    /// The subflows whose `usable` flag or `info` snapshot may differ from those shown at this
+    /// scheduler's previous [`Scheduler::get_send`]: for the others both are unchanged since
+    /// (their other fields may have changed). [`SubflowSet::ALL`] when not tracked. Lets a
+    /// scheduler keep per-subflow results across decisions (the upstream scheduler's send
+    /// buffers).
+    pub changed: SubflowSet,
 }
 
 impl SchedView<'_> {
