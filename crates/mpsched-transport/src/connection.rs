@@ -281,8 +281,9 @@ pub struct Connection {
     hol_last: Instant,
     blocked_since: Option<Instant>,
     views: Vec<SchedSubflow>,
-    /// Bit i: `views[i]`'s `usable` or `info` was written since the scheduler's last
-    /// `get_send` ([`crate::sched::SchedView::changed`]).
+    /// Bit i: `views[i].info` was copied again since the scheduler's last `get_send` (its
+    /// `usable` changes only with a new copy; a send patches it, not counted):
+    /// [`crate::sched::SchedView::changed`].
     views_changed: u8,
     scratch: Vec<(u64, u32)>,
     /// Close handshake state (connection/close.rs).

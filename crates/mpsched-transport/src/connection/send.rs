@@ -130,7 +130,9 @@ impl Connection {
             let fixed = !usable || self.subflows.is_clean(Derived::Space, i);
             let unsent = self.queues.bytes(i);
             let (sf, m, v) = (&self.subflows[i], &self.meta[i], &mut self.views[i]);
-            self.views_changed |= u8::from(v.usable != usable) << i;
+            // A change of `usable` comes with a snapshot to copy again (`forget_usable`), which
+            // puts the view in the scheduler's `changed` set.
+            debug_assert!(v.usable == usable || !self.subflows.is_clean(Derived::View, i));
             v.usable = usable;
             v.space = space;
             v.backup = m.backup;
@@ -274,9 +276,7 @@ impl Connection {
         let verdict = if reinjection {
             self.sched.get_retrans(now, &v, &mut out)
         } else {
-            let verdict = self.sched.get_send(now, &v, &mut out);
-            self.views_changed = 0;
-            verdict
+            self.sched.get_send(now, &v, &mut out)
         };
         (verdict, out)
     }
@@ -342,7 +342,6 @@ impl Connection {
         if view_current {
             self.subflows[i].info_after_send(&mut self.views[i].info);
             self.subflows.set_clean(Derived::View, i);
-            self.views_changed |= 1 << i;
         }
         if self.multipath() {
             if let Some(k) = self.carriers_of(dsn) {
@@ -501,6 +500,8 @@ impl Connection {
             return NewData::Done(None);
         }
         let (verdict, out) = self.ask_scheduler(now, len, false);
+        // The scheduler's `get_send` has seen every view as it is now.
+        self.views_changed = 0;
         match (verdict, out.first()) {
             (Verdict::Send, Some(s)) if self.views[s].available => NewData::Send(s),
             (Verdict::Queue, Some(s)) if self.views[s].usable => NewData::Queue(s),

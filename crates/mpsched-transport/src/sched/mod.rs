@@ -149,10 +149,11 @@ pub struct SchedView<'a> {
     /// unset. Only schedulers that order paths by it read it (`dmptcp`).
     pub preference: Option<&'a [f32]>,
     /// The subflows whose `usable` flag or `info` snapshot may differ from those shown at this
-    /// scheduler's previous [`Scheduler::get_send`]: for the others both are unchanged since
-    /// (their other fields may have changed). [`SubflowSet::ALL`] when not tracked. Lets a
-    /// scheduler keep per-subflow results across decisions (the upstream scheduler's send
-    /// buffers).
+    /// scheduler's previous [`Scheduler::get_send`] other than by segments sent on them since
+    /// (which only add to `info.pipe`, `info.outstanding` and the sent counters): for the
+    /// others both are as they were then, or differ only so (their other fields may have
+    /// changed). [`SubflowSet::ALL`] when not tracked. Lets a scheduler keep per-subflow results
+    /// across decisions (the upstream scheduler's send buffers).
     pub changed: SubflowSet,
 }
 

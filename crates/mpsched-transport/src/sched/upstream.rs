@@ -116,8 +116,9 @@ impl Upstream {
     /// flight below cwnd).
     ///
     /// Judged at every decision, but only for the subflows whose view changed since the last
-    /// one ([`SchedView::changed`]): for the others the same test on the same view already ran,
-    /// and its result (a maximum) would not move. Looking at every subflow at every decision
+    /// one ([`SchedView::changed`]): for the others the same test already ran on the same view,
+    /// or on one with less in flight and the same window (segments sent since), and its result
+    /// (a maximum, grown only while pipe + MSS ≤ cwnd) would not move. Looking at every subflow at every decision
     /// was ~15 instructions per subflow (~37 M in `subflows-8`). Debug builds check the result
     /// against the pass over every subflow.
     fn expand_sndbufs(&mut self, v: &SchedView) {
