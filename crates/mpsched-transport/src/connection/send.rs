@@ -169,6 +169,19 @@ impl Connection {
     /// view's `available` and `carried` written.
     #[inline]
     fn finish_views(&mut self, len: u32, carried: SubflowSet) {
+        self.copy_snapshots();
+        // Branch-free (`&`, a shift): written for every view at every decision.
+        let (len, mut bits) = (len as u64, carried.0);
+        for v in self.views.iter_mut() {
+            v.available = v.usable & (v.space >= len);
+            v.carried = bits & 1 != 0;
+            bits >>= 1;
+        }
+    }
+
+    /// The views' snapshots of the subflows changed since they were taken, copied again.
+    #[inline]
+    fn copy_snapshots(&mut self) {
         let all = ((1u16 << self.views.len()) - 1) as u8;
         let mut stale = !self.subflows.clean_mask(Derived::View) & all;
         self.views_changed |= stale;
@@ -178,13 +191,14 @@ impl Connection {
             self.subflows[i].info_into(&mut self.views[i].info);
             self.subflows.set_clean(Derived::View, i);
         }
-        // Branch-free (`&`, a shift): written for every view at every decision.
-        let (len, mut bits) = (len as u64, carried.0);
-        for v in self.views.iter_mut() {
-            v.available = v.usable & (v.space >= len);
-            v.carried = bits & 1 != 0;
-            bits >>= 1;
-        }
+    }
+
+    /// View `i`'s `available` for a segment of `len` bytes, as `finish_views` writes it (which it
+    /// does not for a scheduler that does not read it, [`Scheduler::reads_fit`]).
+    #[inline]
+    fn fits(&self, i: usize, len: u32) -> bool {
+        let v = &self.views[i];
+        v.usable & (v.space >= u64::from(len))
     }
 
     /// Whether subflow `i` is usable and its free congestion window for new data. Linux
@@ -493,9 +507,16 @@ impl Connection {
             let ok = sf.is_established() && sf.new_data_space(now) >= len as u64;
             return if ok { NewData::Send(0) } else { NewData::Done(None) };
         }
-        // A scheduler that queues is asked even when no subflow has window room.
+        // A scheduler that queues is asked even when no subflow has window room. `available`
+        // and `carried` are written only for a scheduler that reads them (the upstream one does
+        // not: ~8 instructions per view and decision); the verdict is checked with `fits`.
         if self.sched.queues() {
-            self.build_views(now, len, SubflowSet::default());
+            self.refresh_view_fields(now);
+            if self.sched.reads_fit() {
+                self.finish_views(len, SubflowSet::default());
+            } else {
+                self.copy_snapshots();
+            }
         } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
             return NewData::Done(None);
         }
@@ -503,18 +524,18 @@ impl Connection {
         // The scheduler's `get_send` has seen every view as it is now.
         self.views_changed = 0;
         match (verdict, out.first()) {
-            (Verdict::Send, Some(s)) if self.views[s].available => NewData::Send(s),
+            (Verdict::Send, Some(s)) if self.fits(s, len) => NewData::Send(s),
             (Verdict::Queue, Some(s)) if self.views[s].usable => NewData::Queue(s),
-            (Verdict::SendAhead { owner, gap }, Some(s)) if self.views[s].available && gap > 0 => {
+            (Verdict::SendAhead { owner, gap }, Some(s)) if self.fits(s, len) && gap > 0 => {
                 NewData::Done(self.send_ahead(now, s, owner as usize, gap, mss))
             }
-            (Verdict::SendAhead { .. }, Some(s)) if self.views[s].available => NewData::Send(s),
+            (Verdict::SendAhead { .. }, Some(s)) if self.fits(s, len) => NewData::Send(s),
             (Verdict::Ask, _) => NewData::Done(self.park(now)),
             _ => {
                 // The scheduler starves the subflows that had room: for their delivery-rate
                 // samples they are application-limited (rl-baselines.md §6.2).
                 for i in 0..self.subflows.len() {
-                    if self.views[i].available && self.subflows[i].rate_cc() {
+                    if self.fits(i, len) && self.subflows[i].rate_cc() {
                         self.subflows[i].mark_app_limited();
                     }
                 }

@@ -268,6 +268,12 @@ pub trait Scheduler {
     fn reads_conn(&self) -> bool {
         true
     }
+    /// It reads [`SchedSubflow::available`] or [`SchedSubflow::carried`] in `get_send` (the
+    /// connection asks only a scheduler that [`Scheduler::queues`]). `false` lets the
+    /// connection skip writing them for those calls: they may then be stale there.
+    fn reads_fit(&self) -> bool {
+        true
+    }
     /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
     /// lambda: `retrans_flag` in mptcp_blest.c).
     fn on_hol_event(&mut self) {}
@@ -365,6 +371,10 @@ macro_rules! registry {
             #[inline]
             fn reads_conn(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_conn(),)+ AnySched::Custom(s) => s.reads_conn() }
+            }
+            #[inline]
+            fn reads_fit(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_fit(),)+ AnySched::Custom(s) => s.reads_fit() }
             }
             fn on_hol_event(&mut self) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }

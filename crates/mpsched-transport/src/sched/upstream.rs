@@ -224,6 +224,11 @@ impl Scheduler for Upstream {
         false
     }
 
+    /// Usability, backup flag, snapshot and queued bytes only: not `available` or `carried`.
+    fn reads_fit(&self) -> bool {
+        false
+    }
+
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         self.expand_sndbufs(v);
         let Some(i) = self.in_burst(v).or_else(|| self.pick(v)) else { return Verdict::Wait };
