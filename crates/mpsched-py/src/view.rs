@@ -6,7 +6,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use mpsched_transport::sched::{SchedSubflow, SchedView};
+use mpsched_transport::sched::{SchedSubflow, SchedView, SubflowSet};
 use mpsched_transport::{ConnInfo, Duration, Instant, SubflowState};
 
 fn ms(d: Duration) -> f64 {
@@ -178,6 +178,7 @@ impl PySchedView {
             unsent: self.unsent,
             send_window: self.send_window,
             preference: None,
+            changed: SubflowSet::ALL,
         }
     }
 }

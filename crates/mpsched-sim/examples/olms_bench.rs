@@ -36,6 +36,7 @@ fn isolated(name: &str, slots: u32) -> f64 {
         unsent: 1 << 20,
         send_window: 1 << 30,
         preference: None,
+        changed: SubflowSet::ALL,
     };
     let mut best = f64::MAX;
     for _ in 0..3 {

@@ -290,6 +290,10 @@ pub struct Connection {
     hol_last: Instant,
     blocked_since: Option<Instant>,
     views: Vec<SchedSubflow>,
+    /// Bit i: `views[i].info` was copied again since the scheduler's last `get_send` (its
+    /// `usable` changes only with a new copy; a send patches it, not counted):
+    /// [`crate::sched::SchedView::changed`].
+    views_changed: u8,
     scratch: Vec<(u64, u32)>,
     /// Close handshake state (connection/close.rs).
     close: CloseState,
@@ -380,6 +384,7 @@ impl Connection {
             hol_last: now,
             blocked_since: None,
             views: Vec::with_capacity(cfg.paths.len()),
+            views_changed: 0,
             scratch: Vec::new(),
             close: CloseState::default(),
             parked_at: None,
@@ -554,9 +559,13 @@ impl Connection {
         self.sched.name()
     }
 
-    /// Brings the coupled controllers' snapshot of every subflow up to date: only the entries
-    /// of subflows changed since they were last taken are copied again.
-    fn refresh_siblings(&mut self) {
+    /// Brings the coupled controllers' snapshot of every subflow but `me` up to date: only the
+    /// entries of subflows changed since they were last taken are copied again. `me`, the
+    /// subflow whose controller is about to read them, is left as it is (its controller reads
+    /// itself from its own state, never from its entry: `for_each_path`, `Lia::alpha`, wVegas'
+    /// weight), and taken when another subflow's controller reads it: the subflow that took the
+    /// ACK usually sends at once, which would make a copy taken now stale again.
+    fn refresh_siblings(&mut self, me: usize) {
         if !self.coupled {
             return;
         }
@@ -569,11 +578,17 @@ impl Connection {
             }
             return;
         }
-        for (i, e) in sib.iter_mut().enumerate() {
-            if !self.subflows.is_clean(Derived::Sibling, i) {
-                *e = self.subflows[i].sibling_info();
-                self.subflows.set_clean(Derived::Sibling, i);
-            }
+        // LIA's terms are worth keeping with more than two subflows: with two, the one other
+        // subflow has usually changed since the last ACK (measured on `lia-2path`: computing
+        // them here cost more than it saved).
+        let (all, keep_terms) = (((1u16 << sib.len()) - 1) as u8, sib.len() > 2);
+        let mut stale = !self.subflows.clean_mask(Derived::Sibling) & all & !(1u8 << me);
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            let info = self.subflows[i].sibling_info();
+            sib[i] = if keep_terms { info.with_lia_terms() } else { info };
+            self.subflows.set_clean(Derived::Sibling, i);
         }
     }
 }

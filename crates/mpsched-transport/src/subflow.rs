@@ -534,6 +534,7 @@ impl Subflow {
             mss: self.cfg.mss,
             established: self.is_established(),
             cc_shared: self.cc.shared_state(),
+            lia_terms: None,
         }
     }
 

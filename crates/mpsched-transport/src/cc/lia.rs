@@ -30,7 +30,7 @@
 //!
 //! This file also holds the small helpers the other coupled controllers (OLIA, BALIA, wVegas) use.
 
-use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, Siblings};
+use super::{after_slow_start, AckSample, CcState, CongestionControl, CongestionEvent, SiblingInfo, Siblings};
 use crate::time::{Duration, Instant};
 
 /// One subflow as the coupled formulas see it.
@@ -60,7 +60,7 @@ impl Path {
 
 /// Calls `f` for every subflow that takes part in coupling: established with an RTT estimate
 /// (Linux: `mptcp_sk_can_send(sk) && tp->srtt`). The caller is taken from `st` (its entry in
-/// `sib` may be one ACK stale) and counts whenever it has an RTT estimate; an empty `sib` means
+/// `sib` may be stale) and counts whenever it has an RTT estimate; an empty `sib` means
 /// the caller alone.
 pub(crate) fn for_each_path(st: &CcState, own_shared: [f64; 2], sib: Siblings, mut f: impl FnMut(Path)) {
     let me = st.index as usize;
@@ -134,21 +134,58 @@ pub struct Lia {
     frac: f64,
 }
 
+/// A path's terms of alpha, `[cwnd, cwnd / rtt², cwnd / rtt]`: the operations of
+/// [`Lia::alpha`]'s sums, in the same order, so a cached term is the same `f64`.
+#[inline]
+fn terms(cwnd: u64, srtt: Duration) -> [f64; 3] {
+    let c = cwnd as f64;
+    let r = srtt.as_secs_f64();
+    [c, c / (r * r), c / r]
+}
+
+/// The terms of a sibling that [`for_each_path`] counts (established, with an RTT estimate, an
+/// MSS and a window), else `None`: what [`SiblingInfo::lia_terms`] keeps.
+pub(crate) fn sibling_terms(s: &SiblingInfo) -> Option<[f64; 3]> {
+    let counts = s.established && s.srtt > Duration::ZERO && s.mss > 0 && s.cwnd > 0;
+    counts.then(|| terms(s.cwnd, s.srtt))
+}
+
 impl Lia {
     /// RFC 6356 alpha and cwnd_total (bytes) over the coupled subflows, or `None` if the caller
     /// has no RTT estimate yet (then the increase is Reno's).
+    ///
+    /// The paths of [`for_each_path`] in its order, the caller's terms from `st` and the
+    /// siblings' from their snapshots ([`SiblingInfo::lia_terms`], taken with them): the
+    /// snapshots change only when their subflow does, while with eight subflows the terms of
+    /// the seven others were most of each ACK's cost. Debug builds check each cached term.
     pub fn alpha(st: &CcState, sib: Siblings) -> Option<(f64, f64)> {
+        let me = st.index as usize;
+        let own = (st.srtt > Duration::ZERO && st.mss > 0).then(|| terms(st.cwnd, st.srtt))?;
         let (mut total, mut best, mut denom) = (0.0f64, 0.0f64, 0.0f64);
-        let mut has_self = false;
-        for_each_path(st, [0.0; 2], sib, |p| {
-            let c = p.cwnd as f64;
-            let r = p.rtt();
+        let mut add = |[c, q, d]: [f64; 3]| {
             total += c;
-            best = best.max(c / (r * r));
-            denom += c / r;
-            has_self |= p.is_self;
-        });
-        if !has_self || denom <= 0.0 {
+            best = best.max(q);
+            denom += d;
+        };
+        // An empty `sib` (or one without the caller): the caller alone, as `for_each_path`.
+        let sib = if me >= sib.len() {
+            add(own);
+            &[][..]
+        } else {
+            sib
+        };
+        for (i, s) in sib.iter().enumerate() {
+            #[cfg(debug_assertions)]
+            if let Some(t) = s.lia_terms {
+                assert_eq!(Some(t.map(f64::to_bits)), sibling_terms(s).map(|t| t.map(f64::to_bits)), "sibling {i}");
+            }
+            if i == me {
+                add(own);
+            } else if let Some(t) = s.lia_terms.or_else(|| sibling_terms(s)) {
+                add(t);
+            }
+        }
+        if denom <= 0.0 {
             return None;
         }
         Some((total * best / (denom * denom), total))
@@ -223,7 +260,9 @@ pub(crate) mod testutil {
             mss: MSS as u32,
             established: true,
             cc_shared: [0.0; 2],
+            lia_terms: None,
         }
+        .with_lia_terms()
     }
 
     pub fn info(s: &CcState) -> SiblingInfo {
@@ -235,7 +274,9 @@ pub(crate) mod testutil {
             mss: s.mss,
             established: true,
             cc_shared: [0.0; 2],
+            lia_terms: None,
         }
+        .with_lia_terms()
     }
 
     pub fn ack(bytes: u64) -> AckSample {
@@ -283,7 +324,8 @@ mod tests {
             one_rtt(&mut lone, &mut s1, &mut []);
             let mut other = sib(50, 10);
             other.established = false;
-            let mut sibs = vec![info(&st(10, 100, 0, abc)), other];
+            // Its kept terms follow its fields (the connection takes them with the snapshot).
+            let mut sibs = vec![info(&st(10, 100, 0, abc)), other.with_lia_terms()];
             let mut c = Lia::default();
             let mut s2 = st(10, 100, 0, abc);
             one_rtt(&mut c, &mut s2, &mut sibs);
@@ -343,6 +385,31 @@ mod tests {
         c.on_ack(Instant(0), &mut s1, &ack(MSS), &sibs1);
         // Path 1: min(50, 1e6/1e5 = 10) = 10 bytes.
         assert_eq!(s1.cwnd, 100 * MSS + 10);
+    }
+
+    /// alpha from terms kept with the snapshots, and from terms computed from their fields, equals
+    /// to the bit the sums of `for_each_path` in its order (the computation before the terms
+    /// were kept), the caller in the middle, and a sibling that does not count.
+    #[test]
+    fn kept_terms_give_the_same_alpha_to_the_bit() {
+        let s1 = st(7, 23, 1, true);
+        let mut idle = sib(50, 10);
+        idle.established = false;
+        let kept = vec![sib(13, 41), info(&s1), sib(29, 97), idle.with_lia_terms()];
+        assert!(kept[0].lia_terms.is_some() && kept[3].lia_terms.is_none());
+        let plain: Vec<_> = kept.iter().map(|s| SiblingInfo { lia_terms: None, ..*s }).collect();
+        let (mut total, mut best, mut denom) = (0.0f64, 0.0f64, 0.0f64);
+        for_each_path(&s1, [0.0; 2], &kept, |p| {
+            let (c, r) = (p.cwnd as f64, p.rtt());
+            total += c;
+            best = best.max(c / (r * r));
+            denom += c / r;
+        });
+        let want = ((total * best / (denom * denom)).to_bits(), total.to_bits());
+        for sibs in [&kept, &plain] {
+            let (alpha, total) = Lia::alpha(&s1, sibs).unwrap();
+            assert_eq!((alpha.to_bits(), total.to_bits()), want);
+        }
     }
 
     #[test]

@@ -161,9 +161,24 @@ pub struct SiblingInfo {
     /// Controller-specific state a coupled algorithm shares with its siblings
     /// ([`CongestionControl::shared_state`]), e.g. OLIA's bytes between losses.
     pub cc_shared: [f64; 2],
+    /// This subflow's terms of LIA's alpha, `[cwnd, cwnd / rtt², cwnd / rtt]` (bytes, seconds),
+    /// if kept with the snapshot ([`SiblingInfo::with_lia_terms`], from the fields above) so
+    /// that an ACK on another subflow does not compute them again (two divisions and three
+    /// conversions per subflow and ACK); `None`: not kept, computed from the fields.
+    pub lia_terms: Option<[f64; 3]>,
+}
+
+impl SiblingInfo {
+    /// The snapshot with [`SiblingInfo::lia_terms`] derived from its other fields.
+    #[inline]
+    pub fn with_lia_terms(mut self) -> Self {
+        self.lia_terms = lia::sibling_terms(&self);
+        self
+    }
 }
 
 /// Every subflow of the connection, in subflow order (empty unless the controller is coupled).
+/// The caller's own entry may be stale: a controller reads its own subflow from [`CcState`].
 pub type Siblings<'a> = &'a [SiblingInfo];
 
 /// A congestion controller. Windows are in bytes.

@@ -56,6 +56,7 @@ impl Connection {
                 unsent: 0,
                 send_window: 0,
                 preference: None,
+                changed: SubflowSet(self.views_changed.into()),
             };
             v.min_rtt()?
         };

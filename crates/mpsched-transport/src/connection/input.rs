@@ -116,9 +116,10 @@ impl Connection {
             return;
         }
         // The siblings' snapshot is read only by the congestion controller's `on_ack` and
-        // `on_congestion_event`, which need something outstanding on this subflow.
-        if self.subflows[i].awaits_ack() {
-            self.refresh_siblings();
+        // `on_congestion_event`, which need something outstanding on this subflow; only a
+        // coupled controller reads it (asked first: plain TCP skips the subflow test).
+        if self.coupled && self.subflows[i].awaits_ack() {
+            self.refresh_siblings(i);
         }
         let mut cx = SubflowCx { conn: &mut self.shared };
         self.subflows[i].handle_segment(now, seg, &mut cx);

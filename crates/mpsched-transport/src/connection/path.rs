@@ -42,7 +42,7 @@ impl Connection {
                         self.events.push_back(Event::SubflowDown(i as u8));
                     }
                     self.meta[i].pf = true;
-                    self.subflows.forget(Derived::Fields, i);
+                    self.forget_usable(i);
                     self.reinject_from(i);
                 }
             }
@@ -74,6 +74,15 @@ impl Connection {
         }
     }
 
+    /// Subflow `i`'s `pf` or `path_up` changed, and with it maybe whether it is usable: its
+    /// view's fields are recomputed, and its snapshot copied again, which puts it in the
+    /// scheduler's [`SchedView::changed`](crate::sched::SchedView::changed) (the other ways
+    /// `usable` changes borrow the subflow mutably, which does the same).
+    fn forget_usable(&mut self, i: usize) {
+        self.subflows.forget(Derived::Fields, i);
+        self.subflows.forget(Derived::View, i);
+    }
+
     /// Interface events from the driver for `path` (ignored for a path the connection has no
     /// subflow on).
     pub fn set_path(&mut self, now: Instant, path: PathId, st: PathState) {
@@ -84,12 +93,12 @@ impl Connection {
                     // Closing, and the interface is gone: the subflow's FIN exchange cannot
                     // finish; drop it (see `on_data_fin_acked`).
                     self.meta[i].path_up = false;
-                    self.subflows.forget(Derived::Fields, i);
+                    self.forget_usable(i);
                     self.subflows[i].finish();
                     self.check_closed();
                 } else if self.meta[i].path_up {
                     self.meta[i].path_up = false;
-                    self.subflows.forget(Derived::Fields, i);
+                    self.forget_usable(i);
                     self.events.push_back(Event::SubflowDown(i as u8));
                     if self.subflows.len() > 1 {
                         self.reinject_from(i);
@@ -100,7 +109,7 @@ impl Connection {
                 if !self.meta[i].path_up {
                     self.meta[i].path_up = true;
                     self.meta[i].pf = false;
-                    self.subflows.forget(Derived::Fields, i);
+                    self.forget_usable(i);
                     self.meta[i].up_restart = self.subflows[i].path_up(now);
                 }
             }

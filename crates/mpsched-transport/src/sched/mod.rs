@@ -47,6 +47,9 @@ use crate::time::Instant;
 pub struct SubflowSet(pub u16);
 
 impl SubflowSet {
+    /// Every subflow.
+    pub const ALL: SubflowSet = SubflowSet(u16::MAX);
+
     /// Adds subflow `i`.
     #[inline]
     pub fn insert(&mut self, i: usize) {
@@ -145,6 +148,13 @@ pub struct SchedView<'a> {
     /// value per subflow index, higher = preferred, non-positive = do not use; `None` when
     /// unset. Only schedulers that order paths by it read it (`dmptcp`).
     pub preference: Option<&'a [f32]>,
+    /// The subflows whose `usable` flag or `info` snapshot may differ from those shown at this
+    /// scheduler's previous [`Scheduler::get_send`] other than by segments sent on them since
+    /// (which only add to `info.pipe`, `info.outstanding` and the sent counters): for the
+    /// others both are as they were then, or differ only so (their other fields may have
+    /// changed). [`SubflowSet::ALL`] when not tracked. Lets a scheduler keep per-subflow results
+    /// across decisions (the upstream scheduler's send buffers).
+    pub changed: SubflowSet,
 }
 
 impl SchedView<'_> {
@@ -258,6 +268,12 @@ pub trait Scheduler {
     fn reads_conn(&self) -> bool {
         true
     }
+    /// It reads [`SchedSubflow::available`] or [`SchedSubflow::carried`] in `get_send` (the
+    /// connection asks only a scheduler that [`Scheduler::queues`]). `false` lets the
+    /// connection skip writing them for those calls: they may then be stale there.
+    fn reads_fit(&self) -> bool {
+        true
+    }
     /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
     /// lambda: `retrans_flag` in mptcp_blest.c).
     fn on_hol_event(&mut self) {}
@@ -355,6 +371,10 @@ macro_rules! registry {
             #[inline]
             fn reads_conn(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_conn(),)+ AnySched::Custom(s) => s.reads_conn() }
+            }
+            #[inline]
+            fn reads_fit(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_fit(),)+ AnySched::Custom(s) => s.reads_fit() }
             }
             fn on_hol_event(&mut self) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }

@@ -73,6 +73,7 @@ pub(crate) fn view<'a>(subs: &'a [SchedSubflow], conn: &'a ConnInfo) -> SchedVie
         unsent: 0,
         send_window: 1 << 30,
         preference: None,
+        changed: SubflowSet::ALL,
     }
 }
 /// The same for a reinjected segment (`carried` marks who already sent it).
