@@ -34,7 +34,7 @@ use crate::time::{Duration, Instant};
 use close::CloseState;
 use subflows::{Derived, Subflows};
 
-pub use crate::info::{ConnInfo, SubflowInfo};
+pub use crate::info::{ConnInfo, ConnSample, SubflowInfo, SubflowSample};
 pub use crate::sched::olms::SlotStats;
 pub use close::{CloseReason, ConnState};
 
@@ -489,12 +489,30 @@ impl Connection {
 
     /// Connection counters, with time integrals accounted up to `now`.
     pub fn info_at(&mut self, now: Instant) -> ConnInfo {
+        self.account_time(now);
+        self.info_now()
+    }
+
+    /// The counters of the simulator's periodic sample, after the time accounting of
+    /// [`Connection::info_at`] (same effect on the connection): the same values as its
+    /// [`ConnInfo`]'s fields, without reading the connection's other counters.
+    pub fn sample_at(&mut self, now: Instant) -> ConnSample {
+        self.account_time(now);
+        ConnSample {
+            bytes_delivered: self.shared.rcv.next(),
+            ooo_bytes: self.shared.rcv.ooo_bytes(),
+            rwnd_full_seconds: self.info.rwnd_full_seconds,
+        }
+    }
+
+    /// Accounts the time integrals (HoL figures, send-blocked time) up to `now`.
+    #[inline]
+    fn account_time(&mut self, now: Instant) {
         self.account_hol(now);
         if let Some(t) = self.blocked_since {
             self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
             self.blocked_since = Some(now);
         }
-        self.info_now()
     }
 
     /// Connection counters (time integrals as of the last event).
@@ -516,6 +534,12 @@ impl Connection {
     /// Snapshot of subflow `i`. Panics if `i` is out of range.
     pub fn subflow_info(&self, i: usize) -> SubflowInfo {
         self.subflows[i].info()
+    }
+
+    /// The fields of subflow `i`'s snapshot that the simulator's periodic sample reads (equal
+    /// to those of [`Connection::subflow_info`]). Panics if `i` is out of range.
+    pub fn subflow_sample(&self, i: usize) -> SubflowSample {
+        self.subflows[i].sample()
     }
 
     /// Per-slot statistics of subflow `i` (see [`SlotStats`]), cumulative.

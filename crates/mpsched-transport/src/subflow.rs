@@ -14,7 +14,7 @@ pub(crate) mod scoreboard;
 mod timers;
 
 use crate::cc::{AnyCc, CcState, CongestionControl, SiblingInfo};
-pub use crate::info::{Stack, SubflowInfo, SubflowState};
+pub use crate::info::{Stack, SubflowInfo, SubflowSample, SubflowState};
 use crate::rcvspace::{RcvBuf, RcvRtt, LINUX_TCP_RMEM_DEFAULT};
 use crate::reassembly::Reassembly;
 use crate::rtt::RttEstimator;
@@ -481,6 +481,41 @@ impl Subflow {
     pub fn info(&self) -> SubflowInfo {
         let mut s = self.stats;
         self.fill_live(&mut s);
+        s
+    }
+
+    /// The fields of [`Subflow::info`] that the simulator's periodic sample reads, alone.
+    #[inline]
+    pub fn sample(&self) -> SubflowSample {
+        let s = SubflowSample {
+            cwnd: self.cc_state.cwnd,
+            ssthresh: self.cc_state.ssthresh,
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            rto: self.current_rto(),
+            pipe: self.pipe(),
+            delivered: self.delivered,
+            bytes_sent: self.stats.bytes_sent,
+            segments_lost: self.sb.segments_lost(),
+            segments_retransmitted: self.stats.segments_retransmitted,
+        };
+        #[cfg(debug_assertions)]
+        {
+            let i = self.info();
+            let full = SubflowSample {
+                cwnd: i.cwnd,
+                ssthresh: i.ssthresh,
+                srtt: i.srtt,
+                rttvar: i.rttvar,
+                rto: i.rto,
+                pipe: i.pipe,
+                delivered: i.delivered,
+                bytes_sent: i.bytes_sent,
+                segments_lost: i.segments_lost,
+                segments_retransmitted: i.segments_retransmitted,
+            };
+            debug_assert_eq!(s, full);
+        }
         s
     }
 
