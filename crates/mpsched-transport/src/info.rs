@@ -94,6 +94,47 @@ pub struct SubflowInfo {
     pub bytes_arrived: u64,
 }
 
+/// The part of [`SubflowInfo`] the simulator's periodic sample reads
+/// ([`crate::Connection::subflow_sample`]): with many flows every field read per sample is a
+/// cache line fetched per flow, so the sample reads these alone (equal to the same fields of
+/// [`SubflowInfo`] at the same moment).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubflowSample {
+    /// Congestion window in bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold in bytes (`u64::MAX` until the first loss).
+    pub ssthresh: u64,
+    /// Smoothed RTT, zero before the first sample.
+    pub srtt: Duration,
+    /// RTT variation.
+    pub rttvar: Duration,
+    /// Current retransmission timeout, backoff included.
+    pub rto: Duration,
+    /// Bytes in flight (RFC 6675 pipe).
+    pub pipe: u64,
+    /// Bytes acknowledged (cumulatively or by SACK) over the subflow's life.
+    pub delivered: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Segments detected lost.
+    pub segments_lost: u64,
+    /// Data segments retransmitted.
+    pub segments_retransmitted: u64,
+}
+
+/// The part of [`ConnInfo`] the simulator's periodic sample reads
+/// ([`crate::Connection::sample_at`]), after the same time accounting as
+/// [`crate::Connection::info_at`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ConnSample {
+    /// Bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Bytes waiting out of order in the shared receive buffer (now).
+    pub ooo_bytes: u64,
+    /// Time the receive window was below one MSS ("buffer full"), in seconds.
+    pub rwnd_full_seconds: f64,
+}
+
 /// Connection-level counters, including the head-of-line (HoL) figures (defined in docs/scenarios.md, Outputs).
 /// Counters are cumulative; interval figures are differences of two snapshots.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -34,7 +34,7 @@ pub use cc::{AnyCc, CcSpec};
 pub use connection::{
     CloseReason, ConfigError, ConnConfig, ConnState, Connection, Event, PathId, PathState, Side, Transmit,
 };
-pub use info::{ConnInfo, Stack, SubflowInfo, SubflowState};
+pub use info::{ConnInfo, ConnSample, Stack, SubflowInfo, SubflowSample, SubflowState};
 pub use sched::olms::SlotStats;
 pub use sched::{AnySched, Decision, SchedSpec};
 pub use segment::{DssBytes, Flags, SackBlock, Segment, SubflowId};

@@ -6,12 +6,14 @@ use std::collections::VecDeque;
 /// Ranges are kept sorted and merged, one entry per hole; a `VecDeque`, because the head range
 /// leaves whenever the hole before it fills (a `Vec` shifted every entry then).
 #[derive(Clone, Debug, Default)]
+// `repr(C)`: the counters read per segment before the range queue's header.
+#[repr(C)]
 pub struct Reassembly {
     next: u64,
-    ooo: VecDeque<(u64, u64)>,
     ooo_bytes: u64,
     /// Bytes that arrived a second time (already delivered or already queued).
     duplicate_bytes: u64,
+    ooo: VecDeque<(u64, u64)>,
 }
 
 impl Reassembly {

@@ -74,27 +74,30 @@ struct Endpoint {
 }
 
 /// Per-flow bookkeeping.
+// `repr(C)`: what every packet of the flow reads (`stopped_at`, `done_at`, `conn`) and the
+// periodic sample's scalars share the first cache line (1,000 flows: each line is a miss).
+#[repr(C)]
 struct FlowRt {
-    started: bool,
-    done_at: Option<u64>,
     /// When its application stopped (`stop_s`) before it completed.
     stopped_at: Option<u64>,
-    data_drops: u64,
-    /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
-    prev: Vec<(u64, u64, u64, u64)>,
-    /// Per-slot statistics at the previous sample, per subflow.
-    prev_slots: Vec<SlotStats>,
+    done_at: Option<u64>,
+    /// The index of the current connection (see [`Sim::conn_index`]), kept with `transfers`:
+    /// the driver stamps it on every packet and checks it on every arrival.
+    conn: u32,
+    started: bool,
     prev_app: u64,
     /// Receiver's cumulative buffer-full time at the previous sample.
     prev_full: f64,
     /// Application bytes written so far on the current connection (rate-limited sources).
     written: u64,
+    /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
+    prev: Vec<(u64, u64, u64, u64)>,
+    /// Per-slot statistics at the previous sample, per subflow.
+    prev_slots: Vec<SlotStats>,
+    data_drops: u64,
     /// Start of the current transfer, and the completed ones: (start, end) in ns.
     transfer_start: u64,
     transfers: Vec<(u64, u64)>,
-    /// The index of the current connection (see [`Sim::conn_index`]), kept with `transfers`:
-    /// the driver stamps it on every packet and checks it on every arrival.
-    conn: u32,
     /// Totals of earlier connections of a repeated download.
     acc: Totals,
     /// Energy of the device's interfaces attributed to this flow (J).

@@ -1,6 +1,6 @@
 //! Periodic samples: the timeseries table's rows and the per-interface energy accounting.
 
-use mpsched_transport::{Instant, SubflowInfo};
+use mpsched_transport::Instant;
 
 use super::Sim;
 use crate::table::{Column, Table};
@@ -88,15 +88,15 @@ impl Sim {
                 continue;
             }
             let now = Instant(self.now);
-            let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.info_at(now)).unwrap_or_default();
+            let rcv = self.eps[2 * f + 1].conn.as_mut().map(|c| c.sample_at(now)).unwrap_or_default();
             let app = rcv.bytes_delivered;
             let flow_goodput = to_mbps(app - rt.prev_app);
             rt.prev_app = app;
             let full_frac = ((rcv.rwnd_full_seconds - rt.prev_full) / dt).clamp(0.0, 1.0);
             rt.prev_full = rcv.rwnd_full_seconds;
             let Some(conn) = self.eps[2 * f].conn.as_ref() else { continue };
-            for (i, (_, s)) in conn.subflows().enumerate() {
-                let s: SubflowInfo = s;
+            for i in 0..conn.subflow_count() {
+                let s = conn.subflow_sample(i);
                 let prev = rt.prev[i];
                 let sl = conn.slot_stats(i);
                 let d = sl.since(&rt.prev_slots[i]);

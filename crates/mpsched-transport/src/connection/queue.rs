@@ -37,15 +37,17 @@ use super::{Connection, Derived, PathId};
 use crate::segment::Segment;
 use crate::time::Instant;
 
-/// The segments (DSN, length) waiting in each subflow's send queue, oldest first.
+/// The segments (DSN, length) waiting in each subflow's send queue, oldest first. `repr(C)`,
+/// `nonempty` first: every `poll_transmit` reads it, the rest is cold unless a scheduler queues.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(super) struct SendQueues {
+    /// Bit i: subflow i's queue is not empty.
+    nonempty: u8,
     /// One queue per subflow index, allocated at the first segment queued (most connections,
     /// under any other scheduler, never queue one).
     segs: Vec<VecDeque<(u64, u32)>>,
     bytes: [u64; 8],
-    /// Bit i: subflow i's queue is not empty.
-    nonempty: u8,
 }
 
 impl SendQueues {
