@@ -3,6 +3,7 @@
 //! [`Wire`] also runs several paths with their own one-way delays (ahead_tests.rs).
 
 use super::*;
+use crate::segment::SackBlock;
 use crate::time::Duration;
 
 const DELAY: Duration = Duration::from_millis(10);
@@ -18,6 +19,11 @@ pub(super) struct Wire {
     client_events: Vec<(Instant, Event)>,
     /// Every segment the client sent: (time, path, segment).
     pub client_sent: Vec<(Instant, PathId, Segment)>,
+    /// Every segment the server sent, likewise.
+    server_sent: Vec<(Instant, PathId, Segment)>,
+    /// Drain both ends with [`Connection::poll_transmit_into`] into a slot still holding an
+    /// unrelated segment (as a simulator's reused packet slot does), not `poll_transmit`.
+    dirty_slot: bool,
 }
 
 impl Wire {
@@ -34,14 +40,29 @@ impl Wire {
             now: Instant::ZERO,
             client_events: Vec::new(),
             client_sent: Vec::new(),
+            server_sent: Vec::new(),
+            dirty_slot: false,
         }
     }
+    /// The next segment of `c`, by `poll_transmit` or, with `dirty`, written over a stale one.
+    fn next(c: &mut Connection, now: Instant, dirty: bool) -> Option<Transmit> {
+        if !dirty {
+            return c.poll_transmit(now);
+        }
+        let stale = SackBlock { start: 7, end: 9 };
+        let mut seg =
+            Segment { seq: 1 << 40, len: 999, n_sack: 3, sack: [stale; 3], dsn: 5, mp_opt: 77, ..Segment::default() };
+        seg.flags = seg.flags.with(crate::segment::Flags::FIN);
+        let path = c.poll_transmit_into(now, &mut seg)?;
+        Some(Transmit { path, seg })
+    }
     fn drain(&mut self) {
-        while let Some(t) = self.client.poll_transmit(self.now) {
+        while let Some(t) = Self::next(&mut self.client, self.now, self.dirty_slot) {
             self.client_sent.push((self.now, t.path, t.seg));
             self.flight.push((self.now + self.delays[t.path as usize], true, t.path, t.seg));
         }
-        while let Some(t) = self.server.poll_transmit(self.now) {
+        while let Some(t) = Self::next(&mut self.server, self.now, self.dirty_slot) {
+            self.server_sent.push((self.now, t.path, t.seg));
             self.flight.push((self.now + self.delays[t.path as usize], false, t.path, t.seg));
         }
         while let Some(e) = self.client.poll_event() {
@@ -165,4 +186,33 @@ fn app_limited_when_the_application_has_nothing_more() {
     greedy.run(at_ms(500));
     assert!(greedy.server.info().bytes_delivered > 100_000);
     assert_eq!(greedy.client.subflows[0].app_limited_mark(), 0);
+}
+
+/// `poll_transmit_into` overwrites the whole slot it is given: two paths under the upstream
+/// scheduler with its send queues (short segments, SACK-free ACKs, DSS options, the joins'
+/// handshakes, DATA_FIN and the close), drained into slots holding a stale segment (SACK
+/// blocks, FIN, payload length, DSN), send exactly what `poll_transmit` sends, segment for
+/// segment, at the same times.
+#[test]
+fn segments_written_into_a_stale_slot_equal_poll_transmit() {
+    let cfg = ConnConfig {
+        paths: vec![0, 1],
+        scheduler: crate::sched::SchedSpec::parse("upstream").unwrap(),
+        ..ConnConfig::default()
+    };
+    let delays = [Duration::from_millis(15), Duration::from_millis(30)];
+    let run = |dirty: bool| {
+        let mut w = Wire::with(&cfg, &delays);
+        w.dirty_slot = dirty;
+        w.client.write(300 * 1448 + 700);
+        w.run(at_ms(400));
+        w.client.close();
+        w.server.close();
+        w.run(at_ms(2_000));
+        (w.client_sent, w.server_sent)
+    };
+    let (clean, dirty) = (run(false), run(true));
+    assert!(clean.0.len() > 300 && clean.1.len() > 100, "a real transfer: {} / {}", clean.0.len(), clean.1.len());
+    assert!(clean.0.iter().any(|(_, _, s)| s.len > 0 && (s.len as u64) < MSS), "a short segment is among them");
+    assert_eq!(clean, dirty);
 }
