@@ -21,21 +21,24 @@ impl Subflow {
             self.handle_syn(now, seg, cx);
             return;
         }
-        if self.state == SubflowState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
-            self.snd_una = 1;
-            self.timers.set(Timer::Rto, None);
-            self.state = SubflowState::Established;
-            self.backoff = 0;
-        }
-        if matches!(self.state, SubflowState::Closed | SubflowState::SynSent | SubflowState::SynReceived) {
-            return;
-        }
-        if self.state == SubflowState::TimeWait {
-            // Only a retransmitted FIN matters now (RFC 9293 3.10.7.4).
-            if seg.flags.contains(Flags::FIN) {
-                self.on_peer_fin(now, seg);
+        // An established subflow (nearly every segment) skips the handshake and closing tests.
+        if self.state != SubflowState::Established {
+            if self.state == SubflowState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
+                self.snd_una = 1;
+                self.timers.set(Timer::Rto, None);
+                self.state = SubflowState::Established;
+                self.backoff = 0;
             }
-            return;
+            if matches!(self.state, SubflowState::Closed | SubflowState::SynSent | SubflowState::SynReceived) {
+                return;
+            }
+            if self.state == SubflowState::TimeWait {
+                // Only a retransmitted FIN matters now (RFC 9293 3.10.7.4).
+                if seg.flags.contains(Flags::FIN) {
+                    self.on_peer_fin(now, seg);
+                }
+                return;
+            }
         }
         if seg.flags.contains(Flags::MP_JOIN_ACK) {
             // The joining peer's third ACK (or its repetition): acknowledge it at once (4th ACK).
