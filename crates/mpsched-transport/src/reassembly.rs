@@ -42,7 +42,21 @@ impl Reassembly {
     }
 
     /// Adds `[start, end)`; returns how many bytes became deliverable in order.
-    pub fn insert(&mut self, mut start: u64, end: u64) -> u64 {
+    /// The in-order arrival that touches no queued range, nearly every one, is inlined at the
+    /// caller; the rest is a call of its own (with it inside, every call paid the large
+    /// function's register saves and restores: ~16 of its ~30 instructions).
+    #[inline]
+    pub fn insert(&mut self, start: u64, end: u64) -> u64 {
+        if start == self.next && end > start && self.ooo.front().is_none_or(|r| r.0 > end) {
+            self.next = end;
+            return end - start;
+        }
+        self.insert_slow(start, end)
+    }
+
+    /// [`Reassembly::insert`] of a duplicate, out-of-order or gap-filling range.
+    #[inline(never)]
+    fn insert_slow(&mut self, mut start: u64, end: u64) -> u64 {
         if end <= self.next {
             self.duplicate_bytes += end - start;
             return 0;
@@ -52,7 +66,7 @@ impl Reassembly {
             start = self.next;
         }
         if start == self.next && self.ooo.front().is_none_or(|r| r.0 > end) {
-            // Fast path: in order, no queued range touched.
+            // In order, no queued range touched (after trimming a duplicate head).
             self.next = end;
             return end - start;
         }

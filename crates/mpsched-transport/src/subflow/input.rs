@@ -21,21 +21,24 @@ impl Subflow {
             self.handle_syn(now, seg, cx);
             return;
         }
-        if self.state == SubflowState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
-            self.snd_una = 1;
-            self.timers.set(Timer::Rto, None);
-            self.state = SubflowState::Established;
-            self.backoff = 0;
-        }
-        if matches!(self.state, SubflowState::Closed | SubflowState::SynSent | SubflowState::SynReceived) {
-            return;
-        }
-        if self.state == SubflowState::TimeWait {
-            // Only a retransmitted FIN matters now (RFC 9293 3.10.7.4).
-            if seg.flags.contains(Flags::FIN) {
-                self.on_peer_fin(now, seg);
+        // An established subflow (nearly every segment) skips the handshake and closing tests.
+        if self.state != SubflowState::Established {
+            if self.state == SubflowState::SynReceived && seg.flags.contains(Flags::ACK) && seg.ack >= 1 {
+                self.snd_una = 1;
+                self.timers.set(Timer::Rto, None);
+                self.state = SubflowState::Established;
+                self.backoff = 0;
             }
-            return;
+            if matches!(self.state, SubflowState::Closed | SubflowState::SynSent | SubflowState::SynReceived) {
+                return;
+            }
+            if self.state == SubflowState::TimeWait {
+                // Only a retransmitted FIN matters now (RFC 9293 3.10.7.4).
+                if seg.flags.contains(Flags::FIN) {
+                    self.on_peer_fin(now, seg);
+                }
+                return;
+            }
         }
         if seg.flags.contains(Flags::MP_JOIN_ACK) {
             // The joining peer's third ACK (or its repetition): acknowledge it at once (4th ACK).
@@ -129,6 +132,21 @@ impl Subflow {
     }
 
     fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
+        // Most segments a receiver gets acknowledge nothing new: the data's own ACK field, with
+        // nothing outstanding, no SACK block and no recovery. Of the full path below only the
+        // window update, the SACK cache reset and the RTO stop can change anything then (no
+        // segment acknowledged: no sample, no loss, no congestion-control call).
+        if seg.ack == self.snd_una && seg.n_sack == 0 && self.sb.is_empty() && self.recovery == Recovery::None {
+            self.peer_wnd = seg.wnd as u64;
+            if seg.wnd as u64 > self.snd_wnd {
+                self.snd_wnd = seg.wnd as u64;
+            }
+            self.sb.sack(&[], self.snd_una, self.snd_nxt, &mut Acked::default());
+            if self.snd_una == self.snd_nxt {
+                self.timers.set(Timer::Rto, None);
+            }
+            return;
+        }
         self.peer_wnd = seg.wnd as u64;
         // tcp_ack_update_window / tcp_may_update_window (the ACKs' own sequence number does not
         // move: this end sends the data).
