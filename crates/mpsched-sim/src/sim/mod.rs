@@ -81,6 +81,10 @@ struct FlowRt {
     /// When its application stopped (`stop_s`) before it completed.
     stopped_at: Option<u64>,
     done_at: Option<u64>,
+    /// The flow definition's `size`, `u64::MAX` for none (no delivered count reaches it): the
+    /// receiver checks it per data segment, and the 448-byte definition would be one more
+    /// cache line per packet with many flows (BENCHMARKS.md, twelfth pass).
+    size: u64,
     /// The index of the current connection (see [`Sim::conn_index`]), kept with `transfers`:
     /// the driver stamps it on every packet and checks it on every arrival.
     conn: u32,
@@ -197,7 +201,8 @@ impl Sim {
         let flows = sc
             .flows
             .iter()
-            .map(|_| FlowRt {
+            .map(|def| FlowRt {
+                size: def.size.unwrap_or(u64::MAX),
                 started: false,
                 done_at: None,
                 stopped_at: None,
