@@ -65,12 +65,16 @@ impl Packet {
     }
 }
 
+// `repr(C, align(64))`, wake-up fields first: they share the first cache line with the
+// connection's hot-first fields (24 + 1,320 bytes = 21 lines exactly) instead of a line at
+// the boundary of two endpoints' connections (BENCHMARKS.md, twelfth pass).
+#[repr(C, align(64))]
 struct Endpoint {
-    conn: Option<Connection>,
     /// Time of the live `Wake` event in the queue, if any. Timers that move later (an RTO
     /// restarted by every ACK) keep this event; it re-arms itself when it fires early.
     queued_wake: Option<u64>,
     gen: u32,
+    conn: Option<Connection>,
 }
 
 /// Per-flow bookkeeping.
@@ -81,6 +85,10 @@ struct FlowRt {
     /// When its application stopped (`stop_s`) before it completed.
     stopped_at: Option<u64>,
     done_at: Option<u64>,
+    /// The flow definition's `size`, `u64::MAX` for none (no delivered count reaches it): the
+    /// receiver checks it per data segment, and the 448-byte definition would be one more
+    /// cache line per packet with many flows (BENCHMARKS.md, twelfth pass).
+    size: u64,
     /// The index of the current connection (see [`Sim::conn_index`]), kept with `transfers`:
     /// the driver stamps it on every packet and checks it on every arrival.
     conn: u32,
@@ -197,7 +205,8 @@ impl Sim {
         let flows = sc
             .flows
             .iter()
-            .map(|_| FlowRt {
+            .map(|def| FlowRt {
+                size: def.size.unwrap_or(u64::MAX),
                 started: false,
                 done_at: None,
                 stopped_at: None,

@@ -52,12 +52,11 @@ impl Sim {
         if to_server {
             conn.read(u64::MAX);
             let f = flow as usize;
-            if let (Some(size), None) = (self.sc.flows[f].size, self.flows[f].done_at) {
-                if conn.info().bytes_delivered >= size {
-                    self.drive(ep);
-                    self.transfer_done(f);
-                    return;
-                }
+            let rt = &self.flows[f];
+            if rt.size < u64::MAX && rt.done_at.is_none() && conn.info().bytes_delivered >= rt.size {
+                self.drive(ep);
+                self.transfer_done(f);
+                return;
             }
         }
         self.drive(ep);
