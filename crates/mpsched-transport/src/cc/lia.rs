@@ -58,6 +58,18 @@ impl Path {
     }
 }
 
+/// The caller takes part in coupling whenever it has an RTT estimate (and an MSS).
+#[inline]
+fn own_counts(st: &CcState) -> bool {
+    st.srtt > Duration::ZERO && st.mss > 0
+}
+
+/// A sibling takes part in coupling: established with an RTT estimate, an MSS and a window.
+#[inline]
+fn counts(s: &SiblingInfo) -> bool {
+    s.established && s.srtt > Duration::ZERO && s.mss > 0 && s.cwnd > 0
+}
+
 /// Calls `f` for every subflow that takes part in coupling: established with an RTT estimate
 /// (Linux: `mptcp_sk_can_send(sk) && tp->srtt`). The caller is taken from `st` (its entry in
 /// `sib` may be stale) and counts whenever it has an RTT estimate; an empty `sib` means
@@ -65,7 +77,7 @@ impl Path {
 pub(crate) fn for_each_path(st: &CcState, own_shared: [f64; 2], sib: Siblings, mut f: impl FnMut(Path)) {
     let me = st.index as usize;
     let own = Path { cwnd: st.cwnd, mss: st.mss, srtt: st.srtt, shared: own_shared, is_self: true };
-    let own_ok = st.srtt > Duration::ZERO && st.mss > 0;
+    let own_ok = own_counts(st);
     if me >= sib.len() {
         if own_ok {
             f(own);
@@ -77,7 +89,7 @@ pub(crate) fn for_each_path(st: &CcState, own_shared: [f64; 2], sib: Siblings, m
             if own_ok {
                 f(own);
             }
-        } else if s.established && s.srtt > Duration::ZERO && s.mss > 0 && s.cwnd > 0 {
+        } else if counts(s) {
             f(Path { cwnd: s.cwnd, mss: s.mss, srtt: s.srtt, shared: s.cc_shared, is_self: false });
         }
     }
@@ -146,8 +158,7 @@ fn terms(cwnd: u64, srtt: Duration) -> [f64; 3] {
 /// The terms of a sibling that [`for_each_path`] counts (established, with an RTT estimate, an
 /// MSS and a window), else `None`: what [`SiblingInfo::lia_terms`] keeps.
 pub(crate) fn sibling_terms(s: &SiblingInfo) -> Option<[f64; 3]> {
-    let counts = s.established && s.srtt > Duration::ZERO && s.mss > 0 && s.cwnd > 0;
-    counts.then(|| terms(s.cwnd, s.srtt))
+    counts(s).then(|| terms(s.cwnd, s.srtt))
 }
 
 impl Lia {
@@ -160,7 +171,7 @@ impl Lia {
     /// the seven others were most of each ACK's cost. Debug builds check each cached term.
     pub fn alpha(st: &CcState, sib: Siblings) -> Option<(f64, f64)> {
         let me = st.index as usize;
-        let own = (st.srtt > Duration::ZERO && st.mss > 0).then(|| terms(st.cwnd, st.srtt))?;
+        let own = own_counts(st).then(|| terms(st.cwnd, st.srtt))?;
         let (mut total, mut best, mut denom) = (0.0f64, 0.0f64, 0.0f64);
         let mut add = |[c, q, d]: [f64; 3]| {
             total += c;

@@ -187,7 +187,7 @@ impl Connection {
         // Branch-free (`&`, a shift): written for every view at every decision.
         let (len, mut bits) = (len as u64, carried.0);
         for v in self.views.iter_mut() {
-            v.available = v.usable & (v.space >= len);
+            v.available = fits(v, len);
             v.carried = bits & 1 != 0;
             bits >>= 1;
         }
@@ -211,8 +211,7 @@ impl Connection {
     /// does not for a scheduler that does not read it, [`Scheduler::reads_fit`]).
     #[inline]
     fn fits(&self, i: usize, len: u32) -> bool {
-        let v = &self.views[i];
-        v.usable & (v.space >= u64::from(len))
+        fits(&self.views[i], u64::from(len))
     }
 
     /// Whether subflow `i` is usable and its free congestion window for new data. Linux
@@ -763,4 +762,10 @@ enum NewData {
     Queue(usize),
     /// Nothing taken: return this from `poll_transmit` (a segment sent ahead, or none).
     Done(Option<Transmit>),
+}
+
+/// A view has room for a segment of `len` bytes ([`SchedSubflow::available`]). Branch-free.
+#[inline]
+fn fits(v: &SchedSubflow, len: u64) -> bool {
+    v.usable & (v.space >= len)
 }

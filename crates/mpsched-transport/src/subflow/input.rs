@@ -131,28 +131,31 @@ impl Subflow {
         }
     }
 
+    /// The peer's window from an ACK, before `snd_una` moves: tcp_ack_update_window /
+    /// tcp_may_update_window (the ACKs' own sequence number does not move: this end sends the
+    /// data).
+    #[inline]
+    fn update_window(&mut self, seg: &Segment) {
+        self.peer_wnd = seg.wnd as u64;
+        if seg.ack > self.snd_una || seg.wnd as u64 > self.snd_wnd {
+            self.snd_wnd = seg.wnd as u64;
+        }
+    }
+
     fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         // Most segments a receiver gets acknowledge nothing new: the data's own ACK field, with
         // nothing outstanding, no SACK block and no recovery. Of the full path below only the
         // window update, the SACK cache reset and the RTO stop can change anything then (no
         // segment acknowledged: no sample, no loss, no congestion-control call).
         if seg.ack == self.snd_una && seg.n_sack == 0 && self.sb.is_empty() && self.recovery == Recovery::None {
-            self.peer_wnd = seg.wnd as u64;
-            if seg.wnd as u64 > self.snd_wnd {
-                self.snd_wnd = seg.wnd as u64;
-            }
+            self.update_window(seg);
             self.sb.sack(&[], self.snd_una, self.snd_nxt, &mut Acked::default());
             if self.snd_una == self.snd_nxt {
                 self.timers.set(Timer::Rto, None);
             }
             return;
         }
-        self.peer_wnd = seg.wnd as u64;
-        // tcp_ack_update_window / tcp_may_update_window (the ACKs' own sequence number does not
-        // move: this end sends the data).
-        if seg.ack > self.snd_una || seg.wnd as u64 > self.snd_wnd {
-            self.snd_wnd = seg.wnd as u64;
-        }
+        self.update_window(seg);
         let una_before = self.snd_una;
         // Delivery-rate sampling state before the ACK (only rate-based controllers read it).
         let rate_cc = self.rate_cc();
