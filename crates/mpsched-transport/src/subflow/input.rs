@@ -142,11 +142,13 @@ impl Subflow {
         }
     }
 
+    /// Most segments a receiver gets acknowledge nothing new: the data's own ACK field, with
+    /// nothing outstanding, no SACK block and no recovery. Of the full path only the window
+    /// update, the SACK cache reset and the RTO stop can change anything then (no segment
+    /// acknowledged: no sample, no loss, no congestion-control call). The full path is a call
+    /// of its own ([`Subflow::on_ack_full`]).
+    #[inline]
     fn on_ack(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
-        // Most segments a receiver gets acknowledge nothing new: the data's own ACK field, with
-        // nothing outstanding, no SACK block and no recovery. Of the full path below only the
-        // window update, the SACK cache reset and the RTO stop can change anything then (no
-        // segment acknowledged: no sample, no loss, no congestion-control call).
         if seg.ack == self.snd_una && seg.n_sack == 0 && self.sb.is_empty() && self.recovery == Recovery::None {
             self.update_window(seg);
             self.sb.sack(&[], self.snd_una, self.snd_nxt, &mut Acked::default());
@@ -155,6 +157,14 @@ impl Subflow {
             }
             return;
         }
+        self.on_ack_full(now, seg, cx);
+    }
+
+    /// The sender's ACK processing: scoreboard, samples, recovery, congestion control, RTO.
+    /// Out of line: inlined into [`Subflow::handle_segment`] it made every segment, the
+    /// receiver's data included, pay its registers and stack frame.
+    #[inline(never)]
+    fn on_ack_full(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         self.update_window(seg);
         let una_before = self.snd_una;
         // Delivery-rate sampling state before the ACK (only rate-based controllers read it).

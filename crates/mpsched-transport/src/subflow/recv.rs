@@ -52,7 +52,21 @@ impl RecvSeq {
 
     /// Takes a segment `[s, e)` whose first byte has data sequence number `dsn`. Every range that
     /// becomes deliverable in order is passed to `deliver(seq, end, dsn)`, ascending.
+    /// The in-order arrival with nothing queued, nearly every one, is inlined at the caller; the
+    /// rest is a call of its own ([`RecvSeq::receive_slow`]), as for [`crate::reassembly::Reassembly::insert`].
+    #[inline]
     pub fn receive(&mut self, s: u64, e: u64, dsn: u64, mut deliver: impl FnMut(u64, u64, u64)) -> Arrival {
+        if s == self.nxt && e > s && self.ooo.is_empty() {
+            self.nxt = e;
+            deliver(s, e, dsn);
+            return Arrival::InOrder { filled_hole: false };
+        }
+        self.receive_slow(s, e, dsn, deliver)
+    }
+
+    /// [`RecvSeq::receive`] of a duplicate or out-of-order segment, or one that meets the queue.
+    #[inline(never)]
+    fn receive_slow(&mut self, s: u64, e: u64, dsn: u64, mut deliver: impl FnMut(u64, u64, u64)) -> Arrival {
         if e <= self.nxt {
             return Arrival::Duplicate;
         }
