@@ -10,6 +10,7 @@ mod input;
 mod output;
 mod rate;
 pub(crate) mod recv;
+mod ring;
 pub(crate) mod scoreboard;
 mod timers;
 

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use super::ring::Ring;
 use crate::segment::SackBlock;
 use crate::time::{Duration, Instant};
 
@@ -21,7 +22,7 @@ pub(crate) const EVER_RETRANS: u8 = 8;
 pub(crate) const APP_LIMITED: u8 = 16;
 
 /// One sent segment as the scoreboard keeps it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SentSeg {
     /// First subflow sequence number.
     pub seq: u64,
@@ -102,7 +103,7 @@ impl Acked {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scoreboard {
     /// Sent, not cumulatively acknowledged segments, ascending `seq`.
-    segs: VecDeque<SentSeg>,
+    segs: Ring<SentSeg>,
     /// Absolute index of `segs[0]` (segments popped so far).
     head_abs: u64,
     sacked_bytes: u64,
@@ -132,7 +133,7 @@ pub(crate) struct Scoreboard {
 impl Scoreboard {
     /// An empty scoreboard.
     pub fn new() -> Self {
-        Scoreboard { segs: VecDeque::with_capacity(64), ..Default::default() }
+        Scoreboard { segs: Ring::with_capacity(64), ..Default::default() }
     }
 
     /// No segment outstanding.
@@ -178,43 +179,125 @@ impl Scoreboard {
     }
 
     /// Removes (or trims) everything below the cumulative acknowledgement `ack`.
+    /// One read-only pass over the acknowledged segments sums what leaves each counter and
+    /// finds the RTT sample ([`Acked::note`]'s rule: the newest-sent never-retransmitted
+    /// segment, the later one on equal times), copied once; then they leave the ring in one
+    /// step. Popping and noting each segment as it went cost about 55 instructions a segment,
+    /// a third of it the 48-byte copy into `Acked::sample` that the next segment overwrote.
+    /// Without a SACKed, lost or retransmitted segment (nearly every ACK) only the bytes and
+    /// the sample are left to find ([`Scoreboard::cumulative_ack_clean`]); this pass alone,
+    /// without that split, cost more than the pops (`newreno-10m` +0.4 %).
     pub fn cumulative_ack(&mut self, ack: u64, acked: &mut Acked) {
-        while let Some(front) = self.segs.front_mut() {
-            if front.end() <= ack {
-                let s = *front;
-                self.segs.pop_front();
-                let abs = self.head_abs;
-                self.head_abs += 1;
-                if s.flags & SACKED != 0 {
-                    self.sacked_bytes -= s.len as u64;
-                    if abs < self.lost_ptr {
-                        self.sacked_before_ptr -= s.len as u64;
-                    }
-                } else {
-                    acked.note(&s, s.len as u64);
-                }
-                self.forget(s.flags, s.len as u64);
-            } else {
-                if front.seq < ack {
-                    // Partial acknowledgement of a segment: trim it (no RTT sample from it).
-                    let cut = ack - front.seq;
-                    let flags = front.flags;
-                    front.seq += cut;
-                    front.dsn += cut;
-                    front.len -= cut as u32;
-                    if flags & SACKED == 0 {
-                        acked.newly_acked += cut;
-                    } else {
-                        self.sacked_bytes -= cut;
-                        if self.head_abs < self.lost_ptr {
-                            // Those bytes also leave the SACKed bytes below the loss pointer
-                            // (without this, `sacked_bytes - sacked_before_ptr` underflowed).
-                            self.sacked_before_ptr -= cut;
-                        }
-                    }
-                    self.forget(flags, cut);
-                }
+        if self.sacked_bytes == 0 && self.lost_bytes == 0 && self.retrans_bytes == 0 {
+            self.cumulative_ack_clean(ack, acked);
+            return;
+        }
+        let (mut k, mut newly, mut sacked, mut sacked_below, mut lost, mut retrans) = (0, 0, 0, 0, 0, 0);
+        let mut best: Option<(usize, Instant)> = None;
+        while k < self.segs.len() {
+            let s = &self.segs[k];
+            if s.end() > ack {
                 break;
+            }
+            let i = k;
+            let len = s.len as u64;
+            if s.flags & SACKED != 0 {
+                sacked += len;
+                if self.head_abs + (i as u64) < self.lost_ptr {
+                    sacked_below += len;
+                }
+            } else if s.flags & EVER_RETRANS == 0 {
+                newly += len;
+                if best.is_none_or(|(_, t)| s.sent_at >= t) {
+                    best = Some((i, s.sent_at));
+                }
+            } else {
+                acked.note(s, len);
+            }
+            if s.flags & LOST != 0 {
+                lost += len;
+            }
+            if s.flags & RETRANS != 0 {
+                retrans += len;
+            }
+            k += 1;
+        }
+        acked.newly_acked += newly;
+        if let Some((i, t)) = best {
+            if acked.sample.is_none_or(|x| t >= x.sent_at) {
+                acked.sample = Some(self.segs[i]);
+            }
+        }
+        self.sacked_bytes -= sacked;
+        self.sacked_before_ptr -= sacked_below;
+        self.lost_bytes -= lost;
+        self.retrans_bytes -= retrans;
+        self.head_abs += k as u64;
+        self.segs.advance(k);
+        if let Some(front) = self.segs.front_mut() {
+            if front.seq < ack {
+                // Partial acknowledgement of a segment: trim it (no RTT sample from it).
+                let cut = ack - front.seq;
+                let flags = front.flags;
+                front.seq += cut;
+                front.dsn += cut;
+                front.len -= cut as u32;
+                if flags & SACKED == 0 {
+                    acked.newly_acked += cut;
+                } else {
+                    self.sacked_bytes -= cut;
+                    if self.head_abs < self.lost_ptr {
+                        // Those bytes also leave the SACKed bytes below the loss pointer
+                        // (without this, `sacked_bytes - sacked_before_ptr` underflowed).
+                        self.sacked_before_ptr -= cut;
+                    }
+                }
+                self.forget(flags, cut);
+            }
+        }
+        self.lost_ptr = self.lost_ptr.max(self.head_abs);
+        self.retx_ptr = self.retx_ptr.max(self.head_abs);
+        if self.lost_ptr == self.head_abs {
+            self.sacked_before_ptr = 0;
+        }
+    }
+
+    /// [`Scoreboard::cumulative_ack`] with no segment SACKed, lost or in retransmission (every
+    /// segment with a flag set counts in one of those byte counters, so none has one): only
+    /// the newly acknowledged bytes and the sample (the newest-sent, the later on equal
+    /// times) to find.
+    #[inline]
+    fn cumulative_ack_clean(&mut self, ack: u64, acked: &mut Acked) {
+        let (mut k, mut newly) = (0, 0);
+        let mut best: Option<(usize, Instant)> = None;
+        while k < self.segs.len() {
+            let s = &self.segs[k];
+            if s.end() > ack {
+                break;
+            }
+            debug_assert_eq!(s.flags & (SACKED | LOST | RETRANS), 0);
+            newly += s.len as u64;
+            if s.flags & EVER_RETRANS == 0 && best.is_none_or(|(_, t)| s.sent_at >= t) {
+                best = Some((k, s.sent_at));
+            }
+            k += 1;
+        }
+        if let Some((i, t)) = best {
+            if acked.sample.is_none_or(|x| t >= x.sent_at) {
+                acked.sample = Some(self.segs[i]);
+            }
+        }
+        acked.newly_acked += newly;
+        self.head_abs += k as u64;
+        self.segs.advance(k);
+        if let Some(front) = self.segs.front_mut() {
+            if front.seq < ack {
+                // Partial acknowledgement (no RTT sample from it).
+                let cut = ack - front.seq;
+                front.seq += cut;
+                front.dsn += cut;
+                front.len -= cut as u32;
+                acked.newly_acked += cut;
             }
         }
         self.lost_ptr = self.lost_ptr.max(self.head_abs);
