@@ -482,9 +482,16 @@ impl Connection {
     /// The earliest timer deadline of any subflow, the close handshake, an unanswered decision
     /// or the scheduler (a policy's decision boundary): call [`Connection::handle_timeout`] then.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
+        let subflows = self.subflows.earliest_timeout();
         let sched = self.sched.poll_timeout();
-        crate::subflow::min_deadline(&[self.subflows.earliest_timeout(), self.close.timer, decision, sched])
+        // The common case: no DATA_FIN timer, no parked decision, no scheduler timer. The
+        // four-way minimum cost ~20 of this call's 66 instructions on `newreno-10m`, asked
+        // after every drive (issue 22, thirteenth pass).
+        if self.close.timer.is_none() && self.parked_at.is_none() && sched.is_none() {
+            return subflows;
+        }
+        let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
+        crate::subflow::min_deadline(&[subflows, self.close.timer, decision, sched])
     }
 
     /// A learned policy scheduler's decision count and latencies (`None` for other schedulers).
