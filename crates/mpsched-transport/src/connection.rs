@@ -494,6 +494,20 @@ impl Connection {
         crate::subflow::min_deadline(&[subflows, self.close.timer, decision, sched])
     }
 
+    /// [`Connection::poll_timeout`] with plain TCP's common case (no DATA_FIN timer, no parked
+    /// decision, no scheduler timer: the subflow's earliest timer) inlined at the caller. The
+    /// driver asks after every drive: the call's saved registers were most of what was left
+    /// (`newreno-10m` −1.5 %; the multipath connections pay the one-subflow test, +0.07 %).
+    #[inline]
+    pub fn poll_timeout_inline(&self) -> Option<Instant> {
+        if let [sf] = &*self.subflows {
+            if self.close.timer.is_none() && self.parked_at.is_none() && self.sched.poll_timeout().is_none() {
+                return sf.poll_timeout();
+            }
+        }
+        self.poll_timeout()
+    }
+
     /// A learned policy scheduler's decision count and latencies (`None` for other schedulers).
     pub fn decision_stats(&self) -> Option<&DecisionStats> {
         self.sched.decision_stats()

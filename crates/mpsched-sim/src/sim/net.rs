@@ -168,7 +168,7 @@ impl Sim {
             }
         }
         let e = &mut self.eps[ep];
-        let d = e.conn.as_ref().and_then(|c| c.poll_timeout()).map(|t| t.0.max(self.now));
+        let d = e.conn.as_ref().and_then(|c| c.poll_timeout_inline()).map(|t| t.0.max(self.now));
         if let Some(t) = d {
             if e.queued_wake.is_none_or(|q| t < q) {
                 e.queued_wake = Some(t);
