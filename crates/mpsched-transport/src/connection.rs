@@ -482,9 +482,30 @@ impl Connection {
     /// The earliest timer deadline of any subflow, the close handshake, an unanswered decision
     /// or the scheduler (a policy's decision boundary): call [`Connection::handle_timeout`] then.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
+        let subflows = self.subflows.earliest_timeout();
         let sched = self.sched.poll_timeout();
-        crate::subflow::min_deadline(&[self.subflows.earliest_timeout(), self.close.timer, decision, sched])
+        // The common case: no DATA_FIN timer, no parked decision, no scheduler timer. The
+        // four-way minimum cost ~20 of this call's 66 instructions on `newreno-10m`, asked
+        // after every drive (issue 22, thirteenth pass).
+        if self.close.timer.is_none() && self.parked_at.is_none() && sched.is_none() {
+            return subflows;
+        }
+        let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
+        crate::subflow::min_deadline(&[subflows, self.close.timer, decision, sched])
+    }
+
+    /// [`Connection::poll_timeout`] with plain TCP's common case (no DATA_FIN timer, no parked
+    /// decision, no scheduler timer: the subflow's earliest timer) inlined at the caller. The
+    /// driver asks after every drive: the call's saved registers were most of what was left
+    /// (`newreno-10m` −1.5 %; the multipath connections pay the one-subflow test, +0.07 %).
+    #[inline]
+    pub fn poll_timeout_inline(&self) -> Option<Instant> {
+        if let [sf] = &*self.subflows {
+            if self.close.timer.is_none() && self.parked_at.is_none() && self.sched.poll_timeout().is_none() {
+                return sf.poll_timeout();
+            }
+        }
+        self.poll_timeout()
     }
 
     /// A learned policy scheduler's decision count and latencies (`None` for other schedulers).

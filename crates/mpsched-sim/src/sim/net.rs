@@ -123,21 +123,30 @@ impl Sim {
         let conn = self.conn_index(ep / 2);
         loop {
             let Some(c) = self.eps[ep].conn.as_mut() else { return };
-            // The connection writes the segment straight into a free arena slot (returned to
-            // the free list when there is nothing to send, so the slots handed out stay the
-            // same): the segment is not copied from the transport's return value to a packet
-            // and then into the arena.
-            let p = match self.free.pop() {
-                Some(p) => p,
+            // A receiver with nothing of its own to send is told apart by a few field tests
+            // instead of a last poll that finds nothing (debug builds check the poll agrees).
+            if c.nothing_to_send(now) {
+                debug_assert!(c.poll_transmit(now).is_none(), "nothing_to_send, yet a poll sent");
+                break;
+            }
+            // The connection writes the segment straight into a free arena slot, the top of
+            // the free list, taken off it only when a segment was written (a slot made when the
+            // list is empty goes onto it, where the next new slot would have been made): the
+            // segment is not copied from the transport's return value to a packet and then
+            // into the arena, and a poll that finds nothing leaves the list as it was.
+            let p = match self.free.last() {
+                Some(&p) => p,
                 None => {
                     self.pkts.push(Packet::empty());
-                    (self.pkts.len() - 1) as PktId
+                    let p = (self.pkts.len() - 1) as PktId;
+                    self.free.push(p);
+                    p
                 }
             };
             let Some(path) = c.poll_transmit_into(now, &mut self.pkts[p as usize].seg) else {
-                self.free.push(p);
                 break;
             };
+            self.free.pop();
             self.packets_created += 1;
             let pk = &mut self.pkts[p as usize];
             let size = pk.seg.wire_size();
@@ -159,7 +168,7 @@ impl Sim {
             }
         }
         let e = &mut self.eps[ep];
-        let d = e.conn.as_ref().and_then(|c| c.poll_timeout()).map(|t| t.0.max(self.now));
+        let d = e.conn.as_ref().and_then(|c| c.poll_timeout_inline()).map(|t| t.0.max(self.now));
         if let Some(t) = d {
             if e.queued_wake.is_none_or(|q| t < q) {
                 e.queued_wake = Some(t);

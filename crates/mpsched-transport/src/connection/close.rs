@@ -159,6 +159,13 @@ impl Connection {
         self.events.push_back(Event::Closed(reason));
     }
 
+    /// Our DATA_FIN is due (first time, or again after its timer): [`Connection::poll_data_fin`]
+    /// can send only then.
+    #[inline]
+    pub(super) fn data_fin_pending(&self) -> bool {
+        self.close.fin_pending
+    }
+
     /// Our DATA_FIN on a pure ACK on every usable subflow, when due and every written byte has
     /// been sent (none reserved or queued on a subflow).
     pub(super) fn poll_data_fin(&mut self, now: Instant) -> Option<Transmit> {
