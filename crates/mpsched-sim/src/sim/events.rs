@@ -46,6 +46,9 @@ impl Sim {
             if let Some(stop) = self.dispatch(e) {
                 return stop;
             }
+            if self.many_flows {
+                self.prefetch_step();
+            }
         }
     }
 
