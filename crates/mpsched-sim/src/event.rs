@@ -115,21 +115,6 @@ impl EventQueue {
         first.map(|e| (e.key >> 64) as u64)
     }
 
-    /// Kind and first argument of the earliest pending event, if any (what the event loop
-    /// prefetches for while it handles the current one: sim/prefetch.rs).
-    #[inline]
-    pub fn peek_next(&self) -> Option<(Kind, u32)> {
-        let first = if self.hole {
-            match (self.heap.get(1), self.heap.get(2)) {
-                (Some(l), Some(r)) => Some(if r.key < l.key { r } else { l }),
-                (l, _) => l,
-            }
-        } else {
-            self.heap.first()
-        };
-        first.map(|e| (e.kind, e.a))
-    }
-
     /// Events processed so far.
     pub fn popped(&self) -> u64 {
         self.popped

@@ -504,14 +504,6 @@ impl Link {
         self.trace = Some(tc);
     }
 
-    /// The packets the link's next two `Arrive` events deliver (the ring's first two), if any:
-    /// for the event loop's prefetch of their flow state (sim/prefetch.rs).
-    #[inline]
-    pub fn ring_head(&self) -> Option<(PktId, Option<PktId>)> {
-        let &(_, p) = self.ring.front()?;
-        Some((p, self.ring.get(1).map(|&(_, q)| q)))
-    }
-
     /// Propagation done: moves every packet due by `now` into `out`, schedules the next arrival.
     pub fn on_arrive(&mut self, now: u64, ev: &mut EventQueue, out: &mut Vec<PktId>) {
         while let Some(&(at, pkt)) = self.ring.front() {

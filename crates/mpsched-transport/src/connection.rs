@@ -634,26 +634,3 @@ fn write_live_info(shared: &ConnShared, data_una: u64, info: &mut ConnInfo) {
     info.duplicate_bytes = shared.rcv.duplicate_bytes();
     info.rcv_window = shared.rcv_window();
 }
-
-impl Connection {
-    /// Addresses of the heap blocks the handling of a segment reads besides the connection
-    /// itself, for a driver's software prefetch with many connections, where each of their
-    /// lines is a cache miss per segment (BENCHMARKS.md, thirteenth pass); 0 for none. In
-    /// order: the first subflow (18 lines), its `SfMeta` (2), the subflows' caches, the path
-    /// list, the scheduler views (2), the event queue's next slot, the scoreboard's oldest
-    /// segment (the ACK's, 3 lines) and its newest (the next send's, 2). Only addresses: no
-    /// memory is read through them.
-    pub fn hot_addrs(&self) -> [usize; 8] {
-        let (front, back) = self.subflows.first().map_or((0, 0), |s| s.scoreboard_addrs());
-        [
-            self.subflows.as_ptr().addr(),
-            self.meta.as_ptr().addr(),
-            self.subflows.cache_addr(),
-            self.paths.as_ptr().addr(),
-            self.views.as_ptr().addr(),
-            self.events.as_slices().0.as_ptr().addr(),
-            front,
-            back,
-        ]
-    }
-}

@@ -46,9 +46,6 @@ impl Sim {
             if let Some(stop) = self.dispatch(e) {
                 return stop;
             }
-            if self.many_flows {
-                self.prefetch_step();
-            }
         }
     }
 

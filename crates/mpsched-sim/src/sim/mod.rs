@@ -26,7 +26,6 @@ mod hosts;
 mod invariants;
 mod net;
 mod output;
-mod prefetch;
 mod sample;
 mod totals;
 mod trace;
@@ -183,13 +182,6 @@ pub struct Sim {
     udp: Vec<udp::UdpRt>,
     /// UDP packets and probe echoes on their way (a run does not end early while any is).
     udp_in_flight: u64,
-    /// At least [`prefetch::MANY_FLOWS`] flows: the event loop prefetches the next event's
-    /// flow state (sim/prefetch.rs).
-    many_flows: bool,
-    /// Per endpoint, when `many_flows`: its connection's heap blocks for the prefetch.
-    hot: Vec<prefetch::HotBlocks>,
-    /// The endpoint of the next event, as guessed after the current one (sim/prefetch.rs).
-    guessed: Option<u32>,
 }
 
 impl Sim {
@@ -257,13 +249,6 @@ impl Sim {
             trace: None,
             udp: sc.udp.iter().map(|d| udp::UdpRt::new(d, sc.seed)).collect(),
             udp_in_flight: 0,
-            many_flows: sc.flows.len() >= prefetch::MANY_FLOWS,
-            guessed: None,
-            hot: if sc.flows.len() >= prefetch::MANY_FLOWS {
-                vec![Default::default(); 2 * sc.flows.len()]
-            } else {
-                Vec::new()
-            },
             sc,
         };
         sim.schedule_udp();

@@ -70,11 +70,6 @@ impl Subflows {
         Subflows { v, cache, clean: AtomicU64::new(0) }
     }
 
-    /// Address of the per-subflow caches ([`super::Connection::hot_addrs`]).
-    pub fn cache_addr(&self) -> usize {
-        self.cache.as_ptr().addr()
-    }
-
     /// Whether subflow `i`'s `what` is still valid. A relaxed load (an acquire one kept the
     /// compiler from merging or hoisting the loads of a loop over the subflows): the marks read
     /// here guard nothing written through `&self` except the deadline cache, which

@@ -467,12 +467,3 @@ impl Scoreboard {
 #[cfg(test)]
 #[path = "scoreboard_tests.rs"]
 mod tests;
-
-impl super::Subflow {
-    /// Addresses of the scoreboard's oldest segment (what an ACK reads first) and of its
-    /// newest (the next send writes after it), 0 when empty ([`crate::Connection::hot_addrs`]).
-    pub(crate) fn scoreboard_addrs(&self) -> (usize, usize) {
-        let addr = |s: Option<&SentSeg>| s.map_or(0, |s| (s as *const SentSeg).addr());
-        (addr(self.sb.segs.front()), addr(self.sb.segs.back()))
-    }
-}
