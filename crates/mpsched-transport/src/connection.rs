@@ -13,6 +13,7 @@ mod ahead;
 mod ahead_tests;
 mod close;
 mod input;
+mod meta;
 mod path;
 mod queue;
 #[cfg(test)]
@@ -296,6 +297,9 @@ pub struct Connection {
     /// `usable` changes only with a new copy; a send patches it, not counted):
     /// [`crate::sched::SchedView::changed`].
     views_changed: u8,
+    /// Segments ever pushed on `sent` (wrapping; connection/meta.rs). In the padding before
+    /// `queues`: the connection's size is unchanged.
+    sent_pushed: u32,
     /// Segments in the subflows' send queues ([`crate::sched::Verdict::Queue`]), not yet sent
     /// (connection/queue.rs).
     queues: queue::SendQueues,
@@ -372,6 +376,7 @@ impl Connection {
             sched,
             coupled,
             sent: VecDeque::new(),
+            sent_pushed: 0,
             data_una: 0,
             wnd_right: 0, // set by the SYN-ACK (client) or the third ACK (server)
             reinject: VecDeque::new(),

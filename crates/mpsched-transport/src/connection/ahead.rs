@@ -83,14 +83,14 @@ impl Connection {
         while d < start {
             let l = mss.min(start - d) as u32;
             self.reserved.push_back(Reserved { dsn: d, len: l, owner: owner as u8 });
-            self.sent.push_back(MetaSeg { dsn: d, len: l, carried: SubflowSet::default() });
+            self.push_sent(MetaSeg { dsn: d, len: l, carried: SubflowSet::default() });
             d += l as u64;
         }
         if let Some(t) = self.blocked_since.take() {
             self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
         }
         self.shared.snd_next_dsn = start + len;
-        self.sent.push_back(MetaSeg { dsn: start, len: len as u32, carried: SubflowSet::default() });
+        self.push_sent(MetaSeg { dsn: start, len: len as u32, carried: SubflowSet::default() });
         let info = &self.views[s].info;
         self.meta[s].slots.record(info.cwnd, info.srtt.0);
         self.sched.sent_ahead(start, len as u32);

@@ -285,6 +285,7 @@ impl Connection {
     }
 
     /// Both DATA_FINs acknowledged and every subflow finished: closed.
+    #[inline]
     pub(super) fn check_closed(&mut self) {
         let c = &self.close;
         if c.reason.is_none() && c.fin_acked && c.peer_fin_taken && self.subflows.iter().all(|s| s.is_finished()) {

@@ -378,7 +378,7 @@ impl Connection {
     #[inline]
     fn send_on_into(&mut self, now: Instant, i: usize, dsn: u64, len: u32, out: &mut Segment) -> PathId {
         let raise = self.sf_cfg.subflow_windows.then(|| self.wnd_right.saturating_sub(dsn));
-        self.transmit_on_into(now, i, dsn, len, raise, out)
+        self.transmit_on_into(now, i, dsn, len, raise, None, out)
     }
 
     /// Puts `len` bytes at `dsn` on the wire on subflow `i`, after raising its send window to
@@ -386,7 +386,10 @@ impl Connection {
     /// than left to be copied again at the next decision
     /// ([`crate::subflow::Subflow::info_after_send`]): a decision usually follows a send on the
     /// same subflow, and the copy was most of a view's cost.
-    /// The segment is written into `out` (every field), and its path returned.
+    /// The segment is written into `out` (every field), and its path returned. `pos`: where its
+    /// retransmission-queue entry was pushed, when known (a segment from a subflow's send
+    /// queue): found from there, not searched by DSN.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn transmit_on_into(
         &mut self,
         now: Instant,
@@ -394,6 +397,7 @@ impl Connection {
         dsn: u64,
         len: u32,
         raise: Option<u64>,
+        pos: Option<u32>,
         out: &mut Segment,
     ) -> PathId {
         let view_current = self.subflows.is_clean(Derived::View, i);
@@ -407,7 +411,9 @@ impl Connection {
             self.subflows.set_clean(Derived::View, i);
         }
         if self.multipath() {
-            if let Some(k) = self.carriers_of(dsn) {
+            let at = pos.and_then(|p| self.sent_index_of(p, dsn));
+            debug_assert!(at.is_none() || at == self.carriers_of(dsn), "position of {dsn}");
+            if let Some(k) = at.or_else(|| self.carriers_of(dsn)) {
                 self.sent[k].carried.insert(i);
             }
         }
@@ -616,7 +622,7 @@ impl Connection {
         }
         self.shared.snd_next_dsn += len as u64;
         if self.multipath() {
-            self.sent.push_back(MetaSeg { dsn, len, carried: SubflowSet::default() });
+            self.push_sent(MetaSeg { dsn, len, carried: SubflowSet::default() });
             // The state the scheduler chose from (views are built before asking it).
             let info = &self.views[s].info;
             self.meta[s].slots.record(info.cwnd, info.srtt.0);
@@ -690,7 +696,7 @@ impl Connection {
                 self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
             }
             self.shared.snd_next_dsn += len_new as u64;
-            self.sent.push_back(MetaSeg { dsn, len: len_new, carried: SubflowSet::default() });
+            self.push_sent(MetaSeg { dsn, len: len_new, carried: SubflowSet::default() });
             self.meta[i].red_next = dsn + len_new as u64;
             self.next_red = (i + 1) % n;
             return Some(self.send_on(now, i, dsn, len_new));
