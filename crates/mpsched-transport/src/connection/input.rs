@@ -147,6 +147,10 @@ impl Connection {
     }
 
     /// DATA_ACK and the peer's window (RFC 8684 3.3.2), and whether it covers our DATA_FIN.
+    /// Out of line: since [`Self::data_ack_unchanged`] it runs for about one segment in three
+    /// on `newreno-10m` (the sender's ACKs), and inlined it cost every segment
+    /// `handle_segment`'s spills (measured: `newreno-10m` 95.51 -> 95.33 M instructions).
+    #[inline(never)]
     fn on_data_ack(&mut self, seg: &Segment) {
         if seg.data_ack < self.data_una {
             return;
