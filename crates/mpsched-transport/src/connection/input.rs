@@ -124,7 +124,7 @@ impl Connection {
         let mut cx = SubflowCx { conn: &mut self.shared };
         self.subflows[i].handle_segment(now, seg, &mut cx);
         self.shared.rcv_unread = self.shared.rcv.next() - self.read_total;
-        if seg.flags.contains(Flags::ACK) {
+        if seg.flags.contains(Flags::ACK) && !self.data_ack_unchanged(seg) {
             self.on_data_ack(seg);
         }
         self.on_peer_data_fin(i, seg);
@@ -132,7 +132,25 @@ impl Connection {
         self.check_closed();
     }
 
+    /// Whether [`Self::on_data_ack`] would change nothing: the DATA_ACK equals `data_una`
+    /// (no event, nothing to drop from `sent`: the last call left no acknowledged mapping at
+    /// its front, checked all the same since a peer may acknowledge data never sent), its right
+    /// edge does not pass `wnd_right`, and no DATA_FIN of ours is pending (so none is
+    /// acknowledged). The receiver of a bulk transfer gets every data segment with the same
+    /// DATA_ACK: this skips the DATA_FIN clamp, the event test and two stores per segment.
+    #[inline(always)]
+    fn data_ack_unchanged(&self, seg: &Segment) -> bool {
+        seg.data_ack == self.data_una
+            && seg.data_ack + seg.wnd as u64 <= self.wnd_right
+            && self.close.fin_dsn.is_none()
+            && self.sent.front().is_none_or(|m| m.dsn + m.len as u64 > self.data_una)
+    }
+
     /// DATA_ACK and the peer's window (RFC 8684 3.3.2), and whether it covers our DATA_FIN.
+    /// Out of line: since [`Self::data_ack_unchanged`] it runs for about one segment in three
+    /// on `newreno-10m` (the sender's ACKs), and inlined it cost every segment
+    /// `handle_segment`'s spills (measured: `newreno-10m` 95.51 -> 95.33 M instructions).
+    #[inline(never)]
     fn on_data_ack(&mut self, seg: &Segment) {
         if seg.data_ack < self.data_una {
             return;
