@@ -22,6 +22,7 @@ pub mod observe;
 pub mod plugin;
 pub mod rcvspace;
 mod reassembly;
+pub mod ring;
 mod rtt;
 pub mod sched;
 pub mod segment;

@@ -10,7 +10,6 @@ mod input;
 mod output;
 mod rate;
 pub(crate) mod recv;
-mod ring;
 pub(crate) mod scoreboard;
 mod timers;
 

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::ring::Ring;
+use crate::ring::Ring;
 use crate::segment::SackBlock;
 use crate::time::{Duration, Instant};
 

@@ -1,12 +1,13 @@
 //! A first-in first-out ring of `Copy` items with a power-of-two capacity: the scoreboard's
-//! queue of sent segments. Unlike `VecDeque` it drops the oldest `k` items in one step
+//! queue of sent segments, and the simulator's link queues and propagation rings (public for
+//! them: an index is an add and a mask, where `VecDeque` compares and subtracts). Unlike `VecDeque` it drops the oldest `k` items in one step
 //! ([`Ring::advance`]: a cumulative ACK that acknowledges several segments counts them in one
 //! read-only pass, then drops them), and an index is an add and a mask.
 
 /// The ring. `buf.len()` is zero or a power of two; the items are
 /// `buf[(head + i) & mask]` for `i < len`.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Ring<T> {
+pub struct Ring<T> {
     buf: Vec<T>,
     head: usize,
     len: usize,
@@ -23,11 +24,13 @@ impl<T: Copy + Default> Ring<T> {
         self.buf.len().wrapping_sub(1)
     }
 
+    /// Number of items.
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the ring holds no item.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -54,6 +57,44 @@ impl<T: Copy + Default> Ring<T> {
         self.head = 0;
     }
 
+    /// The oldest item.
+    #[inline]
+    pub fn front(&self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        Some(&self.buf[self.head])
+    }
+
+    /// The `i`-th oldest item, if `i < len`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        if i >= self.len {
+            return None;
+        }
+        Some(&self.buf[(self.head + i) & self.mask()])
+    }
+
+    /// Removes and returns the oldest item.
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let x = self.buf[self.head];
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        Some(x)
+    }
+
+    /// Removes every item (the capacity stays).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+
+    /// The oldest item, mutable.
     #[inline]
     pub fn front_mut(&mut self) -> Option<&mut T> {
         if self.len == 0 {
@@ -63,6 +104,7 @@ impl<T: Copy + Default> Ring<T> {
         Some(&mut self.buf[h])
     }
 
+    /// The newest item.
     #[inline]
     pub fn back(&self) -> Option<&T> {
         self.len.checked_sub(1).map(|i| &self[i])
@@ -135,6 +177,8 @@ mod tests {
         Advance(usize),
         Set(usize, u32),
         Bump,
+        Pop,
+        Clear,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -143,6 +187,8 @@ mod tests {
             1 => (0usize..6).prop_map(Op::Advance),
             1 => (0usize..64, any::<u32>()).prop_map(|(i, x)| Op::Set(i, x)),
             1 => Just(Op::Bump),
+            2 => Just(Op::Pop),
+            1 => Just(Op::Clear),
         ]
     }
 
@@ -161,12 +207,16 @@ mod tests {
                         for x in r.iter_mut() { *x = x.wrapping_add(1); }
                         for x in m.iter_mut() { *x = x.wrapping_add(1); }
                     }
+                    Op::Pop => prop_assert_eq!(r.pop_front(), m.pop_front()),
+                    Op::Clear => { r.clear(); m.clear(); }
                 }
                 prop_assert_eq!(r.len(), m.len());
                 prop_assert_eq!(r.is_empty(), m.is_empty());
                 prop_assert_eq!(r.iter().copied().collect::<Vec<_>>(), m.iter().copied().collect::<Vec<_>>());
                 prop_assert_eq!(r.back(), m.back());
                 prop_assert_eq!(r.front_mut().map(|x| *x), m.front().copied());
+                prop_assert_eq!(r.front(), m.front());
+                for i in 0..m.len() + 2 { prop_assert_eq!(r.get(i), m.get(i)); }
                 for i in 0..m.len() { prop_assert_eq!(r[i], m[i]); }
                 let mut sorted: Vec<u32> = m.iter().copied().collect();
                 sorted.sort_unstable();
