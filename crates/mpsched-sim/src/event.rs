@@ -70,7 +70,6 @@ pub struct EventQueue {
     /// `heap[0]` was popped; its slot is free for the next push.
     hole: bool,
     seq: u64,
-    popped: u64,
 }
 
 impl EventQueue {
@@ -96,7 +95,6 @@ impl EventQueue {
         }
         let e = *self.heap.first()?;
         self.hole = true;
-        self.popped += 1;
         Some(Event { at: (e.key >> 64) as u64, seq: e.key as u64, kind: e.kind, a: e.a, b: e.b })
     }
 
@@ -115,9 +113,10 @@ impl EventQueue {
         first.map(|e| (e.key >> 64) as u64)
     }
 
-    /// Events processed so far.
+    /// Events processed so far: every push but those still pending (a hole is a popped
+    /// entry), so a pop does not count.
     pub fn popped(&self) -> u64 {
-        self.popped
+        self.seq - (self.heap.len() - self.hole as usize) as u64
     }
 
     /// Closes the hole left by the last pop: the last entry moves into it.
@@ -229,6 +228,7 @@ mod tests {
             let mut q = EventQueue::default();
             let mut model: Vec<(u64, u32)> = Vec::new();
             let mut next = 0u32;
+            let mut popped = 0u64;
             for op in ops {
                 match op {
                     Op::Push(at) => {
@@ -238,7 +238,9 @@ mod tests {
                     }
                     Op::Pop => {
                         let want = model.iter().copied().min().inspect(|m| model.retain(|x| x != m));
+                        popped += want.is_some() as u64;
                         prop_assert_eq!(q.pop().map(|e| (e.at, e.a)), want);
+                        prop_assert_eq!(q.popped(), popped);
                     }
                     Op::Peek => prop_assert_eq!(q.peek_time(), model.iter().map(|m| m.0).min()),
                 }
