@@ -303,7 +303,7 @@ impl Connection {
     /// ([`Scheduler::reads_conn`]; the upstream scheduler, asked about most segments of the
     /// multipath benchmarks, does not).
     fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
-        let reads_conn = self.sched.reads_conn();
+        let reads_conn = self.sched.shape().reads_conn;
         if reads_conn {
             self.refresh_live_info();
         }
@@ -565,9 +565,10 @@ impl Connection {
         // A scheduler that queues is asked even when no subflow has window room. `available`
         // and `carried` are written only for a scheduler that reads them (the upstream one does
         // not: ~8 instructions per view and decision); the verdict is checked with `fits`.
-        if self.sched.queues() {
+        let shape = self.sched.shape();
+        if shape.queues {
             self.refresh_view_fields(now);
-            if self.sched.reads_fit() {
+            if shape.reads_fit {
                 self.finish_views(len, SubflowSet::default());
             } else {
                 self.copy_snapshots();
