@@ -303,7 +303,7 @@ impl Connection {
     /// ([`Scheduler::reads_conn`]; the upstream scheduler, asked about most segments of the
     /// multipath benchmarks, does not).
     fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
-        let reads_conn = self.sched.reads_conn();
+        let reads_conn = self.sched.shape().reads_conn;
         if reads_conn {
             self.refresh_live_info();
         }
@@ -554,6 +554,27 @@ impl Connection {
         }
     }
 
+    /// A view to bring up to date: one of its fields or its snapshot is stale, or a subflow
+    /// was added. (The second and third decisions of a drain by the upstream scheduler find
+    /// nothing stale.)
+    #[inline]
+    fn any_view_stale(&self) -> bool {
+        let all = ((1u16 << self.subflows.len()) - 1) as u8;
+        let clean = self.subflows.clean_mask(Derived::Fields) & self.subflows.clean_mask(Derived::View);
+        self.views.len() != self.subflows.len() || !clean & all != 0
+    }
+
+    /// The views for a scheduler that queues: fields, snapshots and, if it reads them, the fits.
+    #[inline(never)]
+    fn build_queued_views(&mut self, now: Instant, len: u32, reads_fit: bool) {
+        self.refresh_view_fields(now);
+        if reads_fit {
+            self.finish_views(len, SubflowSet::default());
+        } else {
+            self.copy_snapshots();
+        }
+    }
+
     /// Which subflow takes a new segment of `len` bytes, and how; `Done` when none does now.
     fn choose_new(&mut self, now: Instant, len: u32, mss: u32) -> NewData {
         if self.subflows.len() == 1 {
@@ -565,12 +586,10 @@ impl Connection {
         // A scheduler that queues is asked even when no subflow has window room. `available`
         // and `carried` are written only for a scheduler that reads them (the upstream one does
         // not: ~8 instructions per view and decision); the verdict is checked with `fits`.
-        if self.sched.queues() {
-            self.refresh_view_fields(now);
-            if self.sched.reads_fit() {
-                self.finish_views(len, SubflowSet::default());
-            } else {
-                self.copy_snapshots();
+        let shape = self.sched.shape();
+        if shape.queues {
+            if shape.reads_fit || self.any_view_stale() {
+                self.build_queued_views(now, len, shape.reads_fit);
             }
         } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
             return NewData::Done(None);

@@ -278,6 +278,19 @@ fn registry_names_and_aliases() {
     }
 }
 
+/// `AnySched::shape`'s answers for the built-ins (one test of the variant) equal their trait
+/// methods', for every registered name; a plug-in is asked through its own.
+#[test]
+fn shape_matches_trait_methods() {
+    for n in SchedSpec::names() {
+        let s = AnySched::by_name(n).unwrap();
+        assert_eq!(s.shape(), SchedShape::of(&s), "{n}");
+    }
+    assert!(AnySched::by_name("upstream").unwrap().shape().queues);
+    let custom = AnySched::Custom(Box::new(<Upstream as crate::algo::FromParams>::from_params(&Default::default())));
+    assert_eq!(custom.shape(), SchedShape { queues: true, reads_conn: false, reads_fit: false });
+}
+
 /// Which schedulers turn on opportunistic retransmission + penalization (Linux
 /// `mptcp_rcv_buf_optimization`), BLEST's "penalize every slower carrier" variant, and
 /// redundant mode.
