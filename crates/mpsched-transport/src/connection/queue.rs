@@ -34,13 +34,13 @@
 use std::collections::VecDeque;
 
 use super::{Connection, Derived, PathId};
-
-/// A queued segment: DSN, length, position of its retransmission-queue entry.
-type Queued = (u64, u32, u32);
 use crate::segment::Segment;
 use crate::time::Instant;
 
-/// The segments (DSN, length) waiting in each subflow's send queue, oldest first. `repr(C)`,
+/// A queued segment: DSN, length, position of its retransmission-queue entry.
+type Queued = (u64, u32, u32);
+
+/// The segments ([`Queued`]) waiting in each subflow's send queue, oldest first. `repr(C)`,
 /// `nonempty` first: every `poll_transmit` reads it, the rest is cold unless a scheduler queues.
 #[derive(Debug, Default)]
 #[repr(C)]
