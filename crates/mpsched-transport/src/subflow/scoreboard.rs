@@ -275,7 +275,9 @@ impl Scoreboard {
             if s.end() > ack {
                 break;
             }
-            debug_assert_eq!(s.flags & (SACKED | LOST | RETRANS), 0);
+            // Only a lost segment is retransmitted, and LOST leaves only with SACKED: no
+            // segment here was ever retransmitted either, so none is owed to `Acked::retx`.
+            debug_assert_eq!(s.flags & (SACKED | LOST | RETRANS | EVER_RETRANS), 0);
             newly += s.len as u64;
             if s.flags & EVER_RETRANS == 0 && best.is_none_or(|(_, t)| s.sent_at >= t) {
                 best = Some((k, s.sent_at));
