@@ -492,11 +492,18 @@ impl Connection {
         // The common case: no DATA_FIN timer, no parked decision, no scheduler timer. The
         // four-way minimum cost ~20 of this call's 66 instructions on `newreno-10m`, asked
         // after every drive (issue 22, thirteenth pass).
-        if self.close.timer.is_none() && self.parked_at.is_none() && sched.is_none() {
+        if self.only_subflow_timers(sched) {
             return subflows;
         }
         let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
         crate::subflow::min_deadline(&[subflows, self.close.timer, decision, sched])
+    }
+
+    /// No DATA_FIN timer, no parked decision and no scheduler deadline (`sched`): the
+    /// subflows' timers are the only ones (plain TCP's common case).
+    #[inline(always)]
+    fn only_subflow_timers(&self, sched: Option<Instant>) -> bool {
+        self.close.timer.is_none() && self.parked_at.is_none() && sched.is_none()
     }
 
     /// [`Connection::poll_timeout`] with plain TCP's common case (no DATA_FIN timer, no parked
@@ -506,7 +513,7 @@ impl Connection {
     #[inline]
     pub fn poll_timeout_inline(&self) -> Option<Instant> {
         if let [sf] = &*self.subflows {
-            if self.close.timer.is_none() && self.parked_at.is_none() && self.sched.poll_timeout().is_none() {
+            if self.only_subflow_timers(self.sched.poll_timeout()) {
                 return sf.poll_timeout();
             }
         }

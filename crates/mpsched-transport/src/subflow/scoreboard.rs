@@ -223,11 +223,7 @@ impl Scoreboard {
             k += 1;
         }
         acked.newly_acked += newly;
-        if let Some((i, t)) = best {
-            if acked.sample.is_none_or(|x| t >= x.sent_at) {
-                acked.sample = Some(self.segs[i]);
-            }
-        }
+        self.keep_sample(best, acked);
         self.sacked_bytes -= sacked;
         self.sacked_before_ptr -= sacked_below;
         self.lost_bytes -= lost;
@@ -255,6 +251,25 @@ impl Scoreboard {
                 self.forget(flags, cut);
             }
         }
+        self.pointers_past_head();
+    }
+
+    /// The acknowledged segment `best` (index, send time), the newest-sent never-retransmitted
+    /// one of this cumulative ACK, becomes the RTT sample unless an earlier-noted one was sent
+    /// later ([`Acked::note`]'s rule: the later on equal times).
+    #[inline(always)]
+    fn keep_sample(&self, best: Option<(usize, Instant)>, acked: &mut Acked) {
+        if let Some((i, t)) = best {
+            if acked.sample.is_none_or(|x| t >= x.sent_at) {
+                acked.sample = Some(self.segs[i]);
+            }
+        }
+    }
+
+    /// After segments left the front: the loss and retransmission pointers do not lag the new
+    /// head, and with no segment below the loss pointer none is SACKed below it.
+    #[inline(always)]
+    fn pointers_past_head(&mut self) {
         self.lost_ptr = self.lost_ptr.max(self.head_abs);
         self.retx_ptr = self.retx_ptr.max(self.head_abs);
         if self.lost_ptr == self.head_abs {
@@ -284,11 +299,7 @@ impl Scoreboard {
             }
             k += 1;
         }
-        if let Some((i, t)) = best {
-            if acked.sample.is_none_or(|x| t >= x.sent_at) {
-                acked.sample = Some(self.segs[i]);
-            }
-        }
+        self.keep_sample(best, acked);
         acked.newly_acked += newly;
         self.head_abs += k as u64;
         self.segs.advance(k);
@@ -302,11 +313,7 @@ impl Scoreboard {
                 acked.newly_acked += cut;
             }
         }
-        self.lost_ptr = self.lost_ptr.max(self.head_abs);
-        self.retx_ptr = self.retx_ptr.max(self.head_abs);
-        if self.lost_ptr == self.head_abs {
-            self.sacked_before_ptr = 0;
-        }
+        self.pointers_past_head();
     }
 
     /// `bytes` of a segment with `flags` left the lost / retransmitted counters.
