@@ -189,6 +189,13 @@ impl Connection {
     /// counters and the unsent figure are computed only for a scheduler that reads them
     /// ([`Scheduler::reads_conn`]; the upstream scheduler, asked about most segments of the
     /// multipath benchmarks, does not).
+    ///
+    /// Always inlined (into `choose_new` and the reinjection step): out of line, the call, its
+    /// saved registers and the `(Verdict, SubflowSet)` returned through memory cost ~35
+    /// instructions per decision (`lia-2path` 655.60 -> 646.65 M, `subflows-8` 896.12 ->
+    /// 885.49 M, `edar-handoff` 240.50 -> 237.14 M; issue 22, fifteenth pass). `#[inline]` alone
+    /// left it out of line.
+    #[inline(always)]
     fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
         let reads_conn = self.sched.shape().reads_conn;
         if reads_conn {
