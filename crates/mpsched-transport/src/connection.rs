@@ -22,6 +22,7 @@ mod send;
 mod subflows;
 #[cfg(test)]
 mod tests;
+mod views;
 
 use std::collections::VecDeque;
 

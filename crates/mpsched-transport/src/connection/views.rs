@@ -1,0 +1,153 @@
+//! The scheduler's views of the subflows ([`SchedSubflow`]), built before it is asked: the
+//! fields that do not depend on the segment (`refresh_view_fields`, only for subflows whose
+//! `Fields` mark is cleared), the [`crate::SubflowInfo`] snapshots of changed subflows
+//! (`copy_snapshots`), and per segment `available` / `carried` (`finish_views`). Moved out of
+//! connection/send.rs (issue 22, fifteenth pass) to keep that module under ~800 lines.
+
+use super::{Connection, Derived};
+use crate::sched::{SchedSubflow, SubflowSet};
+use crate::time::Instant;
+
+impl Connection {
+    /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`.
+    pub(super) fn build_views(&mut self, now: Instant, len: u32, carried: SubflowSet) {
+        self.refresh_view_fields(now);
+        self.finish_views(len, carried);
+    }
+
+    /// [`Connection::build_views`] when some subflow has room for `len` bytes; `false` (the
+    /// views' snapshots left stale) when none has. The scheduler is not asked in that case, so
+    /// its view need not exist: about a third of the calls (the last `poll_transmit` of every
+    /// drain) end here, and they copy no [`crate::SubflowInfo`].
+    pub(super) fn build_views_if_space(&mut self, now: Instant, len: u32, carried: SubflowSet) -> bool {
+        self.refresh_view_fields(now);
+        if !self.views.iter().any(|v| v.usable && v.space >= len as u64) {
+            return false;
+        }
+        self.finish_views(len, carried);
+        true
+    }
+
+    /// Brings the fields of every view that do not depend on the segment (`usable`, `space`,
+    /// `backup`, `queued`, `unsent`, `min_srtt_ns`, `max_srtt_ns`) up to date. Only the views without a
+    /// `Fields` mark are rewritten (visited from a bit mask): the mark is cleared with the
+    /// subflow's others at every mutable borrow of it and at every change of the fields of its
+    /// [`SfMeta`] read here, and set only while those fields do not depend on the time (the free
+    /// window is cached, i.e. the pacing gap ran out, or the subflow is not usable). With eight
+    /// subflows a decision usually follows a change of one or two of them; computing all eight
+    /// was a fifth of the `subflows-8` benchmark.
+    #[inline]
+    fn refresh_view_fields(&mut self, now: Instant) {
+        let n = self.subflows.len();
+        // Resized only when a subflow was added (that cleared every mark).
+        if self.views.len() != n {
+            self.views.resize(n, SchedSubflow::default());
+            self.views_changed = u8::MAX;
+        }
+        let all = ((1u16 << n) - 1) as u8;
+        let mut stale = !self.subflows.clean_mask(Derived::Fields) & all;
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            let (usable, space) = self.usable_space(now, i);
+            let fixed = !usable || self.subflows.is_clean(Derived::Space, i);
+            let unsent = self.queues.bytes(i);
+            let (sf, m, v) = (&self.subflows[i], &self.meta[i], &mut self.views[i]);
+            // A change of `usable` comes with a snapshot to copy again (`forget_usable`), which
+            // puts the view in the scheduler's `changed` set.
+            debug_assert!(v.usable == usable || !self.subflows.is_clean(Derived::View, i));
+            v.usable = usable;
+            v.space = space;
+            v.backup = m.backup;
+            v.unsent = unsent;
+            v.queued = sf.outstanding() + unsent;
+            v.min_srtt_ns = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
+            v.max_srtt_ns = m.max_srtt;
+            if fixed {
+                self.subflows.set_clean(Derived::Fields, i);
+            }
+        }
+        #[cfg(debug_assertions)]
+        self.check_view_fields(now);
+    }
+
+    /// Debug builds: every view's segment-independent fields equal a fresh computation.
+    #[cfg(debug_assertions)]
+    fn check_view_fields(&self, now: Instant) {
+        for (i, v) in self.views.iter().enumerate() {
+            let usable = self.subflow_usable(i);
+            let space = if usable { self.subflows[i].new_data_space(now) } else { 0 };
+            let m = &self.meta[i];
+            let min = if m.min_srtt == u64::MAX { 0 } else { m.min_srtt };
+            let unsent = self.queues.bytes(i);
+            let queued = self.subflows[i].outstanding() + unsent;
+            let fresh = (usable, space, m.backup, queued, unsent, min, m.max_srtt);
+            let seen = (v.usable, v.space, v.backup, v.queued, v.unsent, v.min_srtt_ns, v.max_srtt_ns);
+            assert_eq!(seen, fresh, "view {i}");
+        }
+    }
+
+    /// Completes the views for a segment of `len` bytes whose carriers are `carried`: the
+    /// snapshots of the subflows changed since they were taken are copied again, and every
+    /// view's `available` and `carried` written.
+    #[inline]
+    fn finish_views(&mut self, len: u32, carried: SubflowSet) {
+        self.copy_snapshots();
+        // Branch-free (`&`, a shift): written for every view at every decision.
+        let (len, mut bits) = (len as u64, carried.0);
+        for v in self.views.iter_mut() {
+            v.available = fits(v, len);
+            v.carried = bits & 1 != 0;
+            bits >>= 1;
+        }
+    }
+
+    /// The views' snapshots of the subflows changed since they were taken, copied again.
+    #[inline]
+    fn copy_snapshots(&mut self) {
+        let all = ((1u16 << self.views.len()) - 1) as u8;
+        let mut stale = !self.subflows.clean_mask(Derived::View) & all;
+        self.views_changed |= stale;
+        while stale != 0 {
+            let i = stale.trailing_zeros() as usize;
+            stale &= stale - 1;
+            self.subflows[i].info_into(&mut self.views[i].info);
+            self.subflows.set_clean(Derived::View, i);
+        }
+    }
+
+    /// View `i`'s `available` for a segment of `len` bytes, as `finish_views` writes it (which it
+    /// does not for a scheduler that does not read it,
+    /// [`Scheduler::reads_fit`](crate::sched::Scheduler::reads_fit)).
+    #[inline]
+    pub(super) fn fits(&self, i: usize, len: u32) -> bool {
+        fits(&self.views[i], u64::from(len))
+    }
+
+    /// A view to bring up to date: one of its fields or its snapshot is stale, or a subflow
+    /// was added. (The second and third decisions of a drain by the upstream scheduler find
+    /// nothing stale.)
+    #[inline]
+    pub(super) fn any_view_stale(&self) -> bool {
+        let all = ((1u16 << self.subflows.len()) - 1) as u8;
+        let clean = self.subflows.clean_mask(Derived::Fields) & self.subflows.clean_mask(Derived::View);
+        self.views.len() != self.subflows.len() || !clean & all != 0
+    }
+
+    /// The views for a scheduler that queues: fields, snapshots and, if it reads them, the fits.
+    #[inline(never)]
+    pub(super) fn build_queued_views(&mut self, now: Instant, len: u32, reads_fit: bool) {
+        self.refresh_view_fields(now);
+        if reads_fit {
+            self.finish_views(len, SubflowSet::default());
+        } else {
+            self.copy_snapshots();
+        }
+    }
+}
+
+/// A view has room for a segment of `len` bytes ([`SchedSubflow::available`]). Branch-free.
+#[inline]
+fn fits(v: &SchedSubflow, len: u64) -> bool {
+    v.usable & (v.space >= len)
+}
