@@ -181,7 +181,15 @@ impl Lia {
         let (mut total, mut best, mut denom) = (0.0f64, 0.0f64, 0.0f64);
         let mut add = |[c, q, d]: [f64; 3]| {
             total += c;
-            best = best.max(q);
+            // `best.max(q)` without its NaN handling (~5 instructions a path): a term
+            // `cwnd / rtt²` is a finite non-negative count over a positive finite square
+            // (`srtt > 0`, at most 2^64 ns), never NaN and never `-0.0`, so the comparison
+            // picks the same value, to the bit (measured: `subflows-8` −0.30 %, `lia-2path`
+            // −0.07 %).
+            debug_assert!(!q.is_nan() && q.is_sign_positive());
+            if q > best {
+                best = q;
+            }
             denom += d;
         };
         // An empty `sib` (or one without the caller): the caller alone, as `for_each_path`.
