@@ -262,9 +262,10 @@ impl CongestionControl for Cubic {
         let segs = if st.abc { acked as f64 / mss } else { 1.0 };
         let grow = (self.next_cwnd(t, st, segs, linux) - cwnd_seg) * mss + self.frac;
         if grow > 0.0 {
-            let whole = grow.floor();
+            // The floor without the call ([`super::floor_positive`]) below 2^63.
+            let (w, whole) = super::floor_positive(grow).unwrap_or_else(|| (grow.floor() as u64, grow.floor()));
             self.frac = grow - whole;
-            st.cwnd += whole as u64;
+            st.cwnd += w;
         }
     }
 

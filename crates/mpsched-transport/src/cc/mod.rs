@@ -224,6 +224,26 @@ pub trait CongestionControl {
     fn seed(&mut self, _seed: u64) {}
 }
 
+/// `x.floor()` for `0 < x < 2^63` as the integer and the `f64` of it, without the call: the
+/// window growth of LIA (and OLIA, BALIA) and CUBIC splits off its whole bytes per ACK, and
+/// on x86-64 without SSE4.1 `f64::floor` is a call into compiler-builtins' software floor
+/// (~20 instructions, plus the caller's spills around the call). For a positive `x` below
+/// 2^63 truncation is the floor, `x as i64` is exact and so is its conversion back (an
+/// integer-valued `f64`), so the pair equals `(x.floor() as u64, x.floor())` to the bit;
+/// `None` outside that range (the caller takes `floor` then). Debug builds check the bits.
+#[inline]
+pub(crate) fn floor_positive(x: f64) -> Option<(u64, f64)> {
+    if x > 0.0 && x < 9_223_372_036_854_775_808.0 {
+        // Below 2^63 the signed conversions are exact and single instructions (the unsigned
+        // ones are longer sequences that handle the upper half).
+        let w = x as i64;
+        debug_assert_eq!(((w as f64).to_bits(), w as u64), (x.floor().to_bits(), x.floor() as u64), "{x}");
+        Some((w as u64, w as f64))
+    } else {
+        None
+    }
+}
+
 /// Slow start first: the bytes of an ACK left for congestion avoidance, or `None` when slow
 /// start absorbed all of them (the shared prologue of every controller's `on_ack`).
 pub(crate) fn after_slow_start(st: &mut CcState, newly_acked: u64) -> Option<u64> {
