@@ -98,6 +98,30 @@ impl EventQueue {
         Some(Event { at: (e.key >> 64) as u64, seq: e.key as u64, kind: e.kind, a: e.a, b: e.b })
     }
 
+    /// Removes and returns the earliest event if it is due at or before `limit` (ns), else
+    /// leaves it pending: what [`EventQueue::peek_time`] then [`EventQueue::pop`] do, with the
+    /// minimum found once. A hole is closed first whether or not the event is due (the order
+    /// of what pops later depends only on the keys). Used by `Sim::advance` for every event.
+    #[inline(always)]
+    pub fn pop_due(&mut self, limit: u64) -> Option<Event> {
+        if self.hole {
+            self.remove_root();
+        }
+        let e = *self.heap.first()?;
+        let at = (e.key >> 64) as u64;
+        if at > limit {
+            return None;
+        }
+        self.hole = true;
+        Some(Event { at, seq: e.key as u64, kind: e.kind, a: e.a, b: e.b })
+    }
+
+    /// No event is pending.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.heap.len() == self.hole as usize
+    }
+
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<u64> {
@@ -208,20 +232,26 @@ mod tests {
     }
 
     /// One operation on a queue: push at a time (few distinct times, so ties are common), pop,
-    /// or peek.
+    /// peek, or pop if due at or before a time.
     #[derive(Clone, Debug)]
     enum Op {
         Push(u64),
         Pop,
         Peek,
+        PopDue(u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![3 => (0u64..8).prop_map(Op::Push), 2 => Just(Op::Pop), 1 => Just(Op::Peek)]
+        prop_oneof![
+            3 => (0u64..8).prop_map(Op::Push),
+            2 => Just(Op::Pop),
+            1 => Just(Op::Peek),
+            2 => (0u64..9).prop_map(Op::PopDue),
+        ]
     }
 
     proptest! {
-        /// Any interleaving of pushes, pops and peeks gives what a sorted list of
+        /// Any interleaving of pushes, pops, peeks and due pops gives what a sorted list of
         /// (time, insertion number) gives: the earliest first, ties in insertion order.
         #[test]
         fn pops_and_peeks_equal_a_sorted_list(ops in proptest::collection::vec(op(), 0..300)) {
@@ -243,7 +273,15 @@ mod tests {
                         prop_assert_eq!(q.popped(), popped);
                     }
                     Op::Peek => prop_assert_eq!(q.peek_time(), model.iter().map(|m| m.0).min()),
+                    Op::PopDue(limit) => {
+                        let want = model.iter().copied().min().filter(|m| m.0 <= limit);
+                        want.inspect(|m| model.retain(|x| x != m));
+                        popped += want.is_some() as u64;
+                        prop_assert_eq!(q.pop_due(limit).map(|e| (e.at, e.a)), want);
+                        prop_assert_eq!(q.popped(), popped);
+                    }
                 }
+                prop_assert_eq!(q.is_empty(), model.is_empty());
             }
             let rest: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop()).map(|e| (e.at, e.a)).collect();
             model.sort();
