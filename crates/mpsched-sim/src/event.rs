@@ -82,6 +82,9 @@ impl EventQueue {
             self.hole = false;
             sift_down(&mut self.heap, 0, e);
         } else {
+            if self.heap.len() == self.heap.capacity() {
+                self.grow();
+            }
             self.heap.push(e);
             sift_up(&mut self.heap, e);
         }
@@ -143,6 +146,16 @@ impl EventQueue {
         self.seq - (self.heap.len() - self.hole as usize) as u64
     }
 
+    /// Makes room for more entries, at most `u32::MAX` in all (checked here, where the heap
+    /// grows, not per push): `sift_down` indexes with `u32` so that the compiler sees a
+    /// child's index above its parent's.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        assert!(self.heap.len() < u32::MAX as usize, "more than 2^32 - 1 pending events");
+        self.heap.reserve(1);
+    }
+
     /// Closes the hole left by the last pop: the last entry moves into it.
     #[inline(never)]
     fn remove_root(&mut self) {
@@ -178,11 +191,17 @@ fn fill_root(h: &mut [Entry], e: Entry) {
 /// Puts `e` into the free slot `i` of `h` and moves it down to its place: an event pushed by
 /// the handler of the one just popped usually belongs near the top (measured: two comparisons
 /// per level from the top cost fewer instructions than `fill_root`'s way up from a leaf).
+/// The index is a `u32` (fewer than 2^32 entries: [`EventQueue::grow`]), so the compiler sees
+/// that a child's index `2i + 1` cannot wrap and is above `i`, below `n`: the move `h[i] = h[c]`
+/// is not bounds-checked (measured: `newreno-10m` 88.64 -> 88.20 M, `lia-2path` 649.50 ->
+/// 646.40 M; the same for `fill_root` cost more than it saved).
 #[inline]
-fn sift_down(h: &mut [Entry], mut i: usize, e: Entry) {
+fn sift_down(h: &mut [Entry], i: usize, e: Entry) {
     let n = h.len();
+    debug_assert!(n <= u32::MAX as usize);
+    let mut i = i as u32;
     loop {
-        let mut c = 2 * i + 1;
+        let mut c = 2 * i as usize + 1;
         if c >= n {
             break;
         }
@@ -192,10 +211,10 @@ fn sift_down(h: &mut [Entry], mut i: usize, e: Entry) {
         if e.key < h[c].key {
             break;
         }
-        h[i] = h[c];
-        i = c;
+        h[i as usize] = h[c];
+        i = c as u32;
     }
-    h[i] = e;
+    h[i as usize] = e;
 }
 
 /// Moves `e` up from the last slot of `h` to its place.
