@@ -15,6 +15,11 @@ impl Sim {
     pub fn advance(&mut self, until_ns: u64) -> Stop {
         let end = self.sc.duration_ns;
         let until = until_ns.min(end);
+        // A host controller runs after every event of its instant (where a host env pauses),
+        // not at the run's last instant (where the env's episode ends): while one is due, the
+        // events up to its time run first. `host_due` changes only in `run_hosts` (and outside
+        // `advance`), so the limit is computed on entry and after each `run_hosts`, not per event.
+        let (mut host, mut limit) = self.due_limit(until, end);
         loop {
             if let Some(flow) = self.pending_decisions.pop_front() {
                 return Stop::Decision { flow };
@@ -22,31 +27,38 @@ impl Sim {
             if self.finished() {
                 return Stop::Finished;
             }
-            let next = self.ev.peek_time();
-            // A host controller runs after every event of its instant (where a host env pauses),
-            // not at the run's last instant (where the env's episode ends).
-            if self.host_due <= until && self.host_due < end && next.is_none_or(|t| t > self.host_due) {
-                self.now = self.now.max(self.host_due);
-                self.run_hosts();
-                continue;
-            }
-            match next {
-                Some(t) if t <= until => {}
-                next => {
-                    if until == end || next.is_none() {
-                        self.now = self.now.max(end);
-                        return Stop::Finished;
-                    }
-                    self.now = self.now.max(until);
-                    return Stop::Deadline;
+            debug_assert_eq!((host, limit), self.due_limit(until, end), "host_due changed by an event");
+            // One `pop_due` finds the earliest event and pops it if due (a peek then a pop
+            // found the minimum twice; with the limit hoisted, measured: `newreno-10m` 90.00 ->
+            // 88.64 M instructions, `lia-2path` 655.22 -> 649.50 M).
+            let Some(e) = self.ev.pop_due(limit) else {
+                if host {
+                    self.now = self.now.max(self.host_due);
+                    self.run_hosts();
+                    (host, limit) = self.due_limit(until, end);
+                    continue;
                 }
-            }
-            let e = self.ev.pop().unwrap();
+                if until == end || self.ev.is_empty() {
+                    self.now = self.now.max(end);
+                    return Stop::Finished;
+                }
+                self.now = self.now.max(until);
+                return Stop::Deadline;
+            };
             self.now = e.at;
             if let Some(stop) = self.dispatch(e) {
                 return stop;
             }
         }
+    }
+
+    /// Whether a host controller is due before `advance(until)` returns (its deadline is at
+    /// most `until` and before the run's `end`), and the time up to which events run first:
+    /// the host deadline if so, else `until`.
+    #[inline]
+    fn due_limit(&self, until: u64, end: u64) -> (bool, u64) {
+        let host = self.host_due <= until && self.host_due < end;
+        (host, if host { self.host_due } else { until })
     }
 
     /// Handles one event at `self.now`; a decision timer pauses the run. Inlined into the loop
