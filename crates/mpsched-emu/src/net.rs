@@ -45,6 +45,7 @@ pub struct EmuNet<P> {
     slots: Vec<Slot<P>>,
     free: Vec<PktId>,
     scratch: Vec<PktId>,
+    lost: Vec<(PktId, bool)>,
     /// Packets dropped by any link (queue, loss or outage).
     pub dropped: u64,
     /// Drops per packet tag (see [`EmuNet::offer`]), [`NO_TAG`] excluded.
@@ -69,6 +70,7 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
             slots: Vec::new(),
             free: Vec::new(),
             scratch: Vec::new(),
+            lost: Vec::new(),
             dropped: 0,
             dropped_by_tag: Default::default(),
         }
@@ -152,10 +154,16 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
             let l = e.a as usize;
             let mut moved = std::mem::take(&mut self.scratch);
             match e.kind {
-                Kind::TxDone => moved.extend(self.links[l].on_tx_done(e.at, &mut self.ev)),
+                Kind::Lost => {
+                    let mut lost = std::mem::take(&mut self.lost);
+                    self.links[l].on_lost(e.at, e.b, &mut self.ev, &mut lost);
+                    moved.extend(lost.drain(..).map(|(id, _)| id));
+                    self.lost = lost;
+                }
                 Kind::TraceOpportunity => self.links[l].on_trace_opportunity(e.at, &mut self.ev, &mut moved),
-                Kind::LinkChange => self.links[l].apply_change(e.at, e.b as usize, &mut moved),
+                Kind::LinkChange => self.links[l].apply_change(e.at, e.b as usize, &mut moved, &mut self.ev),
                 Kind::PathEvent => self.path_event(e.at, e.a as usize, &mut moved),
+                Kind::Arrive if !self.links[l].live(e.b) => {}
                 Kind::Arrive => {
                     self.links[l].on_arrive(e.at, &mut self.ev, &mut moved);
                     for &id in moved.iter() {
@@ -196,7 +204,7 @@ impl<P: AsRef<[u8]>> EmuNet<P> {
         };
         let (fwd, rev) = &self.routes[e.path as usize];
         for &l in fwd.iter().chain(rev) {
-            self.links[l as usize].set_outage(at, down, dropped);
+            self.links[l as usize].set_outage(at, down, dropped, &mut self.ev);
         }
     }
 }

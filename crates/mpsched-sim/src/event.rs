@@ -11,9 +11,10 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
-    /// A link's serializer finished its current packet (`a` = link).
-    TxDone,
-    /// The head of a link's propagation ring arrives (`a` = link).
+    /// The first of a rate link's packets lost as they leave its serializer (`a` = link,
+    /// `b` = the link's generation; stale generations are ignored).
+    Lost,
+    /// The head of a link's propagation ring arrives (`a` = link, `b` = the link's generation).
     Arrive,
     /// A trace-driven link's delivery opportunity (`a` = link).
     TraceOpportunity,

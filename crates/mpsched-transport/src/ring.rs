@@ -87,6 +87,13 @@ impl<T: Copy + Default> Ring<T> {
         Some(x)
     }
 
+    /// Removes and returns the newest item.
+    #[inline]
+    pub fn pop_back(&mut self) -> Option<T> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.buf[(self.head + self.len) & self.mask()])
+    }
+
     /// Removes every item (the capacity stays).
     #[inline]
     pub fn clear(&mut self) {
@@ -178,6 +185,7 @@ mod tests {
         Set(usize, u32),
         Bump,
         Pop,
+        PopBack,
         Clear,
     }
 
@@ -188,6 +196,7 @@ mod tests {
             1 => (0usize..64, any::<u32>()).prop_map(|(i, x)| Op::Set(i, x)),
             1 => Just(Op::Bump),
             2 => Just(Op::Pop),
+            1 => Just(Op::PopBack),
             1 => Just(Op::Clear),
         ]
     }
@@ -208,6 +217,7 @@ mod tests {
                         for x in m.iter_mut() { *x = x.wrapping_add(1); }
                     }
                     Op::Pop => prop_assert_eq!(r.pop_front(), m.pop_front()),
+                    Op::PopBack => prop_assert_eq!(r.pop_back(), m.pop_back()),
                     Op::Clear => { r.clear(); m.clear(); }
                 }
                 prop_assert_eq!(r.len(), m.len());

@@ -3,7 +3,7 @@
 
 use mpsched_transport::Instant;
 
-use super::{Sim, Stop};
+use super::{DropReason, Sim, Stop};
 use crate::event::{Event, Kind};
 use crate::link::PktId;
 
@@ -13,6 +13,16 @@ impl Sim {
     /// flow's decision interval elapsed. Call [`Sim::decide`] (optional for intervals), then
     /// `advance` again: a paused run continues exactly as if the decision had been made inline.
     pub fn advance(&mut self, until_ns: u64) -> Stop {
+        let stop = self.run_events(until_ns);
+        // Rate links count departures lazily (link/serial.rs): readers between two calls see
+        // every link as it is at `now`.
+        self.settle_links();
+        stop
+    }
+
+    /// [`Sim::advance`]'s event loop.
+    #[inline(always)]
+    fn run_events(&mut self, until_ns: u64) -> Stop {
         let end = self.sc.duration_ns;
         let until = until_ns.min(end);
         // A host controller runs after every event of its instant (where a host env pauses),
@@ -68,14 +78,14 @@ impl Sim {
     fn dispatch(&mut self, e: Event) -> Option<Stop> {
         let l = e.a as usize;
         match e.kind {
-            Kind::TxDone => {
-                if let Some(p) = self.links[l].on_tx_done(self.now, &mut self.ev) {
-                    self.drop_one(l, p);
+            Kind::Lost => self.lost(l, e.b),
+            Kind::TraceOpportunity => self.with_dropped(l, |s, d| s.links[l].on_trace_opportunity(s.now, &mut s.ev, d)),
+            Kind::LinkChange => self.with_dropped(l, |s, d| s.links[l].apply_change(s.now, e.b as usize, d, &mut s.ev)),
+            Kind::Arrive => {
+                if self.links[l].live(e.b) {
+                    self.arrive(l);
                 }
             }
-            Kind::TraceOpportunity => self.with_dropped(l, |s, d| s.links[l].on_trace_opportunity(s.now, &mut s.ev, d)),
-            Kind::LinkChange => self.with_dropped(l, |s, d| s.links[l].apply_change(s.now, e.b as usize, d)),
-            Kind::Arrive => self.arrive(l),
             Kind::Wake => self.wake(e.a as usize, e.b),
             Kind::FlowStart => self.start_flow(e.a as usize),
             Kind::FlowStop => self.stop_flow(e.a as usize),
@@ -97,6 +107,14 @@ impl Sim {
         None
     }
 
+    /// Brings every link's counters and queue to `now` ([`crate::link::Link::settle_to`]).
+    pub(super) fn settle_links(&mut self) {
+        let now = self.now;
+        for l in self.links.iter_mut() {
+            l.settle_to(now);
+        }
+    }
+
     /// Runs a link operation that may drop packets, then accounts the drops.
     fn with_dropped(&mut self, l: usize, op: impl FnOnce(&mut Self, &mut Vec<PktId>)) {
         let mut dropped = std::mem::take(&mut self.scratch);
@@ -105,6 +123,18 @@ impl Sim {
             self.drop_all(l, &mut dropped);
         }
         self.scratch = dropped;
+    }
+
+    /// Link `l`'s packets lost as they left its serializer by now (its `Lost` event of
+    /// generation `gen`), accounted in order with their reason.
+    fn lost(&mut self, l: usize, gen: u32) {
+        let mut lost = std::mem::take(&mut self.lost_scratch);
+        self.links[l].on_lost(self.now, gen, &mut self.ev, &mut lost);
+        for &(p, outage) in lost.iter() {
+            self.dropped_by(p, l, if outage { DropReason::Outage } else { DropReason::RandomLoss });
+        }
+        lost.clear();
+        self.lost_scratch = lost;
     }
 
     /// Packets leaving link `l` go on to their next hop or endpoint.

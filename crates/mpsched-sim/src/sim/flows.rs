@@ -184,7 +184,7 @@ impl Sim {
             for k in 0..nf + nr {
                 let path = &self.sc.paths[p];
                 let l = if k < nf { path.fwd[k] } else { path.rev[k - nf] } as usize;
-                self.links[l].set_outage(self.now, down, &mut dropped);
+                self.links[l].set_outage(self.now, down, &mut dropped, &mut self.ev);
                 self.drop_all(l, &mut dropped);
             }
             self.scratch = dropped;

@@ -157,6 +157,8 @@ pub struct Sim {
     flows: Vec<FlowRt>,
     /// Endpoint `2f` is flow f's client (data sender), `2f + 1` its server (receiver).
     eps: Vec<Endpoint>,
+    /// Reused buffer of [`Sim::lost`]'s packets.
+    lost_scratch: Vec<(PktId, bool)>,
     scratch: Vec<PktId>,
     packets_created: u64,
     series: Series,
@@ -234,6 +236,7 @@ impl Sim {
             links,
             flows,
             eps,
+            lost_scratch: Vec::new(),
             scratch: Vec::with_capacity(64),
             packets_created: 0,
             series: Series::default(),

@@ -244,6 +244,7 @@ impl Sim {
     fn link_rows(&mut self, end: u64) -> Vec<Value> {
         let mut rows = Vec::new();
         for l in self.links.iter_mut() {
+            l.settle_to(end);
             let cap = l.capacity_bytes(end);
             let s = l.stats;
             let (mean_bytes, mean_packets) = l.mean_queue(end);

@@ -67,6 +67,7 @@ impl Sim {
     }
 
     pub(super) fn sample(&mut self) {
+        self.settle_links();
         self.sample_flows();
         self.sample_queues();
         self.account_energy();

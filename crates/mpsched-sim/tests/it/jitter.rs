@@ -37,8 +37,9 @@ fn send(l: &mut Link, times: &[u64]) -> Vec<(u64, PktId)> {
         let e = ev.pop().unwrap();
         let mut arrived = Vec::new();
         match e.kind {
-            Kind::TxDone => dropped.extend(l.on_tx_done(e.at, &mut ev)),
-            Kind::Arrive => l.on_arrive(e.at, &mut ev, &mut arrived),
+            Kind::Lost => l.on_lost(e.at, e.b, &mut ev, &mut dropped),
+            Kind::Arrive if l.live(e.b) => l.on_arrive(e.at, &mut ev, &mut arrived),
+            Kind::Arrive => {}
             _ => unreachable!(),
         }
         out.extend(arrived.into_iter().map(|p| (e.at, p)));

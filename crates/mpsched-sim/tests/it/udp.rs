@@ -53,8 +53,8 @@ fn probe_on_idle_link_sees_serialization_plus_propagation() {
 }
 
 /// Reference model of a rate link's drop-tail FIFO: arrivals `(t, size, probe)` in time order;
-/// a packet leaving at `t` frees its place before an arrival at `t` (its TxDone event was
-/// queued earlier). Returns per arrival its service end (`None`: dropped).
+/// a packet leaving at `t` frees its place before an arrival at `t` (a rate link decides
+/// departures at enqueue, and one at `t` counts as done at `t`: link/serial.rs). Returns per arrival its service end (`None`: dropped).
 fn fifo_model(arrivals: &[(u64, u32)], rate_bps: u64, cap_bytes: u64) -> Vec<Option<u64>> {
     let tx = |size: u32| (size as u64 * 8 * 1_000_000_000).div_ceil(rate_bps);
     let mut system: VecDeque<(u32, u64)> = VecDeque::new();

@@ -1,7 +1,8 @@
 //! One-directional links: a drop-tail byte queue, a serializer (fixed rate or mahimahi trace),
 //! a loss model, and propagation delay. A link keeps its in-flight packets in a FIFO ring and
-//! has at most one pending event per stage (serializer, ring), so a packet costs about two
-//! events per hop.
+//! has at most one pending event per FIFO (the ring's next arrival; a rate link's next loss; a
+//! trace link's next delivery opportunity). A rate link decides each packet's departure when
+//! it queues it (serial.rs), so a packet costs one event per hop: its arrival.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{EventQueue, Kind};
 use crate::rng::Rng;
+use serial::{Serial, Undo};
 
 /// Index of a packet in the simulator's arena.
 pub type PktId = u32;
@@ -188,11 +190,30 @@ pub struct Link {
     ge_bad: bool,
     rng: Rng,
     outage: bool,
-    /// Power-of-two rings rather than `VecDeque`s (an index is an add and a mask; measured in
-    /// the fourteenth pass, perf14h).
+    /// A trace link's queue. Power-of-two rings rather than `VecDeque`s (an index is an add
+    /// and a mask; measured in the fourteenth pass, perf14h).
     queue: Ring<(PktId, u32)>,
+    /// Bytes waiting (not in service): a trace link's `queue`, a rate link's last `waiting`
+    /// entries of `serial`.
     queued_bytes: u64,
-    in_service: Option<(PktId, u32)>,
+    /// A rate link's packets accepted and not yet departed, in order, each with its departure
+    /// decided (serial.rs); the last `waiting` of them have not started service.
+    serial: Ring<Serial>,
+    waiting: usize,
+    /// When a rate link's serializer is free: the departure of the last packet accepted.
+    busy_until: u64,
+    /// The generators' states before the draws of the entries of `serial` that drew, in order.
+    undo: std::collections::VecDeque<Undo>,
+    /// A rate link's packets lost as they leave the serializer, in order: (departure, packet,
+    /// whether lost to an outage rather than the loss model).
+    lost: Ring<(u64, PktId, bool)>,
+    /// Generation of the link's live `Arrive` and `Lost` events (bumped when a change
+    /// re-decides departures; events of older generations are stale).
+    gen: u32,
+    /// Times of the link's announced changes, ascending, and the first one not yet passed:
+    /// packets departing after it keep an undo (serial.rs).
+    change_at: Vec<u64>,
+    change_next: usize,
     ring: Ring<(u64, PktId)>,
     last_arrival: u64,
     /// Per-packet delay variation (see [`Link::set_jitter`]); `None`: none, no draws.
@@ -261,6 +282,8 @@ impl Link {
         rng: Rng,
         changes: Vec<LinkChange>,
     ) -> Self {
+        let mut change_at: Vec<u64> = changes.iter().map(|c| c.at_ns).collect();
+        change_at.sort_unstable();
         Link {
             name,
             id,
@@ -274,7 +297,14 @@ impl Link {
             outage: false,
             queue: Ring::default(),
             queued_bytes: 0,
-            in_service: None,
+            serial: Ring::default(),
+            waiting: 0,
+            busy_until: 0,
+            undo: Default::default(),
+            lost: Ring::default(),
+            gen: 0,
+            change_at,
+            change_next: 0,
             ring: Ring::default(),
             last_arrival: 0,
             jitter: None,
@@ -328,13 +358,14 @@ impl Link {
     }
     /// Packets waiting in the queue.
     pub fn queued_packets(&self) -> u64 {
-        self.queue.len() as u64
+        (self.queue.len() + self.waiting) as u64
     }
 
     /// Whether a packet of `size` bytes finds the queue full (drop-tail, in bytes or packets).
+    /// (A rate link's `queue` and a trace link's `waiting` are empty.)
     #[inline]
     fn full(&self, size: u32) -> bool {
-        self.queued_bytes + size as u64 > self.queue_cap || self.queue.len() as u64 >= self.queue_cap_packets
+        self.queued_bytes + size as u64 > self.queue_cap || self.queued_packets() >= self.queue_cap_packets
     }
 
     /// Folds the queue's occupancy since its last change into the time integrals.
@@ -342,7 +373,7 @@ impl Link {
     fn account_queue(&mut self, now: u64) {
         let dt = now.saturating_sub(self.stats.queue_since) as u128;
         self.stats.queue_byte_ns += self.queued_bytes as u128 * dt;
-        self.stats.queue_packet_ns += self.queue.len() as u128 * dt;
+        self.stats.queue_packet_ns += self.queued_packets() as u128 * dt;
         self.stats.queue_since = now;
     }
 
@@ -353,7 +384,7 @@ impl Link {
         }
         let dt = now.saturating_sub(self.stats.queue_since) as u128;
         let bytes = self.stats.queue_byte_ns + self.queued_bytes as u128 * dt;
-        let packets = self.stats.queue_packet_ns + self.queue.len() as u128 * dt;
+        let packets = self.stats.queue_packet_ns + self.queued_packets() as u128 * dt;
         (bytes as f64 / now as f64, packets as f64 / now as f64)
     }
 
@@ -389,26 +420,22 @@ impl Link {
             self.push_queue(now, pkt, size);
             return Offer::Accepted;
         }
-        if self.in_service.is_none() {
-            self.in_service = Some((pkt, size));
-            ev.push(now + self.tx_time(size), Kind::TxDone, self.id, 0);
-            return Offer::Accepted;
-        }
-        if self.full(size) {
-            self.stats.dropped_queue += 1;
-            return Offer::DroppedQueue;
-        }
-        self.push_queue(now, pkt, size);
-        Offer::Accepted
+        self.offer_rate(now, pkt, size, ev)
     }
 
     #[inline]
     fn push_queue(&mut self, now: u64, pkt: PktId, size: u32) {
         self.account_queue(now);
         self.queue.push_back((pkt, size));
+        self.note_queued(size);
+    }
+
+    /// `size` more bytes wait: the queue's counters and maxima.
+    #[inline]
+    fn note_queued(&mut self, size: u32) {
         self.queued_bytes += size as u64;
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queued_bytes);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queued_packets());
     }
 
     /// The loss model's verdict for one packet.
@@ -425,11 +452,7 @@ impl Link {
         }
     }
 
-    /// A packet left the serializer at `now`: lose it or put it on the wire.
-    /// Returns the packet if the loss model dropped it. Always inlined (the `#[inline]` hint
-    /// was not taken): a call per packet and hop cost `newreno-10m` 1.2 % (its frame and the
-    /// arguments passed), `lia-2path` 0.8 %.
-    #[inline(always)]
+    /// A trace link's packet left the serializer at `now`: lost (returned), or on the wire.
     fn depart(&mut self, now: u64, pkt: PktId, size: u32, ev: &mut EventQueue) -> Option<PktId> {
         if self.outage {
             self.stats.dropped_outage += 1;
@@ -441,39 +464,27 @@ impl Link {
         }
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
+        self.put_on_wire(now, pkt, ev);
+        None
+    }
+
+    /// Puts `pkt`, leaving the serializer at `done`, into the propagation ring (its delay drawn
+    /// when the link jitters), and schedules the ring's arrival when it was empty. Always
+    /// inlined: a call per packet and hop cost `newreno-10m` 1.2 % (measured when it was part
+    /// of the departure at the serializer's event).
+    #[inline(always)]
+    fn put_on_wire(&mut self, done: u64, pkt: PktId, ev: &mut EventQueue) {
         let delay = match self.jitter.as_mut() {
             Some(j) => j.delay(self.delay_ns),
             None => self.delay_ns,
         };
         // Clamp so a delay decrease or a jitter draw never reorders the FIFO ring.
-        let at = (now + delay).max(self.last_arrival);
+        let at = (done + delay).max(self.last_arrival);
         self.last_arrival = at;
         if self.ring.is_empty() {
-            ev.push(at, Kind::Arrive, self.id, 0);
+            ev.push(at, Kind::Arrive, self.id, self.gen);
         }
         self.ring.push_back((at, pkt));
-        None
-    }
-
-    /// Serializer done (rate links): the packet in service departs and the next queued one
-    /// starts. Returns the departing packet if it was dropped (loss model or outage). Always
-    /// inlined into the event loop's dispatch, its only caller: measured −1.2 % on
-    /// `newreno-10m`, −0.8 % on `lia-2path`.
-    #[inline(always)]
-    pub fn on_tx_done(&mut self, now: u64, ev: &mut EventQueue) -> Option<PktId> {
-        let dropped = match self.in_service.take() {
-            Some((pkt, size)) => self.depart(now, pkt, size, ev),
-            None => None,
-        };
-        if !self.queue.is_empty() {
-            self.account_queue(now);
-        }
-        if let Some((pkt, size)) = self.queue.pop_front() {
-            self.queued_bytes -= size as u64;
-            self.in_service = Some((pkt, size));
-            ev.push(now + self.tx_time(size), Kind::TxDone, self.id, 0);
-        }
-        dropped
     }
 
     /// Trace opportunities at `now` (all lines with this timestamp).
@@ -510,7 +521,7 @@ impl Link {
     pub fn on_arrive(&mut self, now: u64, ev: &mut EventQueue, out: &mut Vec<PktId>) {
         while let Some(&(at, pkt)) = self.ring.front() {
             if at > now {
-                ev.push(at, Kind::Arrive, self.id, 0);
+                ev.push(at, Kind::Arrive, self.id, self.gen);
                 break;
             }
             self.ring.pop_front();
@@ -529,17 +540,21 @@ impl Link {
         }
         match self.ring.get(1) {
             Some(&(next, _)) if next <= now => return None,
-            Some(&(next, _)) => ev.push(next, Kind::Arrive, self.id, 0),
+            Some(&(next, _)) => ev.push(next, Kind::Arrive, self.id, self.gen),
             None => {}
         }
         self.ring.pop_front();
         Some(pkt)
     }
 
-    /// Applies scheduled change `i`. Packets flushed by an outage go to `dropped`.
-    pub fn apply_change(&mut self, now: u64, i: usize, dropped: &mut Vec<PktId>) {
+    /// Applies scheduled change `i`. Packets flushed by an outage go to `dropped`. A rate
+    /// link's packets still in its serializer are taken back first and queued again after the
+    /// change (serial.rs): their departures are decided with the link as it is at them.
+    pub fn apply_change(&mut self, now: u64, i: usize, dropped: &mut Vec<PktId>, ev: &mut EventQueue) {
         let c = self.changes[i].clone();
         self.account_capacity(now);
+        let held = if self.trace.is_none() { self.take_back(now) } else { Vec::new() };
+        let flush = c.outage == Some(true) && !self.outage;
         if let Some(r) = c.rate_bps {
             self.rate_bps = r;
         }
@@ -550,21 +565,26 @@ impl Link {
             self.loss = l;
             self.ge_bad = false;
         }
-        if let Some(o) = c.outage {
-            if o && !self.outage {
-                // The queue is flushed; the packet being serialized finishes and is lost at departure.
-                self.account_queue(now);
-                for &(pkt, _) in self.queue.iter() {
-                    self.stats.dropped_outage += 1;
-                    dropped.push(pkt);
-                }
-                self.queue.clear();
-                self.queued_bytes = 0;
-                if let Some(tc) = self.trace.as_mut() {
-                    tc.head_sent = 0;
-                }
+        if flush {
+            // The queue is flushed; the packet being serialized finishes and is lost at departure.
+            self.account_queue(now);
+            for &(pkt, _) in self.queue.iter() {
+                self.stats.dropped_outage += 1;
+                dropped.push(pkt);
             }
+            self.queue.clear();
+            if self.trace.is_some() {
+                self.queued_bytes = 0;
+            }
+            if let Some(tc) = self.trace.as_mut() {
+                tc.head_sent = 0;
+            }
+        }
+        if let Some(o) = c.outage {
             self.outage = o;
+        }
+        if self.trace.is_none() {
+            self.requeue(now, held, flush, dropped, ev);
         }
     }
 
@@ -576,16 +596,16 @@ impl Link {
     }
 
     /// Turns an outage on or off now (path events). Packets flushed go to `dropped`.
-    pub fn set_outage(&mut self, now: u64, on: bool, dropped: &mut Vec<PktId>) {
+    pub fn set_outage(&mut self, now: u64, on: bool, dropped: &mut Vec<PktId>, ev: &mut EventQueue) {
         self.changes.push(LinkChange { at_ns: now, outage: Some(on), ..Default::default() });
         let i = self.changes.len() - 1;
-        self.apply_change(now, i, dropped);
+        self.apply_change(now, i, dropped, ev);
         self.changes.pop();
     }
 
     /// Packets in the link's queue or serializer (offered, not yet sent or dropped).
     pub fn held_packets(&self) -> u64 {
-        self.queue.len() as u64 + self.in_service.is_some() as u64
+        (self.queue.len() + self.serial.len()) as u64
     }
 
     /// [`Link::capacity_bytes`] without folding the time since the last change into the
@@ -655,148 +675,7 @@ fn one() -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn link(rate_bps: u64, delay_ns: u64, cap: u64, trace: Option<Arc<Trace>>) -> Link {
-        Link::new(0, "l".into(), rate_bps, delay_ns, cap, LossModel::None, trace, Rng::new(1), vec![])
-    }
-
-    /// Runs the link's own events until none are left; returns (arrival time, pkt) pairs.
-    fn drain(l: &mut Link, ev: &mut EventQueue) -> Vec<(u64, PktId)> {
-        let mut out = Vec::new();
-        let mut dropped = Vec::new();
-        while let Some(e) = ev.pop() {
-            let mut arrived = Vec::new();
-            match e.kind {
-                Kind::TxDone => dropped.extend(l.on_tx_done(e.at, ev)),
-                Kind::Arrive => l.on_arrive(e.at, ev, &mut arrived),
-                Kind::TraceOpportunity => l.on_trace_opportunity(e.at, ev, &mut dropped),
-                _ => unreachable!(),
-            }
-            out.extend(arrived.into_iter().map(|p| (e.at, p)));
-        }
-        out
-    }
-
-    #[test]
-    fn serialization_plus_propagation() {
-        // 12 Mbps: a 1500 B packet takes 1 ms; delay 10 ms.
-        let mut l = link(12_000_000, 10_000_000, 1_000_000, None);
-        let mut ev = EventQueue::default();
-        for p in 0..3 {
-            assert_eq!(l.offer(0, p, 1500, &mut ev), Offer::Accepted);
-        }
-        let out = drain(&mut l, &mut ev);
-        assert_eq!(out, vec![(11_000_000, 0), (12_000_000, 1), (13_000_000, 2)]);
-    }
-
-    #[test]
-    fn arrive_single_takes_a_lone_head_and_leaves_a_batch_to_on_arrive() {
-        // 12 Mbit/s, 10 ms: packets 0 and 1 leave the serializer at 1 and 2 ms.
-        let serialize = |l: &mut Link, ev: &mut EventQueue| {
-            l.offer(0, 0, 1500, ev);
-            l.offer(0, 1, 1500, ev);
-            for t in [1_000_000, 2_000_000] {
-                let e = ev.pop().unwrap();
-                assert_eq!((e.at, e.kind), (t, Kind::TxDone));
-                assert_eq!(l.on_tx_done(e.at, ev), None);
-            }
-        };
-        let mut l = link(12_000_000, 10_000_000, 1_000_000, None);
-        let mut ev = EventQueue::default();
-        serialize(&mut l, &mut ev);
-        let e = ev.pop().unwrap();
-        assert_eq!((e.at, e.kind), (11_000_000, Kind::Arrive));
-        // Packet 1 is not due: packet 0 is taken, the next arrival is scheduled at 12 ms.
-        assert_eq!(l.arrive_single(11_000_000, &mut ev), Some(0));
-        let e = ev.pop().unwrap();
-        assert_eq!((e.at, e.kind), (12_000_000, Kind::Arrive));
-        assert_eq!(ev.pop(), None);
-        assert_eq!(l.arrive_single(12_000_000, &mut ev), Some(1));
-        assert_eq!(ev.pop(), None);
-        // Both due at 13 ms: nothing changes, `on_arrive` takes them in order.
-        let mut l = link(12_000_000, 10_000_000, 1_000_000, None);
-        let mut ev = EventQueue::default();
-        serialize(&mut l, &mut ev);
-        assert_eq!(l.arrive_single(13_000_000, &mut ev), None);
-        let mut out = Vec::new();
-        l.on_arrive(13_000_000, &mut ev, &mut out);
-        assert_eq!(out, vec![0, 1]);
-    }
-
-    #[test]
-    fn drop_tail_counts_bytes_excluding_the_packet_in_service() {
-        let mut l = link(12_000_000, 0, 3000, None);
-        let mut ev = EventQueue::default();
-        let verdicts: Vec<Offer> = (0..5).map(|p| l.offer(0, p, 1500, &mut ev)).collect();
-        assert_eq!(verdicts[..3], [Offer::Accepted; 3]);
-        assert_eq!(verdicts[3..], [Offer::DroppedQueue; 2]);
-    }
-
-    #[test]
-    fn packet_limit_and_unlimited_queue() {
-        // Three packets wait at most (the one in service excluded), whatever their size.
-        let mut l = link(12_000_000, 0, u64::MAX, None);
-        l.queue_cap_packets = 3;
-        let mut ev = EventQueue::default();
-        let verdicts: Vec<Offer> = (0..6).map(|p| l.offer(0, p, 40, &mut ev)).collect();
-        assert_eq!(verdicts[..4], [Offer::Accepted; 4]);
-        assert_eq!(verdicts[4..], [Offer::DroppedQueue; 2]);
-        // Unlimited: 10,000 full packets all wait.
-        let mut l = link(12_000_000, 0, u64::MAX, None);
-        assert!((0..10_000).all(|p| l.offer(0, p, 1500, &mut ev) == Offer::Accepted));
-        assert_eq!((l.queued_bytes(), l.queued_packets()), (9_999 * 1500, 9_999));
-    }
-
-    #[test]
-    fn queue_occupancy_is_integrated_exactly() {
-        // 12 Mbit/s: 1 ms per 1500 B. Three packets at t = 0: one in service, two waiting
-        // until 1 ms, then one until 2 ms, then none: 3 packet·ms over 4 ms.
-        let mut l = link(12_000_000, 0, 1_000_000, None);
-        let mut ev = EventQueue::default();
-        for p in 0..3 {
-            l.offer(0, p, 1500, &mut ev);
-        }
-        drain(&mut l, &mut ev);
-        assert_eq!((l.stats.max_queue_bytes, l.stats.max_queue_packets), (3000, 2));
-        assert_eq!(l.mean_queue(4_000_000), (3.0 * 1500.0 / 4.0, 3.0 / 4.0));
-    }
-
-    #[test]
-    fn trace_releases_1500_bytes_per_opportunity_with_carry_over() {
-        // Opportunities at 1, 1, 3 ms, looping with period 3 ms.
-        let tr = Arc::new(Trace::new(vec![1, 1, 3]));
-        let mut l = link(0, 0, 1_000_000, Some(tr));
-        let mut ev = EventQueue::default();
-        l.offer(0, 0, 1000, &mut ev);
-        l.offer(0, 1, 1000, &mut ev);
-        l.offer(0, 2, 1500, &mut ev);
-        l.offer(0, 3, 1500, &mut ev);
-        let out = drain(&mut l, &mut ev);
-        // t=1 ms: 3000 B of budget: pkt0 (1000), pkt1 (1000), 1000 of pkt2.
-        // t=3 ms: 500 more of pkt2 (done), 1000 of pkt3. Next lap: t=4 ms (=3+1): pkt3 done.
-        assert_eq!(out, vec![(1_000_000, 0), (1_000_000, 1), (3_000_000, 2), (4_000_000, 3)]);
-    }
-
-    #[test]
-    fn trace_wastes_opportunities_while_idle() {
-        let tr = Arc::new(Trace::new(vec![1, 2, 3, 4]));
-        let mut l = link(0, 0, 1_000_000, Some(tr));
-        let mut ev = EventQueue::default();
-        // Arrives at 10.5 ms: the next opportunity is at 11 ms (lap 2 starts at 8 ms: 9,10,11,12).
-        l.offer(10_500_000, 7, 1500, &mut ev);
-        assert_eq!(drain(&mut l, &mut ev), vec![(11_000_000, 7)]);
-        assert_eq!(l.capacity_bytes(12_000_000), 12.0 * 1500.0);
-    }
-
-    #[test]
-    fn gilbert_elliott_long_run_rate() {
-        let ge = LossModel::GilbertElliott { p_gb: 0.01, p_bg: 0.1, loss_good: 0.0, loss_bad: 0.5 };
-        let mut l = Link::new(0, "l".into(), 1, 0, 0, ge.clone(), None, Rng::new(3), vec![]);
-        let n = 400_000;
-        let lost = (0..n).filter(|_| l.lose()).count() as f64 / n as f64;
-        // pi_bad = 0.01/0.11 = 0.0909; mean loss = 0.04545.
-        assert!((lost - ge.mean_loss()).abs() < 0.004, "{lost} vs {}", ge.mean_loss());
-    }
-}
+mod reference;
+mod serial;
+#[cfg(test)]
+mod tests;
