@@ -94,12 +94,10 @@ impl Link {
         }
         if self.outage {
             s.fate = Fate::Outage;
+        } else if self.lose() {
+            s.fate = Fate::Loss;
         } else {
-            if self.lose() {
-                s.fate = Fate::Loss;
-            } else {
-                self.put_on_wire(s.done, s.pkt, ev);
-            }
+            self.put_on_wire(s.done, s.pkt, ev);
         }
         if s.fate != Fate::Wire {
             if self.lost.is_empty() {
