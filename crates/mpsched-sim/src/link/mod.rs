@@ -202,7 +202,8 @@ pub struct Link {
     waiting: usize,
     /// When a rate link's serializer is free: the departure of the last packet accepted.
     busy_until: u64,
-    /// The generators' states before the draws of the entries of `serial` that drew, in order.
+    /// What deciding each entry of `serial` marked `undo` changed (generators, Gilbert-Elliott
+    /// state, last arrival), in order: the entries departing after the next announced change.
     undo: std::collections::VecDeque<Undo>,
     /// A rate link's packets lost as they leave the serializer, in order: (departure, packet,
     /// whether lost to an outage rather than the loss model).
@@ -254,6 +255,21 @@ impl Jitter {
     fn delay(&mut self, delay_ns: u64) -> u64 {
         let r = self.rng.next_u64() % (2 * self.ns);
         (delay_ns + r).saturating_sub(self.ns)
+    }
+}
+
+/// `loss`'s verdict for one packet, drawn from `rng`; a Gilbert-Elliott chain's state `ge_bad`
+/// moves after it. (Also the test-only reference link's, reference.rs.)
+#[inline(always)]
+fn draw_loss(loss: &LossModel, ge_bad: &mut bool, rng: &mut Rng) -> bool {
+    match *loss {
+        LossModel::None => false,
+        LossModel::Bernoulli { p } => rng.chance(p),
+        LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            let lost = rng.chance(if *ge_bad { loss_bad } else { loss_good });
+            *ge_bad = if *ge_bad { !rng.chance(p_bg) } else { rng.chance(p_gb) };
+            lost
+        }
     }
 }
 
@@ -441,15 +457,7 @@ impl Link {
     /// The loss model's verdict for one packet.
     #[inline]
     fn lose(&mut self) -> bool {
-        match self.loss {
-            LossModel::None => false,
-            LossModel::Bernoulli { p } => self.rng.chance(p),
-            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
-                let lost = self.rng.chance(if self.ge_bad { loss_bad } else { loss_good });
-                self.ge_bad = if self.ge_bad { !self.rng.chance(p_bg) } else { self.rng.chance(p_gb) };
-                lost
-            }
-        }
+        draw_loss(&self.loss, &mut self.ge_bad, &mut self.rng)
     }
 
     /// A trace link's packet left the serializer at `now`: lost (returned), or on the wire.

@@ -4,11 +4,13 @@
 //! tests.rs drives it and [`Link`](super::Link) with the same offers and changes at instants
 //! that never coincide with a departure and checks that they agree on everything: arrivals,
 //! drops with their times and reasons, counters and queue integrals. Only the order of events
-//! at equal nanoseconds differs between the two (see serial.rs).
+//! at equal nanoseconds differs between the two (see serial.rs). The per-packet draws themselves
+//! (the loss model's verdict, the jitter) are the link's own functions: what is restated here is
+//! when they happen.
 
 use std::collections::VecDeque;
 
-use super::{LinkChange, LinkStats, LossModel, PktId};
+use super::{draw_loss, Jitter, LinkChange, LinkStats, LossModel, PktId};
 use crate::rng::Rng;
 
 /// What the reference link did, in time order per kind.
@@ -29,7 +31,7 @@ pub(super) struct RefLink {
     loss: LossModel,
     ge_bad: bool,
     rng: Rng,
-    jitter: Option<(u64, Rng)>,
+    jitter: Option<Jitter>,
     outage: bool,
     queue: VecDeque<(PktId, u32)>,
     queued_bytes: u64,
@@ -64,7 +66,7 @@ impl RefLink {
     }
 
     pub fn set_jitter(&mut self, ns: u64, rng: Rng) {
-        self.jitter = Some((ns, rng));
+        self.jitter = Some(Jitter { ns, rng });
     }
 
     fn tx_time(&self, size: u32) -> u64 {
@@ -121,32 +123,20 @@ impl RefLink {
         true
     }
 
-    fn lose(&mut self) -> bool {
-        match self.loss {
-            LossModel::None => false,
-            LossModel::Bernoulli { p } => self.rng.chance(p),
-            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
-                let lost = self.rng.chance(if self.ge_bad { loss_bad } else { loss_good });
-                self.ge_bad = if self.ge_bad { !self.rng.chance(p_bg) } else { self.rng.chance(p_gb) };
-                lost
-            }
-        }
-    }
-
     fn on_tx_done(&mut self, now: u64, rec: &mut Record) {
         self.tx_done = None;
         if let Some((pkt, size)) = self.in_service.take() {
             if self.outage {
                 self.stats.dropped_outage += 1;
                 rec.drops.push((now, pkt, true));
-            } else if self.lose() {
+            } else if draw_loss(&self.loss, &mut self.ge_bad, &mut self.rng) {
                 self.stats.dropped_loss += 1;
                 rec.drops.push((now, pkt, false));
             } else {
                 self.stats.packets_out += 1;
                 self.stats.bytes_out += size as u64;
                 let delay = match self.jitter.as_mut() {
-                    Some((ns, rng)) => (self.delay_ns + rng.next_u64() % (2 * *ns)).saturating_sub(*ns),
+                    Some(j) => j.delay(self.delay_ns),
                     None => self.delay_ns,
                 };
                 let at = (now + delay).max(self.last_arrival);
