@@ -6,8 +6,10 @@
 #   bench/instructions.sh [NAME...]     default: the issue's scenarios
 #   TRACE_PACKETS=1 bench/instructions.sh NAME...   the same with every flow's packet trace on
 #
-# Builds the `bench` example (release) in $CARGO_TARGET_DIR (default: target/), installs
-# valgrind from the distribution's packages if it is missing, and prints one row per scenario
+# Builds the `bench` example as the product is built (scripts/pgo.sh: profile-guided, in
+# $CARGO_TARGET_DIR/pgo/build; PGO=0: the plain release build in $CARGO_TARGET_DIR, default
+# target/), installs valgrind from the distribution's packages if it is missing, and prints
+# which build it measured, then one row per scenario
 # plus the scaling ratios (subflows-8 / subflows-1, flows-1000 / flows-1) when both ran and the
 # in-memory sizes of the per-connection structures. The digest column identifies the run's
 # outputs: equal digests = byte-identical outputs.
@@ -22,9 +24,18 @@ if ! command -v valgrind >/dev/null; then
     sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq && $sudo apt-get install -y -qq valgrind >&2
 fi
-target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -q -p mpsched-sim --example bench >&2
-bin="$target/release/examples/bench"
+if [ "${PGO:-1}" = 0 ]; then
+    cargo build --release -q -p mpsched-sim --example bench >&2
+    bin="${CARGO_TARGET_DIR:-target}/release/examples/bench"
+    echo "build: plain release (PGO=0)"
+else
+    # The product build prints its binary's directory (pgo.sh says on stderr whether a
+    # profile was used).
+    dir="$(scripts/pgo.sh exec bash -c \
+        'cargo build --release -q -p mpsched-sim --example bench >&2 && echo "$CARGO_TARGET_DIR"')"
+    bin="$dir/release/examples/bench"
+    echo "build: scripts/pgo.sh (profile-guided when a profile could be made; see stderr)"
+fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 printf '%-13s %14s %10s %10s %10s %10s %10s %11s  %s\n' \

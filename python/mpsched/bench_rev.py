@@ -3,9 +3,12 @@
 Thin wrappers over the repository's own tools, so they work from a checkout only:
 
 - ``--instructions`` runs ``bench/instructions.sh`` (callgrind instruction counts inside the
-  event loop: per event, per packet, per delivered packet, and the structures' sizes).
+  event loop: per event, per packet, per delivered packet, and the structures' sizes) on the
+  product build (``scripts/pgo.sh``: profile-guided), or with ``--plain`` the plain release build.
 - ``--against REV`` builds the ``bench`` example of ``mpsched-sim`` for the working tree and for
-  revision ``REV`` (checked out in a temporary git worktree), then runs the two binaries in turn,
+  revision ``REV`` (checked out in a temporary git worktree), each as its revision builds its
+  product (profile-guided when it has ``scripts/pgo.sh``; ``--plain``: both plain), then runs
+  the two binaries in turn,
   ``rounds`` times per benchmark with the order alternating, and prints each side's fastest wall
   time and the ratio ``REV / this tree`` (above 1: this tree is faster). Same-run ratios hold
   when the machine's load drifts; absolute times do not.
@@ -49,11 +52,13 @@ def repo_root(start: Optional[Path] = None) -> Path:
     raise BenchRevError("needs a source checkout of mpsched (bench/instructions.sh not found)")
 
 
-def instructions(names: Sequence[str], root: Optional[Path] = None) -> int:
-    """Runs ``bench/instructions.sh NAMES...``; its output goes to this process's stdout."""
+def instructions(names: Sequence[str], root: Optional[Path] = None, pgo: bool = True) -> int:
+    """Runs ``bench/instructions.sh NAMES...`` on the product build (``pgo``) or the plain
+    release build; its output goes to this process's stdout."""
     root = root or repo_root()
+    env = {**os.environ, "PGO": "1" if pgo else "0"}
     return subprocess.run(
-        ["bash", str(root / "bench" / "instructions.sh"), *names], cwd=root
+        ["bash", str(root / "bench" / "instructions.sh"), *names], cwd=root, env=env
     ).returncode
 
 
@@ -150,20 +155,43 @@ def revision_checkout(root: Path, commit: str) -> Iterator[Path]:
             _git(root, "worktree", "remove", "--force", str(where))
 
 
-def build_bench(checkout: Path, target_dir: Path) -> Path:
-    """Builds the ``bench`` example (release) of ``checkout`` into ``target_dir``."""
+def build_command(checkout: Path, target_dir: Path, pgo: bool = True) -> "tuple[List[str], Path]":
+    """The command building the ``bench`` example of ``checkout`` and the binary it makes.
+
+    Each revision is built the way it builds its product: through its own ``scripts/pgo.sh``
+    (profile-guided, in ``target_dir/pgo/build``) when it has one and ``pgo`` is on, else the
+    plain release build in ``target_dir`` (revisions before the script, or ``pgo`` off to
+    compare code alone).
+    """
+    cargo = ["cargo", "build", "--release", "-q", "-p", "mpsched-sim", "--example", "bench"]
+    script = checkout / "scripts" / "pgo.sh"
+    if pgo and script.is_file():
+        return [
+            "bash",
+            str(script),
+            "exec",
+            *cargo,
+        ], target_dir / "pgo" / "build" / "release" / "examples" / "bench"
+    return cargo, target_dir / "release" / "examples" / "bench"
+
+
+def build_bench(checkout: Path, target_dir: Path, pgo: bool = True) -> Path:
+    """Builds the ``bench`` example of ``checkout`` (see :func:`build_command`)."""
     env = {**os.environ, "CARGO_TARGET_DIR": str(target_dir)}
-    cmd = ["cargo", "build", "--release", "-q", "-p", "mpsched-sim", "--example", "bench"]
+    cmd, binary = build_command(checkout, target_dir, pgo)
     if subprocess.run(cmd, cwd=checkout, env=env).returncode != 0:
         raise BenchRevError(f"cargo build failed in {checkout}")
-    return target_dir / "release" / "examples" / "bench"
+    return binary
 
 
-def against(rev: str, names: Sequence[str], rounds: int, root: Optional[Path] = None) -> List[dict]:
+def against(
+    rev: str, names: Sequence[str], rounds: int, root: Optional[Path] = None, pgo: bool = True
+) -> List[dict]:
     """Builds this tree and ``rev``, copies both binaries aside and interleaves their runs.
 
     ``rev`` is built in ``$CARGO_TARGET_DIR/against`` (default ``target/against``), so its
-    dependencies stay compiled between calls.
+    dependencies stay compiled between calls. Each side is built as its revision builds its
+    product (:func:`build_command`); ``pgo=False`` builds both plain.
     """
     if rounds < 1:
         raise BenchRevError("rounds must be at least 1")
@@ -173,9 +201,9 @@ def against(rev: str, names: Sequence[str], rounds: int, root: Optional[Path] = 
     with tempfile.TemporaryDirectory(prefix="mpsched-bins-") as bins:
         ours = Path(bins) / "bench-ours"
         theirs = Path(bins) / "bench-theirs"
-        ours.write_bytes(build_bench(root, target).read_bytes())
+        ours.write_bytes(build_bench(root, target, pgo).read_bytes())
         with revision_checkout(root, commit) as checkout:
-            theirs.write_bytes(build_bench(checkout, target / "against").read_bytes())
+            theirs.write_bytes(build_bench(checkout, target / "against", pgo).read_bytes())
         ours.chmod(0o755)
         theirs.chmod(0o755)
         return interleave(ours, theirs, names, rounds)

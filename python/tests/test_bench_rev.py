@@ -62,10 +62,11 @@ def test_repo_root_outside_a_checkout_is_an_error(tmp_path):
         (["bench", "--instructions", "--against", "HEAD"], ("choose one of",)),
         (["bench", "--against", "HEAD", "--env"], ("choose one of",)),
         (["bench", "--against", "HEAD", "--rounds", "0"], ("--rounds",)),
+        (["bench", "--plain", "newreno-10m"], ("--plain goes with",)),
         # Outside a source checkout (an installed wheel) the wrapper says so instead.
         (["bench", "--against", "no-such-revision-xyz"], ("unknown revision", "source checkout")),
     ],
-    ids=["two-modes", "against-and-env", "rounds-zero", "unknown-revision"],
+    ids=["two-modes", "against-and-env", "rounds-zero", "plain-alone", "unknown-revision"],
 )
 def test_bad_bench_arguments_exit_2_with_one_error_line(cli, args, says):
     proc = cli(*args)
@@ -73,3 +74,20 @@ def test_bad_bench_arguments_exit_2_with_one_error_line(cli, args, says):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stderr
     assert any(s in lines[0] for s in says), lines[0]
+
+
+def test_each_revision_is_built_as_it_builds_its_product(tmp_path):
+    """With its own scripts/pgo.sh a checkout's bench binary is the profile-guided product
+    build; before the script existed (or with --plain) it is the plain release build."""
+    old, new, target = tmp_path / "old", tmp_path / "new", tmp_path / "target"
+    (new / "scripts").mkdir(parents=True)
+    (new / "scripts" / "pgo.sh").write_text("")
+    old.mkdir()
+    cargo = ["cargo", "build", "--release", "-q", "-p", "mpsched-sim", "--example", "bench"]
+    plain = target / "release" / "examples" / "bench"
+    assert bench_rev.build_command(new, target) == (
+        ["bash", str(new / "scripts" / "pgo.sh"), "exec", *cargo],
+        target / "pgo" / "build" / "release" / "examples" / "bench",
+    )
+    assert bench_rev.build_command(new, target, pgo=False) == (cargo, plain)
+    assert bench_rev.build_command(old, target) == (cargo, plain)

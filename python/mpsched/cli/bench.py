@@ -78,6 +78,14 @@ RoundsOption = Annotated[
     int,
     typer.Option("--rounds", min=1, help="With --against: runs of each side per benchmark."),
 ]
+PlainOption = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="With --instructions or --against: plain release builds instead of the product's "
+        "profile-guided build (scripts/pgo.sh), to compare code alone.",
+    ),
+]
 
 
 def bench_command(
@@ -92,6 +100,7 @@ def bench_command(
     instructions: InstructionsOption = False,
     against: AgainstOption = None,
     rounds: RoundsOption = 5,
+    plain: PlainOption = False,
 ) -> None:
     """Measure simulator speed on built-in benchmark scenarios.
 
@@ -103,8 +112,10 @@ def bench_command(
         fail(
             "choose one of --env, --decisions, --policies, --python-scheduler, --instructions, --against"
         )
+    if plain and not (instructions or against is not None):
+        fail("--plain goes with --instructions or --against")
     if instructions or against is not None:
-        _source_bench(names, against, rounds, as_json)
+        _source_bench(names, against, rounds, as_json, not plain)
     elif env:
         _bench_env(repeats, as_json)
     elif policies:
@@ -211,7 +222,7 @@ AGAINST_DEFAULT = ["newreno-10m", "lia-2path", "edar-handoff", "flows-1", "flows
 
 
 def _source_bench(
-    names: Optional[List[str]], rev: Optional[str], rounds: int, as_json: bool
+    names: Optional[List[str]], rev: Optional[str], rounds: int, as_json: bool, pgo: bool
 ) -> None:
     """``--instructions`` / ``--against REV``: wrappers over the checkout's bench tools."""
     from ..bench_rev import BenchRevError, against, format_ratios, instructions, repo_root
@@ -219,9 +230,9 @@ def _source_bench(
     try:
         root = repo_root()
         if rev is None:
-            raise typer.Exit(instructions(list(names or []), root))
+            raise typer.Exit(instructions(list(names or []), root, pgo))
         with Console(stderr=True).status(f"bench against {rev}"):
-            rows = against(rev, list(names or AGAINST_DEFAULT), rounds, root)
+            rows = against(rev, list(names or AGAINST_DEFAULT), rounds, root, pgo)
     except BenchRevError as e:
         fail(str(e))
     if as_json:
