@@ -94,6 +94,15 @@ pub struct SubflowInfo {
     pub bytes_arrived: u64,
 }
 
+impl SubflowInfo {
+    /// The fields a scheduler that does not read the whole snapshot sees current (srtt, cwnd,
+    /// ssthresh, pipe, outstanding bytes;
+    /// [`Scheduler::reads_full_info`](crate::sched::Scheduler::reads_full_info)).
+    pub fn core(&self) -> (Duration, u64, u64, u64, u64) {
+        (self.srtt, self.cwnd, self.ssthresh, self.pipe, self.outstanding)
+    }
+}
+
 /// The part of [`SubflowInfo`] the simulator's periodic sample reads
 /// ([`crate::Connection::subflow_sample`]): with many flows every field read per sample is a
 /// cache line fetched per flow, so the sample reads these alone (equal to the same fields of

@@ -303,6 +303,8 @@ impl Connection {
         if view_current {
             self.subflows[i].info_after_send(&mut self.views[i].info);
             self.subflows.set_clean(Derived::View, i);
+            #[cfg(debug_assertions)]
+            self.check_snapshot(i);
         }
         if self.multipath() {
             let at = pos.and_then(|p| self.sent_index_of(p, dsn));
@@ -462,7 +464,7 @@ impl Connection {
         let shape = self.sched.shape();
         if shape.queues {
             if shape.reads_fit || self.any_view_stale() {
-                self.build_queued_views(now, len, shape.reads_fit);
+                self.build_queued_views(now, len, shape);
             }
         } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
             return NewData::Done(None);

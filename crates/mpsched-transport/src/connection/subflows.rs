@@ -18,7 +18,8 @@ use crate::time::Instant;
 #[derive(Clone, Copy, Debug)]
 #[repr(u8)]
 pub(super) enum Derived {
-    /// `views[i].info` equals `subflows[i].info()`.
+    /// `views[i].info` equals `subflows[i].info()` (in its [`crate::SubflowInfo::core`] only,
+    /// for a scheduler that reads no more: [`crate::sched::Scheduler::reads_full_info`]).
     View = 0,
     /// `shared.siblings[i]` equals `subflows[i].sibling_info()`.
     Sibling = 1,

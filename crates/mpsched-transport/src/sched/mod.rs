@@ -130,8 +130,8 @@ pub struct SchedSubflow {
     pub max_srtt_ns: u64,
 }
 
-/// A scheduler's constant answers to [`Scheduler::queues`], [`Scheduler::reads_conn`] and
-/// [`Scheduler::reads_fit`] ([`AnySched::shape`]).
+/// A scheduler's constant answers to [`Scheduler::queues`], [`Scheduler::reads_conn`],
+/// [`Scheduler::reads_fit`] and [`Scheduler::reads_full_info`] ([`AnySched::shape`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SchedShape {
     /// [`Scheduler::queues`].
@@ -140,12 +140,19 @@ pub(crate) struct SchedShape {
     pub reads_conn: bool,
     /// [`Scheduler::reads_fit`].
     pub reads_fit: bool,
+    /// [`Scheduler::reads_full_info`].
+    pub full_info: bool,
 }
 
 impl SchedShape {
     /// `s`'s answers, asked through its trait methods.
     pub fn of(s: &dyn Scheduler) -> Self {
-        SchedShape { queues: s.queues(), reads_conn: s.reads_conn(), reads_fit: s.reads_fit() }
+        SchedShape {
+            queues: s.queues(),
+            reads_conn: s.reads_conn(),
+            reads_fit: s.reads_fit(),
+            full_info: s.reads_full_info(),
+        }
     }
 }
 
@@ -294,6 +301,15 @@ pub trait Scheduler {
     fn reads_fit(&self) -> bool {
         true
     }
+    /// It reads fields of [`SchedSubflow::info`] other than its [`SubflowInfo::core`] (srtt,
+    /// cwnd, ssthresh, pipe, outstanding bytes), in any call. `false` lets the connection copy
+    /// only those of a changed subflow's snapshot before `get_send` (the others may then be
+    /// stale, in `get_retrans` too); it is asked only of a scheduler that [`Scheduler::queues`]
+    /// and does not [`Scheduler::reads_fit`], and such a scheduler must not ask for redundant
+    /// mode or opportunistic retransmission (the connection reads more of the snapshots there).
+    fn reads_full_info(&self) -> bool {
+        true
+    }
     /// A HoL event was handled by opportunistic retransmission / penalization (BLEST adapts its
     /// lambda: `retrans_flag` in mptcp_blest.c).
     fn on_hol_event(&mut self) {}
@@ -396,6 +412,10 @@ macro_rules! registry {
             fn reads_fit(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_fit(),)+ AnySched::Custom(s) => s.reads_fit() }
             }
+            #[inline]
+            fn reads_full_info(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.reads_full_info(),)+ AnySched::Custom(s) => s.reads_full_info() }
+            }
             fn on_hol_event(&mut self) {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.on_hol_event(),)+ AnySched::Custom(s) => s.on_hol_event() }
             }
@@ -458,9 +478,9 @@ impl AnySched {
     #[inline]
     pub(crate) fn shape(&self) -> SchedShape {
         match self {
-            AnySched::Upstream(_) => SchedShape { queues: true, reads_conn: false, reads_fit: false },
+            AnySched::Upstream(_) => SchedShape { queues: true, reads_conn: false, reads_fit: false, full_info: false },
             AnySched::Custom(s) => SchedShape::of(&**s),
-            _ => SchedShape { queues: false, reads_conn: true, reads_fit: true },
+            _ => SchedShape { queues: false, reads_conn: true, reads_fit: true, full_info: true },
         }
     }
 

@@ -288,7 +288,7 @@ fn shape_matches_trait_methods() {
     }
     assert!(AnySched::by_name("upstream").unwrap().shape().queues);
     let custom = AnySched::Custom(Box::new(<Upstream as crate::algo::FromParams>::from_params(&Default::default())));
-    assert_eq!(custom.shape(), SchedShape { queues: true, reads_conn: false, reads_fit: false });
+    assert_eq!(custom.shape(), SchedShape { queues: true, reads_conn: false, reads_fit: false, full_info: false });
 }
 
 /// Which schedulers turn on opportunistic retransmission + penalization (Linux

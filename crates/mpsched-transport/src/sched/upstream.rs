@@ -229,6 +229,12 @@ impl Scheduler for Upstream {
         false
     }
 
+    /// Of the snapshots, srtt, cwnd, ssthresh and outstanding bytes (the pacing rate), pipe and
+    /// cwnd (the send buffer), and srtt in `get_retrans` (minRTT's choice): the core only.
+    fn reads_full_info(&self) -> bool {
+        false
+    }
+
     fn get_send(&mut self, _now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
         self.expand_sndbufs(v);
         let Some(i) = self.in_burst(v).or_else(|| self.pick(v)) else { return Verdict::Wait };
