@@ -65,6 +65,9 @@ impl RttEstimator {
 
     /// Feed one RTT measurement (Karn's rule is the caller's job). `snd_una` and `snd_nxt` are
     /// the subflow's after the ACK: Linux's estimator works in rounds of data.
+    /// `#[inline]`: a call per ACK otherwise (measured: `newreno-10m` 82.06 -> 81.91 M
+    /// instructions, `lia-2path` 601.27 -> 600.65 M).
+    #[inline]
     pub fn on_sample(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
         self.latest = r;
         if r < self.min_rtt {

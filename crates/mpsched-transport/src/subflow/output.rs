@@ -180,6 +180,13 @@ impl Subflow {
     /// The next lost segment, if the window (or RFC 6675 step 4.3's first retransmission of a
     /// recovery episode) allows it.
     fn poll_retransmission(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
+        // Nothing lost and no pacing gap (nearly every call: the receiver's ACKs): the pacing
+        // test below cannot fire and `next_retransmission` finds nothing, so return before the
+        // controller's `pacing_rate` (a jump table), `pipe` and the out-of-line scan
+        // (measured: `newreno-10m` 83.30 -> 82.57 M instructions, `lia-2path` 607.03 -> 603.79 M).
+        if self.sb.lost_bytes() == 0 && self.next_send_time <= now {
+            return None;
+        }
         // Pacing.
         if let Some(rate) = self.cc.pacing_rate(&self.cc_state) {
             if rate > 0 && now < self.next_send_time {

@@ -156,17 +156,31 @@ impl RecvSeq {
     }
 
     /// The block of entries contiguous in subflow space around entry `i`: (first entry, block).
+    /// Each entry is read once (the block's current start and end are kept, not read again):
+    /// `VecDeque` indexing wraps and checks bounds at every read (it read the entries around
+    /// `i` twice; measured: `newreno-10m` 81.91 -> 81.75 M instructions, `flows-1000` 792.17 ->
+    /// 784.55 M).
     fn block_at(&self, i: usize) -> (usize, SackBlock) {
         let v = &self.ooo;
+        let (mut start, mut end) = (v[i].0, v[i].1);
         let mut lo = i;
-        while lo > 0 && v[lo - 1].1 >= v[lo].0 {
-            lo -= 1;
+        while lo > 0 {
+            let p = v[lo - 1];
+            if p.1 < start {
+                break;
+            }
+            (lo, start) = (lo - 1, p.0);
         }
         let mut hi = i;
-        while hi + 1 < v.len() && v[hi].1 >= v[hi + 1].0 {
-            hi += 1;
+        while hi + 1 < v.len() {
+            let q = v[hi + 1];
+            if end < q.0 {
+                break;
+            }
+            (hi, end) = (hi + 1, q.1);
         }
-        (lo, SackBlock { start: v[lo].0, end: v[hi].1 })
+        debug_assert_eq!((start, end), (v[lo].0, v[hi].1));
+        (lo, SackBlock { start, end })
     }
 }
 

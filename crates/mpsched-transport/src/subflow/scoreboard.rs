@@ -187,11 +187,23 @@ impl Scoreboard {
     /// Without a SACKed, lost or retransmitted segment (nearly every ACK) only the bytes and
     /// the sample are left to find ([`Scoreboard::cumulative_ack_clean`]); this pass alone,
     /// without that split, cost more than the pops (`newreno-10m` +0.4 %).
+    ///
+    /// The clean case is inlined at the caller and the rest is a call of its own
+    /// ([`Scoreboard::cumulative_ack_full`]): as one function, every ACK paid the large
+    /// function's call, register saves and frame for the short clean loop (measured:
+    /// `newreno-10m` 82.57 -> 82.06 M instructions, `lia-2path` 603.79 -> 601.27 M).
+    #[inline]
     pub fn cumulative_ack(&mut self, ack: u64, acked: &mut Acked) {
         if self.sacked_bytes == 0 && self.lost_bytes == 0 && self.retrans_bytes == 0 {
             self.cumulative_ack_clean(ack, acked);
             return;
         }
+        self.cumulative_ack_full(ack, acked);
+    }
+
+    /// [`Scoreboard::cumulative_ack`] with a segment SACKed, lost or in retransmission.
+    #[inline(never)]
+    fn cumulative_ack_full(&mut self, ack: u64, acked: &mut Acked) {
         let (mut k, mut newly, mut sacked, mut sacked_below, mut lost, mut retrans) = (0, 0, 0, 0, 0, 0);
         let mut best: Option<(usize, Instant)> = None;
         while k < self.segs.len() {
