@@ -166,11 +166,13 @@ pub struct LinkStats {
     pub max_queue_bytes: u64,
     /// Largest queue occupancy (packets).
     pub max_queue_packets: u64,
-    /// Queue occupancy integrated over time up to `queue_since` (byte·ns, packet·ns).
+    /// Queue occupancy integrated over time (byte·ns, packet·ns): a trace link's up to
+    /// `queue_since`; a rate link's with each waiting packet's whole wait added when it was
+    /// accepted (serial.rs). Read through [`Link::mean_queue`].
     pub queue_byte_ns: u128,
     /// See `queue_byte_ns`.
     pub queue_packet_ns: u128,
-    /// Time of the last change of the queue (ns).
+    /// Time of the last change of a trace link's queue (ns).
     pub queue_since: u64,
 }
 
@@ -227,6 +229,9 @@ pub struct Link {
     /// Capacity offered so far (rate links), integrated up to `cap_since`.
     cap_bits: f64,
     cap_since: u64,
+    /// Debug builds: a rate link's queue integrals folded at each change, and when (serial.rs).
+    #[cfg(debug_assertions)]
+    queue_fold: (u128, u128, u64),
 }
 
 /// Per-packet delay variation, as netem's `delay TIME JITTER` applies it with no distribution
@@ -336,6 +341,8 @@ impl Link {
             stats: LinkStats::default(),
             cap_bits: 0.0,
             cap_since: 0,
+            #[cfg(debug_assertions)]
+            queue_fold: (0, 0, 0),
         }
     }
 
@@ -398,9 +405,15 @@ impl Link {
         if now == 0 {
             return (0.0, 0.0);
         }
-        let dt = now.saturating_sub(self.stats.queue_since) as u128;
-        let bytes = self.stats.queue_byte_ns + self.queued_bytes as u128 * dt;
-        let packets = self.stats.queue_packet_ns + self.queued_packets() as u128 * dt;
+        let (bytes, packets) = if self.trace.is_none() {
+            self.rate_queue_integrals(now)
+        } else {
+            let dt = now.saturating_sub(self.stats.queue_since) as u128;
+            (
+                self.stats.queue_byte_ns + self.queued_bytes as u128 * dt,
+                self.stats.queue_packet_ns + self.queued_packets() as u128 * dt,
+            )
+        };
         (bytes as f64 / now as f64, packets as f64 / now as f64)
     }
 
@@ -575,7 +588,11 @@ impl Link {
         }
         if flush {
             // The queue is flushed; the packet being serialized finishes and is lost at departure.
-            self.account_queue(now);
+            // (A rate link's waiting packets are flushed by `requeue`: their waits were
+            // taken back to `now` by `take_back`.)
+            if self.trace.is_some() {
+                self.account_queue(now);
+            }
             for &(pkt, _) in self.queue.iter() {
                 self.stats.dropped_outage += 1;
                 dropped.push(pkt);
