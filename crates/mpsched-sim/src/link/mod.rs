@@ -183,6 +183,9 @@ pub struct Link {
     /// Index in the simulator's links.
     pub id: u32,
     rate_bps: u64,
+    /// The last packet size [`Link::tx_time`] timed at `rate_bps`, and its time (`u32::MAX`:
+    /// none since the rate was set).
+    tx_last: (u32, u64),
     delay_ns: u64,
     /// Queue capacity (bytes; `u64::MAX`: unlimited, mahimahi's default).
     pub queue_cap: u64,
@@ -309,6 +312,7 @@ impl Link {
             name,
             id,
             rate_bps,
+            tx_last: (u32::MAX, 0),
             delay_ns,
             queue_cap,
             queue_cap_packets: u64::MAX,
@@ -417,10 +421,18 @@ impl Link {
         (bytes as f64 / now as f64, packets as f64 / now as f64)
     }
 
-    #[inline]
-    fn tx_time(&self, size: u32) -> u64 {
-        // Round up so a packet never takes zero time.
-        (size as u64 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1))
+    /// Serialization time of `size` bytes at the current rate, rounded up so a packet never
+    /// takes zero time. The last size's is kept (most packets on a link have the size of the
+    /// one before: full segments one way, ACKs the other): a compare instead of a multiply
+    /// and a 64-bit division (sixteenth pass, perf16l: `newreno-10m` 82.34 -> 81.80 M
+    /// instructions, `lia-2path` 601.64 -> 599.39 M).
+    #[inline(always)]
+    fn tx_time(&mut self, size: u32) -> u64 {
+        if size != self.tx_last.0 {
+            self.tx_last = (size, (size as u64 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1)));
+        }
+        debug_assert_eq!(self.tx_last.1, (size as u64 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1)));
+        self.tx_last.1
     }
 
     /// A packet of `size` bytes enters the link at `now`. Always inlined (into the driver's
@@ -578,6 +590,7 @@ impl Link {
         let flush = c.outage == Some(true) && !self.outage;
         if let Some(r) = c.rate_bps {
             self.rate_bps = r;
+            self.tx_last = (u32::MAX, 0);
         }
         if let Some(d) = c.delay_ns {
             self.delay_ns = d;
