@@ -220,6 +220,8 @@ pub struct Link {
     /// packets departing after it keep an undo (serial.rs).
     change_at: Vec<u64>,
     change_next: usize,
+    /// `change_at[change_next]` (`u64::MAX`: none), kept by `note_next_change`.
+    next_change_at: u64,
     ring: Ring<(u64, PktId)>,
     last_arrival: u64,
     /// Per-packet delay variation (see [`Link::set_jitter`]); `None`: none, no draws.
@@ -308,6 +310,7 @@ impl Link {
     ) -> Self {
         let mut change_at: Vec<u64> = changes.iter().map(|c| c.at_ns).collect();
         change_at.sort_unstable();
+        let next_change_at = change_at.first().copied().unwrap_or(u64::MAX);
         Link {
             name,
             id,
@@ -330,6 +333,7 @@ impl Link {
             gen: 0,
             change_at,
             change_next: 0,
+            next_change_at,
             ring: Ring::default(),
             last_arrival: 0,
             jitter: None,

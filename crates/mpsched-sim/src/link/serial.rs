@@ -235,7 +235,15 @@ impl Link {
     /// Packets departing after it keep an undo.
     #[inline(always)]
     fn next_change(&self) -> u64 {
-        self.change_at.get(self.change_next).copied().unwrap_or(u64::MAX)
+        debug_assert_eq!(self.next_change_at, self.change_at.get(self.change_next).copied().unwrap_or(u64::MAX));
+        self.next_change_at
+    }
+
+    /// Keeps [`Link::next_change`]'s time in a field: one load per decided packet instead of
+    /// a bounds-checked look-up (sixteenth pass, perf16l: `newreno-10m` 81.80 -> 81.71 M
+    /// instructions, `lia-2path` 599.39 -> 598.63 M).
+    pub(super) fn note_next_change(&mut self) {
+        self.next_change_at = self.change_at.get(self.change_next).copied().unwrap_or(u64::MAX);
     }
 
     /// Announces a change of the link at `at_ns` that does not come from its own scheduled
@@ -245,6 +253,7 @@ impl Link {
     pub fn expect_change_at(&mut self, at_ns: u64) {
         let k = self.change_at.partition_point(|&t| t <= at_ns);
         self.change_at.insert(k, at_ns);
+        self.note_next_change();
     }
 
     /// Whether an `Arrive` event of generation `gen` is the link's live one.
@@ -264,6 +273,7 @@ impl Link {
         while self.change_at.get(self.change_next).is_some_and(|&t| t < now) {
             self.change_next += 1;
         }
+        self.note_next_change();
         let held: Vec<Serial> = self.serial.iter().copied().collect();
         for s in held.iter().rev() {
             if s.start > now {
