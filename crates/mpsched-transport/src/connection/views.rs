@@ -105,13 +105,24 @@ impl Connection {
     /// The views' snapshots of the subflows changed since they were taken, copied again.
     #[inline]
     fn copy_snapshots(&mut self) {
+        self.copy_stale_snapshots::<false>();
+    }
+
+    /// The snapshot (its core only: `CORE`) of every subflow changed since its view's snapshot
+    /// was taken, copied into the view, which is then marked current.
+    #[inline(always)]
+    fn copy_stale_snapshots<const CORE: bool>(&mut self) {
         let all = ((1u16 << self.views.len()) - 1) as u8;
         let mut stale = !self.subflows.clean_mask(Derived::View) & all;
         self.views_changed |= stale;
         while stale != 0 {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
-            self.subflows[i].info_into(&mut self.views[i].info);
+            if CORE {
+                self.subflows[i].core_info_into(&mut self.views[i].info);
+            } else {
+                self.subflows[i].info_into(&mut self.views[i].info);
+            }
             self.subflows.set_clean(Derived::View, i);
         }
     }
@@ -158,15 +169,7 @@ impl Connection {
     /// [`Subflow::core_info_into`]: crate::subflow::Subflow::core_info_into
     fn copy_core_snapshots(&mut self) {
         debug_assert!(!self.sched.redundant() && !self.sched.opportunistic_retransmission());
-        let all = ((1u16 << self.views.len()) - 1) as u8;
-        let mut stale = !self.subflows.clean_mask(Derived::View) & all;
-        self.views_changed |= stale;
-        while stale != 0 {
-            let i = stale.trailing_zeros() as usize;
-            stale &= stale - 1;
-            self.subflows[i].core_info_into(&mut self.views[i].info);
-            self.subflows.set_clean(Derived::View, i);
-        }
+        self.copy_stale_snapshots::<true>();
         #[cfg(debug_assertions)]
         (0..self.views.len()).for_each(|i| self.check_snapshot(i));
     }
