@@ -164,7 +164,11 @@ def test_ping_rtt_is_twice_the_delay(tmp_path: Path) -> None:
     print(
         f"ping RTT median {med:.3f} ms, min {min(rtts):.3f}, max {max(rtts):.3f} (2 x delay = 40 ms)"
     )
-    assert abs(med - 40.0) < 1.0, rtts
+    # The emulator may release a packet late (a busy machine delays its thread), never early:
+    # the fastest ping shows the emulated delay itself, the median how much the load added.
+    # (The median alone, within 1 ms of 40, failed once at load ~10: 41.9 ms; 40.5 ms alone.)
+    assert 40.0 <= min(rtts) < 40.5, rtts
+    assert med < 45.0, rtts
 
 
 def test_calibration_suite_runs_on_the_simulator(tmp_path: Path) -> None:
