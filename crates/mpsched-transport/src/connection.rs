@@ -298,6 +298,11 @@ pub struct Connection {
     /// `usable` changes only with a new copy; a send patches it, not counted):
     /// [`crate::sched::SchedView::changed`].
     views_changed: u8,
+    /// `paths[0]`, the first subflow's path: the one every segment of a single-path connection
+    /// names, compared here first so that a segment's lookup and a send do not read the
+    /// `paths` buffer, a cache line of its own per packet with many flows (`flows-1000`,
+    /// BENCHMARKS.md, seventeenth pass). In the padding before `sent_pushed`.
+    path0: PathId,
     /// Segments ever pushed on `sent` (wrapping; connection/meta.rs). In the padding before
     /// `queues`: the connection's size is unchanged.
     sent_pushed: u32,
@@ -373,6 +378,7 @@ impl Connection {
             shared: ConnShared::new(cfg.subflow.rcv_payload(cfg.rcv_buf), cfg.key),
             subflows: Subflows::new(subflows),
             paths: cfg.paths.clone(),
+            path0: cfg.paths[0],
             meta,
             sched,
             coupled,
@@ -409,6 +415,17 @@ impl Connection {
                 .subflow_rcv_buf
                 .map(|init| RcvTuning::new(init, cfg.rcv_buf, cfg.subflow.rcv_scaling_ratio)),
         })
+    }
+
+    /// The subflow index of `path`, if it has one (`path0` asked first).
+    #[inline(always)]
+    fn index_of_path(&self, path: PathId) -> Option<usize> {
+        debug_assert_eq!(self.path0, self.paths[0]);
+        if path == self.path0 {
+            Some(0)
+        } else {
+            self.paths.iter().position(|&p| p == path)
+        }
     }
 
     /// Which end this is.

@@ -102,7 +102,7 @@ impl Connection {
         if self.close.reason.is_some() || !in_sequence_space(seg) {
             return;
         }
-        let i = match self.paths.iter().position(|&p| p == path) {
+        let i = match self.index_of_path(path) {
             Some(i) if seg.join_token().is_none_or(|t| t == self.token) => i,
             Some(_) => return,
             None => match self.accept_join(now, path, seg) {

@@ -36,7 +36,8 @@ impl Connection {
         if n == 1 {
             let mut cx = SubflowCx { conn: &mut self.shared };
             if self.subflows[0].poll_transmit_into(now, &mut cx, out) {
-                return Some(self.paths[0]);
+                debug_assert_eq!(self.path0, self.paths[0]);
+                return Some(self.path0);
             }
         } else if let Some(t) = self.poll_subflows(now, n) {
             return Some(t.write_to(out));
@@ -312,8 +313,12 @@ impl Connection {
             if let Some(k) = at.or_else(|| self.carriers_of(dsn)) {
                 self.sent[k].carried.insert(i);
             }
+            return self.paths[i];
         }
-        self.paths[i]
+        // Plain TCP: its one path is `path0`, in the connection's hot lines (the `paths`
+        // buffer is a cache line of its own per packet with many flows).
+        debug_assert_eq!((i, self.path0), (0, self.paths[0]));
+        self.path0
     }
 
     /// More than one subflow: the connection-level retransmission queue is needed (reinjection,

@@ -100,10 +100,18 @@ impl Acked {
 
 /// The scoreboard. Segments are kept in ascending `seq`; loss detection and the retransmission
 /// scan each move a pointer forward once, so an ACK costs time proportional to what it changes.
+// `repr(C)`: what an ACK reads or writes first (the ring's header, the SACK cache a receiver's
+// data segment resets, the counters and pointers), the two retransmission queues, touched only
+// after losses, last. In Rust's order they sat between the ring and the counters, so the
+// receiver's two fields were two cache lines apart and the sender's were spread over four
+// (`flows-1000`, BENCHMARKS.md, seventeenth pass).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub(crate) struct Scoreboard {
     /// Sent, not cumulatively acknowledged segments, ascending `seq`.
     segs: Ring<SentSeg>,
+    /// SACK blocks of the previous ACK: their segments are already marked.
+    sack_cache: [SackBlock; 3],
     /// Absolute index of `segs[0]` (segments popped so far).
     head_abs: u64,
     sacked_bytes: u64,
@@ -115,8 +123,10 @@ pub(crate) struct Scoreboard {
     sacked_before_ptr: u64,
     /// Lost segments below this absolute index were retransmitted already.
     retx_ptr: u64,
-    /// SACK blocks of the previous ACK: their segments are already marked.
-    sack_cache: [SackBlock; 3],
+    /// Send time of the most recently sent segment known delivered.
+    rack_xmit: Instant,
+    /// Segments detected lost over the subflow's life (by SACK, RTO or lost retransmission).
+    segments_lost: u64,
     /// Retransmissions in the order they were sent: (right edge, sent_at). Lets a lost
     /// retransmission be detected without an RTO once a later-sent segment is delivered. The
     /// right edge names the segment: a partial cumulative ACK moves its start, not its end.
@@ -124,10 +134,6 @@ pub(crate) struct Scoreboard {
     /// Retransmissions found lost again (right edges), to resend before scanning on (ascending
     /// send order).
     relost: VecDeque<u64>,
-    /// Send time of the most recently sent segment known delivered.
-    rack_xmit: Instant,
-    /// Segments detected lost over the subflow's life (by SACK, RTO or lost retransmission).
-    segments_lost: u64,
 }
 
 impl Scoreboard {
