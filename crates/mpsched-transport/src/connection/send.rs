@@ -295,7 +295,8 @@ impl Connection {
         pos: Option<u32>,
         out: &mut Segment,
     ) -> PathId {
-        let view_current = self.subflows.is_clean(Derived::View, i);
+        let marks = self.subflows.marks(i);
+        let view_current = marks & Derived::View.bit() != 0;
         if let Some(room) = raise {
             self.subflows.raise_snd_wnd(i, room);
         }
@@ -312,6 +313,12 @@ impl Connection {
             debug_assert!(at.is_none() || at == self.carriers_of(dsn), "position of {dsn}");
             if let Some(k) = at.or_else(|| self.carriers_of(dsn)) {
                 self.sent[k].carried.insert(i);
+            }
+            // A usable view's current fields imply a current cached free window
+            // (`refresh_view_fields`): both are patched. (A segment from a send queue is
+            // followed by the queue's own bookkeeping: left to the next decision.)
+            if marks & Derived::Fields.bit() != 0 && pos.is_none() && self.views[i].usable {
+                self.fields_after_send(now, i, len);
             }
             return self.paths[i];
         }
@@ -643,7 +650,13 @@ impl Connection {
             let all = self.sched.penalize_all_carriers();
             for o in (0..self.subflows.len()).filter(|&o| o != s && h.carried.contains(o)) {
                 let vo = self.views[o].info;
-                if srtt_s < vo.srtt && !vo.in_recovery {
+                // Read live: the views' snapshots may hold their core only (`copy_snapshots`).
+                // The decision that led here brought every view up to date and `o` is unchanged
+                // since (its `View` mark is set), so this is the value a whole snapshot holds.
+                let in_recovery = self.subflows[o].in_recovery();
+                debug_assert!(self.subflows.is_clean(Derived::View, o), "view {o} current");
+                debug_assert!(!self.sched.shape().full_info || in_recovery == vo.in_recovery);
+                if srtt_s < vo.srtt && !in_recovery {
                     self.subflows[o].penalize();
                     self.info.penalizations += 1;
                     self.meta[s].last_penalization = Some(now);

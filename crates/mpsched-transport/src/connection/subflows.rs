@@ -43,6 +43,14 @@ pub(super) enum Derived {
     Blocked = 7,
 }
 
+impl Derived {
+    /// Where [`Subflows::marks`] puts this mark.
+    #[inline]
+    pub const fn bit(self) -> u64 {
+        1 << (self as u64 * 8)
+    }
+}
+
 /// What the connection keeps per subflow beside the clean marks.
 #[derive(Debug, Default)]
 struct Cache {
@@ -81,6 +89,12 @@ impl Subflows {
     #[inline]
     pub fn is_clean(&self, what: Derived, i: usize) -> bool {
         self.clean.load(Ordering::Relaxed) & (1 << (what as u64 * 8 + i as u64)) != 0
+    }
+
+    /// Subflow `i`'s marks, each at its [`Derived::bit`].
+    #[inline]
+    pub fn marks(&self, i: usize) -> u64 {
+        (self.clean.load(Ordering::Relaxed) >> i) & LANES
     }
 
     /// Records that subflow `i`'s `what` was just derived from its current state.
@@ -148,6 +162,24 @@ impl Subflows {
             self.set_clean(Derived::Space, i);
         }
         space
+    }
+
+    /// After `len` bytes of new data were sent on subflow `i` ([`Subflow::send_new_into`]) whose
+    /// cached free window was valid before the send: the window less `len`, cached again and
+    /// returned, when the pacing gap is over at `now` (else `None`, the mark left clear). Exact:
+    /// the send adds `len` to the pipe and changes nothing else [`Subflow::new_data_space`]
+    /// reads (the controller's `on_sent` sees the window read-only; a saturated window stays
+    /// 0); debug builds compare.
+    #[inline]
+    pub fn space_after_send(&mut self, i: usize, now: Instant, len: u32) -> Option<u64> {
+        if !self.v[i].pacing_gap_over(now) {
+            return None;
+        }
+        let space = self.cache[i].space.saturating_sub(len as u64);
+        debug_assert_eq!(space, self.v[i].new_data_space(now), "free window after a send on {i}");
+        self.cache[i].space = space;
+        self.set_clean(Derived::Space, i);
+        Some(space)
     }
 
     /// The earliest timer deadline of any subflow ([`Subflow::poll_timeout`]); with more than

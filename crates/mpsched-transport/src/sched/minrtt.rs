@@ -52,6 +52,14 @@ impl Scheduler for MinRtt {
     fn opportunistic_retransmission(&self) -> bool {
         self.opportunistic
     }
+    /// minRTT reads the subflows' views only (srtt, usable, available, backup, carried).
+    fn reads_conn(&self) -> bool {
+        false
+    }
+    /// Of a snapshot minRTT reads the srtt alone.
+    fn reads_full_info(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -376,3 +376,25 @@ fn custom_scheduler_default_get_retrans_is_get_send() {
     assert_eq!(retrans(&mut s, Instant::ZERO, &reinj_view(&subs, &conn)), (Verdict::Send, vec![1]));
     assert!(!s.redundant() && !s.opportunistic_retransmission());
 }
+
+proptest::proptest! {
+    /// minRTT's written-out path for new data chooses as Linux's passes do, for any mix of
+    /// usable, busy, backup and carried subflows, equal srtts (ties) and any subset.
+    #[test]
+    fn min_rtt_new_matches_the_passes(
+        subs in proptest::collection::vec((0u64..4, 0u8..4, proptest::bool::ANY, proptest::bool::ANY), 1..=8),
+        set in 0u16..256,
+    ) {
+        let views: Vec<SchedSubflow> = subs
+            .iter()
+            .map(|&(srtt, kind, is_backup, carried)| {
+                let s = match kind { 0 => idle(srtt), 1 => busy(srtt), 2 => unusable(srtt), _ => sf(srtt, 4, 3) };
+                SchedSubflow { backup: is_backup, carried, ..s }
+            })
+            .collect();
+        let conn = ConnInfo::default();
+        let v = view(&views, &conn);
+        proptest::prop_assert_eq!(v.min_rtt_in(SubflowSet(set)), v.min_rtt_passes(SubflowSet(set)));
+        proptest::prop_assert_eq!(v.min_rtt(), v.min_rtt_passes(SubflowSet(u16::MAX)));
+    }
+}

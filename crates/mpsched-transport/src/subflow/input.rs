@@ -270,6 +270,13 @@ impl Subflow {
         }
     }
 
+    /// In fast recovery or RTO recovery now: [`crate::SubflowInfo::in_recovery`], read live (for
+    /// a connection whose views copy only the snapshots' core).
+    #[inline]
+    pub fn in_recovery(&self) -> bool {
+        self.recovery != Recovery::None
+    }
+
     fn on_data(&mut self, now: Instant, seg: &Segment, cx: &mut SubflowCx) {
         self.stats.bytes_arrived += seg.len as u64;
         self.rcv_rtt.on_data(now, seg.ts_ecr, u32::from(seg.len), self.mss());
