@@ -2,7 +2,7 @@
 //! downloads), path events, and the length of decision intervals.
 
 use mpsched_transport::observe::min_rtt_interval_ns;
-use mpsched_transport::{ConnConfig, Connection, Instant, PathState, SchedSpec, Side};
+use mpsched_transport::{ConnConfig, Connection, Instant, PathState, SchedSpec, Side, SlotStats};
 
 use super::Sim;
 use crate::event::Kind;
@@ -56,11 +56,10 @@ impl Sim {
         if app == App::Greedy {
             client.write(def.size.unwrap_or(u64::MAX / 4));
         }
-        let prev = self.prev.of(f);
-        debug_assert_eq!(prev.len(), client.subflow_count(), "a client has a subflow per path");
-        prev.fill(Default::default());
         let rt = &mut self.flows[f];
         rt.started = true;
+        rt.prev = vec![(0, 0, 0, 0); client.subflow_count()];
+        rt.prev_slots = vec![SlotStats::default(); client.subflow_count()];
         rt.prev_app = 0;
         rt.prev_full = 0.0;
         rt.written = 0;

@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use mpsched_transport::observe::DecisionStats;
-use mpsched_transport::{CcSpec, Connection, Decision, SchedSpec, Segment};
+use mpsched_transport::{CcSpec, Connection, Decision, SchedSpec, Segment, SlotStats};
 
 use crate::energy::InterfaceEnergy;
 use crate::event::{EventQueue, Kind};
@@ -99,6 +99,10 @@ struct FlowRt {
     prev_full: f64,
     /// Application bytes written so far on the current connection (rate-limited sources).
     written: u64,
+    /// Counters at the previous sample, per subflow: (bytes_sent, delivered, lost, retx).
+    prev: Vec<(u64, u64, u64, u64)>,
+    /// Per-slot statistics at the previous sample, per subflow.
+    prev_slots: Vec<SlotStats>,
     data_drops: u64,
     /// Start of the current transfer, and the completed ones: (start, end) in ns.
     transfer_start: u64,
@@ -159,8 +163,6 @@ pub struct Sim {
     scratch: Vec<PktId>,
     packets_created: u64,
     series: Series,
-    /// Every subflow's counters at the previous sample.
-    prev: sample::PrevCounters,
     queue_series: sample::QueueSeries,
     finished_flows: usize,
     /// Paths currently down by a path event.
@@ -213,6 +215,8 @@ impl Sim {
                 done_at: None,
                 stopped_at: None,
                 data_drops: 0,
+                prev: vec![(0, 0, 0, 0)],
+                prev_slots: vec![SlotStats::default()],
                 prev_app: 0,
                 prev_full: 0.0,
                 written: 0,
@@ -238,7 +242,6 @@ impl Sim {
             scratch: Vec::with_capacity(64),
             packets_created: 0,
             series: Series::default(),
-            prev: sample::PrevCounters::new(sc.flows.iter().map(|f| f.paths.len())),
             queue_series: Default::default(),
             finished_flows: 0,
             path_down: vec![false; sc.paths.len()],

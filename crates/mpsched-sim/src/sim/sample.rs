@@ -1,6 +1,6 @@
 //! Periodic samples: the timeseries table's rows and the per-interface energy accounting.
 
-use mpsched_transport::{Instant, SlotStats};
+use mpsched_transport::Instant;
 
 use super::series::Sampled;
 use super::Sim;
@@ -34,10 +34,6 @@ impl Sim {
         self.bin_bytes = Some(bin_bytes);
     }
 
-    // Not inlined into the event loop: once per sample interval, and its body's register
-    // pressure moved the loop's code (+0.2-0.3 % on the single-flow benchmarks when the
-    // per-flow counters moved to `PrevCounters`).
-    #[inline(never)]
     pub(super) fn sample(&mut self) {
         self.settle_links();
         self.sample_flows();
@@ -66,12 +62,11 @@ impl Sim {
             let full_frac = ((rcv.rwnd_full_seconds - rt.prev_full) / dt).clamp(0.0, 1.0);
             rt.prev_full = rcv.rwnd_full_seconds;
             let Some(conn) = self.eps[2 * f].conn.as_ref() else { continue };
-            let prevs = self.prev.of(f);
-            debug_assert_eq!(prevs.len(), conn.subflow_count());
-            for (i, prev) in prevs.iter_mut().enumerate() {
+            for i in 0..conn.subflow_count() {
                 let s = conn.subflow_sample(i);
+                let prev = rt.prev[i];
                 let sl = conn.slot_stats(i);
-                let d = sl.since(&prev.slots);
+                let d = sl.since(&rt.prev_slots[i]);
                 self.series.push(Sampled {
                     flow: f as u32,
                     subflow: i as u32,
@@ -81,67 +76,24 @@ impl Sim {
                     rttvar_ns: s.rttvar.0,
                     rto_ns: s.rto.0,
                     inflight: s.pipe,
-                    sent: s.bytes_sent - prev.bytes_sent,
-                    delivered: s.delivered - prev.delivered,
+                    sent: s.bytes_sent - prev.0,
+                    delivered: s.delivered - prev.1,
                     app,
                     ooo_bytes: rcv.ooo_bytes,
                     rwnd_full_frac: full_frac,
-                    losses: s.segments_lost - prev.lost,
-                    retransmits: s.segments_retransmitted - prev.retransmitted,
+                    losses: s.segments_lost - prev.2,
+                    retransmits: s.segments_retransmitted - prev.3,
                     measured: d.measured,
                     bw_bps_sum: d.bw_bps_sum,
                     srtt_ns_sum: d.srtt_ns_sum,
                 });
                 if let Some(bins) = self.bin_bytes.as_mut() {
-                    bins.push((def.paths[i], f as u32, s.delivered - prev.delivered));
+                    bins.push((def.paths[i], f as u32, s.delivered - prev.1));
                 }
-                *prev = Prev {
-                    bytes_sent: s.bytes_sent,
-                    delivered: s.delivered,
-                    lost: s.segments_lost,
-                    retransmitted: s.segments_retransmitted,
-                    slots: sl,
-                };
+                rt.prev[i] = (s.bytes_sent, s.delivered, s.segments_lost, s.segments_retransmitted);
+                rt.prev_slots[i] = sl;
             }
         }
-    }
-}
-
-/// A subflow's counters at the previous sample.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Prev {
-    bytes_sent: u64,
-    delivered: u64,
-    lost: u64,
-    retransmitted: u64,
-    slots: SlotStats,
-}
-
-/// Every flow's subflows' [`Prev`], flow after flow in one array: the sample reads them in
-/// order (two small heap blocks per flow, read and written per sample, were two more cache
-/// misses per flow with 1,000 flows).
-pub(super) struct PrevCounters {
-    /// Flow `f`'s subflows are `prev[first[f]..first[f + 1]]`.
-    first: Vec<usize>,
-    prev: Vec<Prev>,
-}
-
-impl PrevCounters {
-    /// Room for each flow's subflows (one per path), given their counts in flow order.
-    pub(super) fn new(subflows: impl Iterator<Item = usize>) -> Self {
-        let first: Vec<usize> = std::iter::once(0)
-            .chain(subflows.scan(0, |n, k| {
-                *n += k;
-                Some(*n)
-            }))
-            .collect();
-        PrevCounters { prev: vec![Prev::default(); *first.last().unwrap()], first }
-    }
-
-    /// Flow `f`'s subflows' counters.
-    #[inline]
-    pub(super) fn of(&mut self, f: usize) -> &mut [Prev] {
-        &mut self.prev[self.first[f]..self.first[f + 1]]
     }
 }
 
@@ -180,30 +132,6 @@ impl QueueSeries {
                 ("queue_bytes".into(), Column::I64(self.bytes)),
                 ("queue_packets".into(), Column::I64(self.packets)),
             ],
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::PrevCounters;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn each_flow_has_its_own_subflows(counts in prop::collection::vec(0usize..9, 0..50)) {
-            let mut p = PrevCounters::new(counts.iter().copied());
-            for (f, &k) in counts.iter().enumerate() {
-                let mine = p.of(f);
-                prop_assert_eq!(mine.len(), k);
-                for x in mine.iter_mut() {
-                    prop_assert_eq!(x.bytes_sent, 0);
-                    x.bytes_sent = f as u64 + 1;
-                }
-            }
-            for f in 0..counts.len() {
-                prop_assert!(p.of(f).iter().all(|x| x.bytes_sent == f as u64 + 1));
-            }
         }
     }
 }
