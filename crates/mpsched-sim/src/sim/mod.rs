@@ -27,13 +27,14 @@ mod invariants;
 mod net;
 mod output;
 mod sample;
+mod series;
 mod totals;
 mod trace;
 mod udp;
 
 pub use invariants::check_invariants;
 pub use output::RunOutput;
-use sample::Series;
+use series::Series;
 use totals::Totals;
 pub use trace::{DropReason, PacketEvent, PacketTrace};
 
@@ -171,8 +172,9 @@ pub struct Sim {
     /// Per path with an energy model: the interface's energy, and the device-side link byte
     /// counters (down: last forward link, up: first reverse link) at the previous sample.
     energy: Vec<(InterfaceEnergy, u64, u64)>,
-    /// Scratch for a sample: (path, flow, bytes acknowledged on that path in the bin).
-    bin_bytes: Vec<(u16, u32, u64)>,
+    /// Scratch for a sample: (path, flow, bytes acknowledged on that path in the bin); `None`
+    /// when no path has an energy model (nothing reads them: a push per row saved).
+    bin_bytes: Option<Vec<(u16, u32, u64)>>,
     /// Every flow ends by itself: sized, or with a stop time.
     all_sized: bool,
     /// Host controllers (`cc = "policy:PATH"` naming a host policy), and their earliest deadline.
@@ -245,7 +247,7 @@ impl Sim {
             path_down: vec![false; sc.paths.len()],
             pending_decisions: VecDeque::new(),
             energy: vec![(InterfaceEnergy::default(), 0, 0); sc.paths.len()],
-            bin_bytes: Vec::new(),
+            bin_bytes: sc.paths.iter().any(|p| p.energy.is_some()).then(Vec::new),
             all_sized: sc.flows.iter().all(|f| f.size.is_some() || f.stop_ns.is_some()),
             hosts: Vec::new(),
             host_due: u64::MAX,
@@ -299,7 +301,7 @@ impl Sim {
     /// not taken are in [`Sim::output`]'s timeseries.
     pub fn take_timeseries(&mut self) -> Table {
         let names: Vec<&str> = self.sc.flows.iter().map(|f| f.name.as_str()).collect();
-        std::mem::take(&mut self.series).into_table(&names)
+        std::mem::take(&mut self.series).into_table(&names, self.sc.sample_ns)
     }
 
     /// Whether the run is over early: every flow sized and complete, or stopped (unless the
