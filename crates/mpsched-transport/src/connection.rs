@@ -298,6 +298,10 @@ pub struct Connection {
     /// `usable` changes only with a new copy; a send patches it, not counted):
     /// [`crate::sched::SchedView::changed`].
     views_changed: u8,
+    /// Bit i: subflow i's send queue (`queues`) holds a segment. Every `poll_transmit` reads it:
+    /// here, in the padding of the flag line, rather than first in [`queue::SendQueues`], it lets
+    /// the configuration and the scheduler follow the flags (see `sf_cfg`).
+    queued: u8,
     /// `paths[0]`, the first subflow's path: the one every segment of a single-path connection
     /// names, compared here first so that a segment's lookup and a send do not read the
     /// `paths` buffer, a cache line of its own per packet with many flows (`flows-1000`,
@@ -306,15 +310,19 @@ pub struct Connection {
     /// Segments ever pushed on `sent` (wrapping; connection/meta.rs). In the padding before
     /// `queues`: the connection's size is unchanged.
     sent_pushed: u32,
-    /// Segments in the subflows' send queues ([`crate::sched::Verdict::Queue`]), not yet sent
-    /// (connection/queue.rs).
-    queues: queue::SendQueues,
-    /// For subflows the server accepts on paths it was not configured with.
+    /// For subflows the server accepts on paths it was not configured with. Its `mss` and
+    /// `subflow_windows`, read per segment, and `rcv_tuning`'s `Option` tag (its last word) and
+    /// `sched`'s discriminant, read per segment and per drive, share two lines with the flags
+    /// here: with the 88 cold bytes of `queues` between them they took three lines of their own
+    /// (BENCHMARKS.md, eighteenth pass, perf18m).
     sf_cfg: SubflowConfig,
     /// The receive buffer's auto-tuning, when joined subflows start with a buffer of their own
     /// ([`SubflowConfig::subflow_rcv_buf`], [`crate::rcvspace`]).
     rcv_tuning: Option<RcvTuning>,
     sched: AnySched,
+    /// Segments in the subflows' send queues ([`crate::sched::Verdict::Queue`]), not yet sent
+    /// (connection/queue.rs).
+    queues: queue::SendQueues,
     info: ConnInfo,
     views: Vec<SchedSubflow>,
     scratch: Vec<(u64, u32)>,
@@ -389,6 +397,7 @@ impl Connection {
             reinject: VecDeque::new(),
             reserved: VecDeque::new(),
             queues: queue::SendQueues::default(),
+            queued: 0,
             pending: VecDeque::new(),
             events: VecDeque::new(),
             parked: false,

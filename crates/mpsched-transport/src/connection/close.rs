@@ -156,6 +156,7 @@ impl Connection {
         self.reinject.clear();
         self.reserved.clear();
         self.queues.clear();
+        self.queued = 0;
         self.events.push_back(Event::Closed(reason));
     }
 
@@ -170,7 +171,7 @@ impl Connection {
     /// been sent (none reserved or queued on a subflow).
     pub(super) fn poll_data_fin(&mut self, now: Instant) -> Option<Transmit> {
         let fin = self.close.fin_dsn?;
-        let all_sent = self.shared.snd_next_dsn == fin && self.reserved.is_empty() && self.queues.is_empty();
+        let all_sent = self.shared.snd_next_dsn == fin && self.reserved.is_empty() && self.queued == 0;
         if !self.close.fin_pending || !all_sent {
             return None;
         }

@@ -40,13 +40,11 @@ use crate::time::Instant;
 /// A queued segment: DSN, length, position of its retransmission-queue entry.
 type Queued = (u64, u32, u32);
 
-/// The segments ([`Queued`]) waiting in each subflow's send queue, oldest first. `repr(C)`,
-/// `nonempty` first: every `poll_transmit` reads it, the rest is cold unless a scheduler queues.
+/// The segments ([`Queued`]) waiting in each subflow's send queue, oldest first. Cold unless a
+/// scheduler queues: which queues are not empty, the bit every `poll_transmit` reads, is
+/// [`Connection`]'s `queued`, on its flag line (BENCHMARKS.md, eighteenth pass, perf18m).
 #[derive(Debug, Default)]
-#[repr(C)]
 pub(super) struct SendQueues {
-    /// Bit i: subflow i's queue is not empty.
-    nonempty: u8,
     /// One queue per subflow index, allocated at the first segment queued (most connections,
     /// under any other scheduler, never queue one). Each segment: DSN, length, and the position
     /// of its entry in the retransmission queue ([`Connection::sent_pos`]).
@@ -55,12 +53,6 @@ pub(super) struct SendQueues {
 }
 
 impl SendQueues {
-    /// No subflow has anything queued.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.nonempty == 0
-    }
-
     /// Bytes in subflow `i`'s queue.
     #[inline]
     pub fn bytes(&self, i: usize) -> u64 {
@@ -90,7 +82,6 @@ impl SendQueues {
             self.segs.resize_with(8, VecDeque::new);
         }
         self.bytes[i] += len as u64;
-        self.nonempty |= 1 << i;
         let q = &mut self.segs[i];
         if let Some(tail) = q.back_mut() {
             if tail.0 + tail.1 as u64 == dsn && tail.1 < mss {
@@ -104,19 +95,27 @@ impl SendQueues {
         }
     }
 
-    fn pop(&mut self, i: usize) -> Option<Queued> {
-        let (dsn, len, pos) = self.segs.get_mut(i)?.pop_front()?;
+    /// Subflow `i`'s oldest segment, taken off its queue, and whether the queue is now empty.
+    fn pop(&mut self, i: usize) -> Option<(Queued, bool)> {
+        let q = self.segs.get_mut(i)?;
+        let (dsn, len, pos) = q.pop_front()?;
         self.bytes[i] -= len as u64;
-        if self.segs[i].is_empty() {
-            self.nonempty &= !(1 << i);
-        }
-        Some((dsn, len, pos))
+        Some(((dsn, len, pos), q.is_empty()))
     }
 
     /// Empties every queue.
     pub fn clear(&mut self) {
         self.segs.iter_mut().for_each(VecDeque::clear);
-        (self.bytes, self.nonempty) = ([0; 8], 0);
+        self.bytes = [0; 8];
+    }
+
+    /// Debug builds: bit i of `queued` is set exactly when subflow i's queue holds a segment.
+    #[cfg(debug_assertions)]
+    pub fn check_mask(&self, queued: u8) {
+        for i in 0..8 {
+            let held = self.segs.get(i).is_some_and(|q| !q.is_empty());
+            assert_eq!(queued & (1 << i) != 0, held, "queue mask of subflow {i}");
+        }
     }
 }
 
@@ -135,6 +134,7 @@ impl Connection {
         }
         let mss = self.subflows[s].mss();
         self.queues.push(s, dsn, len, mss, self.sent_pos());
+        self.queued |= 1 << s;
         // The view's `queued` and `unsent` count the queue: when its fields are current they
         // are patched (nothing else they read changed), which spares the next decision of the
         // same drain recomputing them.
@@ -153,7 +153,7 @@ impl Connection {
     pub(super) fn send_queued(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         #[cfg(debug_assertions)]
         self.check_blocked(now);
-        let mut m = self.queues.nonempty & !self.subflows.clean_mask(Derived::Blocked);
+        let mut m = self.queued & !self.subflows.clean_mask(Derived::Blocked);
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
@@ -190,9 +190,21 @@ impl Connection {
         if self.sf_cfg.subflow_windows && self.subflows[i].snd_wnd_room(0) < len as u64 {
             return None;
         }
-        self.queues.pop(i);
+        self.pop_queued(i);
         self.subflows.forget(Derived::Fields, i);
         Some(self.transmit_on_into(now, i, dsn, len, None, Some(pos), out))
+    }
+
+    /// Subflow `i`'s oldest queued segment, taken off its queue (its bit of `queued` cleared when
+    /// that empties it).
+    fn pop_queued(&mut self, i: usize) -> Option<Queued> {
+        let (seg, now_empty) = self.queues.pop(i)?;
+        if now_empty {
+            self.queued &= !(1 << i);
+        }
+        #[cfg(debug_assertions)]
+        self.queues.check_mask(self.queued);
+        Some(seg)
     }
 
     /// Debug builds: a subflow marked `Blocked` has a queued segment that does not fit its
@@ -213,7 +225,7 @@ impl Connection {
         if self.queues.bytes(i) == 0 {
             return;
         }
-        while let Some((dsn, len, _)) = self.queues.pop(i) {
+        while let Some((dsn, len, _)) = self.pop_queued(i) {
             self.add_reinjection(dsn, len);
         }
         self.subflows.forget(Derived::Fields, i);

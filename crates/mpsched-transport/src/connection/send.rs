@@ -43,7 +43,7 @@ impl Connection {
             return Some(t.write_to(out));
         }
         // The subflows' send queues (`Verdict::Queue`): their own output, as their windows open.
-        if !self.queues.is_empty() {
+        if self.queued != 0 {
             if let Some(path) = self.send_queued(now, out) {
                 return Some(path);
             }
@@ -77,7 +77,7 @@ impl Connection {
             && self.subflows.len() == 1
             && self.shared.unsent() == 0
             && self.pending.is_empty()
-            && self.queues.is_empty()
+            && self.queued == 0
             && self.reinject.is_empty()
             && self.reserved.is_empty()
             && !self.data_fin_pending()
@@ -511,7 +511,7 @@ impl Connection {
     /// queued: `mptcp_sendmsg_frag` probes only when all data is acknowledged).
     fn window_limited(&mut self, now: Instant, s: usize) -> Option<Transmit> {
         self.blocked_since.get_or_insert(now);
-        if self.queues.is_empty() && self.subflows.iter().all(|sf| sf.outstanding() == 0) {
+        if self.queued == 0 && self.subflows.iter().all(|sf| sf.outstanding() == 0) {
             self.subflows[s].arm_probe(now);
         }
         if self.sched.opportunistic_retransmission() && self.subflows.len() > 1 {
