@@ -228,11 +228,23 @@ impl Connection {
     /// subflow's send queue has those queued after it behind it, and the binary search for it
     /// was over 130 instructions per segment sent (`lia-2path`). Then the few after the guess,
     /// then the search; each finds the one segment with that DSN (ascending, distinct).
+    ///
+    /// The last segment's test is inlined: new data sent at once (`schedule_new`) is always the
+    /// one pushed last, and the call for it cost ~21 instructions a segment in `edar-handoff`
+    /// (63,989 calls).
+    #[inline(always)]
     fn carriers_of(&self, dsn: u64) -> Option<usize> {
-        let (first, last) = (self.sent.front()?, self.sent.back()?);
-        if last.dsn == dsn {
-            return Some(self.sent.len() - 1);
+        let k = self.sent.len().checked_sub(1)?;
+        if self.sent[k].dsn == dsn {
+            return Some(k);
         }
+        self.carriers_before_last(dsn)
+    }
+
+    /// [`Self::carriers_of`] when the segment is not the last one.
+    #[inline(never)]
+    fn carriers_before_last(&self, dsn: u64) -> Option<usize> {
+        let first = self.sent.front()?;
         let guess = (dsn.checked_sub(first.dsn)? / u64::from(self.subflows[0].mss().max(1))) as usize;
         match self.sent.get(guess) {
             Some(m) if m.dsn == dsn => Some(guess),
