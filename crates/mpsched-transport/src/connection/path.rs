@@ -86,7 +86,7 @@ impl Connection {
     /// Interface events from the driver for `path` (ignored for a path the connection has no
     /// subflow on).
     pub fn set_path(&mut self, now: Instant, path: PathId, st: PathState) {
-        let Some(i) = self.paths.iter().position(|&p| p == path) else { return };
+        let Some(i) = self.index_of_path(path) else { return };
         match st {
             PathState::Down => {
                 if self.close.fin_acked {

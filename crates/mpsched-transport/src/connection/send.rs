@@ -92,8 +92,7 @@ impl Connection {
     /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact.
     #[inline]
     fn poll_subflows(&mut self, now: Instant, n: usize) -> Option<Transmit> {
-        let all = ((1u16 << n) - 1) as u8;
-        let unmarked = !self.subflows.clean_mask(Derived::Idle) & all;
+        let unmarked = self.subflows.stale_mask(Derived::Idle);
         if unmarked == 0 {
             return None;
         }

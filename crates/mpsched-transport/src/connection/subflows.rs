@@ -115,6 +115,13 @@ impl Subflows {
         (self.clean.load(Ordering::Relaxed) >> (what as u64 * 8)) as u8
     }
 
+    /// Bit i set: subflow i's `what` is not valid (`i` below the subflow count).
+    #[inline]
+    pub fn stale_mask(&self, what: Derived) -> u8 {
+        let all = ((1u16 << self.v.len()) - 1) as u8;
+        !self.clean_mask(what) & all
+    }
+
     /// Every subflow, mutably: all marks cleared.
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Subflow> {
         *self.clean.get_mut() = 0;

@@ -44,10 +44,8 @@ impl Connection {
     /// (199.57 -> 198.58 M instructions, plain build).
     #[inline(always)]
     fn refresh_view_fields(&mut self, now: Instant) {
-        let n = self.subflows.len();
-        let all = ((1u16 << n) - 1) as u8;
-        let stale = !self.subflows.clean_mask(Derived::Fields) & all;
-        if stale != 0 || self.views.len() != n {
+        let stale = self.subflows.stale_mask(Derived::Fields);
+        if stale != 0 || self.views.len() != self.subflows.len() {
             self.refresh_stale_view_fields(now, stale);
         }
         #[cfg(debug_assertions)]
@@ -215,8 +213,7 @@ impl Connection {
     /// scheduler that does not read the rest) and, if it reads them, the fits.
     #[inline(never)]
     pub(super) fn build_queued_views(&mut self, now: Instant, len: u32, shape: SchedShape) {
-        let all = ((1u16 << self.subflows.len()) - 1) as u8;
-        self.rewrite_view_fields(now, !self.subflows.clean_mask(Derived::Fields) & all);
+        self.rewrite_view_fields(now, self.subflows.stale_mask(Derived::Fields));
         #[cfg(debug_assertions)]
         self.check_view_fields(now);
         if shape.reads_fit {
