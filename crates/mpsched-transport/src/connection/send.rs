@@ -39,8 +39,8 @@ impl Connection {
                 debug_assert_eq!(self.path0, self.paths[0]);
                 return Some(self.path0);
             }
-        } else if let Some(path) = self.poll_subflows(now, n, out) {
-            return Some(path);
+        } else if let Some(t) = self.poll_subflows(now, n) {
+            return Some(t.write_to(out));
         }
         // The subflows' send queues (`Verdict::Queue`): their own output, as their windows open.
         if self.queued != 0 {
@@ -90,11 +90,8 @@ impl Connection {
     /// subflows in the same order as a loop over every index that skips the marked ones, without
     /// a mark test and an index wrap per subflow (those showed in the profile with 8 subflows).
     /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact.
-    /// The segment is written into `out` (left as it was when none), as the one-subflow branch
-    /// does: returned by value, each pure ACK of a multipath receiver was built, copied into a
-    /// `Transmit` and copied again into the driver's slot.
     #[inline]
-    fn poll_subflows(&mut self, now: Instant, n: usize, out: &mut Segment) -> Option<PathId> {
+    fn poll_subflows(&mut self, now: Instant, n: usize) -> Option<Transmit> {
         let unmarked = self.subflows.stale_mask(Derived::Idle);
         if unmarked == 0 {
             return None;
@@ -113,10 +110,9 @@ impl Connection {
                     continue;
                 }
                 let mut cx = SubflowCx { conn: &mut self.shared };
-                // Not idle (just asked): `poll_transmit_into` would go on to `poll_pending`.
-                if self.subflows[i].poll_pending(now, &mut cx, out) {
+                if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
                     self.next_poll = if i + 1 == n { 0 } else { i + 1 };
-                    return Some(self.paths[i]);
+                    return Some(Transmit { path: self.paths[i], seg });
                 }
             }
         }
@@ -140,9 +136,8 @@ impl Connection {
 
     /// Whether `len` bytes of new data at `dsn` exceed the own send window of subflow `i`
     /// (`tcp_snd_wnd_test` under [`crate::SubflowConfig::subflow_windows`]): then the chosen
-    /// subflow cannot send them yet, and the connection waits. Always inlined (a field test
-    /// first): LLVM once left it out of line in `schedule_plain` (`newreno-10m` +0.4 %).
-    #[inline(always)]
+    /// subflow cannot send them yet, and the connection waits.
+    #[inline]
     pub(super) fn beyond_subflow_window(&self, i: usize, dsn: u64, len: u32) -> bool {
         self.sf_cfg.subflow_windows && len as u64 > self.subflows[i].snd_wnd_room(self.wnd_right.saturating_sub(dsn))
     }
@@ -438,9 +433,7 @@ impl Connection {
     /// `Transmit`, copied on the way out) and `take_new`'s multipath branch. (`take_new`'s
     /// plain-TCP lines stay written out here too: one helper shared by both changed LLVM's
     /// inlining and cost `lia-2path` 4.5 M instructions, measured.) `len` > 0: there is unsent
-    /// data. Always inlined: when `poll_subflows` wrote into the driver's slot LLVM left it out
-    /// of line, and `newreno-10m` paid the call (+1.4 %, measured).
-    #[inline(always)]
+    /// data.
     fn schedule_plain(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         let unsent = self.shared.unsent();
         if unsent == 0 {

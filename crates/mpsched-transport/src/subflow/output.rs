@@ -14,7 +14,6 @@ impl Subflow {
     /// here without entering [`Subflow::poll_pending`]. The test is exact: no SYN, probe, ACK
     /// or FIN pending, no lost data to resend, and no pacing delay (which would arm the pacing
     /// timer on the way) mean `poll_pending` would return `None` and change nothing.
-    #[cfg(test)]
     #[inline]
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
         let mut seg = Segment::default();
@@ -45,10 +44,8 @@ impl Subflow {
             && self.next_send_time <= now
     }
 
-    /// [`Subflow::poll_transmit_into`] when something may be due (the subflow is not
-    /// [`Subflow::is_idle`]); `false` and `out` unchanged when nothing is. Called directly by a
-    /// multipath connection that has just asked `is_idle` itself.
-    pub(crate) fn poll_pending(&mut self, now: Instant, cx: &mut SubflowCx, out: &mut Segment) -> bool {
+    /// [`Subflow::poll_transmit`] when something may be due.
+    fn poll_pending(&mut self, now: Instant, cx: &mut SubflowCx, out: &mut Segment) -> bool {
         if self.syn_pending {
             self.syn_pending = false;
             *out = self.make_syn(now, cx);
