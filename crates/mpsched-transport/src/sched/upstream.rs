@@ -66,7 +66,7 @@ pub struct Upstream {
     /// Payload bytes of a full segment: the send buffer is reckoned in segments.
     mss: u64,
     /// `pick`'s per-subflow ranking keys, kept across decisions with more than two subflows
-    /// ([`Lingers`]); allocated at the first such pick (boxed: `AnySched` keeps its size).
+    /// ([`Lingers`]); allocated at the first such pick (boxed: 8 bytes here; `AnySched` 232 -> 240 B).
     lingers: Option<Box<Lingers>>,
 }
 
