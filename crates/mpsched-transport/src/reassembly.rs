@@ -198,6 +198,32 @@ impl Reassembly {
                 return 0;
             }
         }
+        self.merge(i, start, end)
+    }
+
+    /// The rest of [`Reassembly::insert_slow`]: `[start, end)` (beyond `next` or at it, `i` the
+    /// first range it may touch) merged with every range it overlaps or meets. A call of its own
+    /// so that `insert_slow`'s usual cases save fewer registers (measured: `subflows-8` 781.39 ->
+    /// 779.14 M instructions; the head-filling case here, not there: `lia-2path` 575.50 ->
+    /// 575.29 M, where inside `insert_slow` it cost `subflows-8` 1 M of the gain).
+    #[inline(never)]
+    fn merge(&mut self, i: usize, start: u64, end: u64) -> u64 {
+        let q = self.ooo.live();
+        if start == self.next {
+            // The slower path filling the head hole (`lia-2path`'s usual case here): it meets
+            // the first range (`insert_slow` returned otherwise) and, usually, not the second;
+            // delivered at once without the general merge.
+            let (rs, re) = q[0];
+            let e = end.max(re);
+            if q.get(1).is_none_or(|r| r.0 > e) {
+                self.duplicate_bytes += re.min(end).saturating_sub(rs);
+                self.ooo_bytes -= re - rs;
+                self.ooo.pop_front();
+                let n = e - self.next;
+                self.next = e;
+                return n;
+            }
+        }
         let mut j = i;
         let (mut s, mut e) = (start, end);
         let mut covered = 0;
