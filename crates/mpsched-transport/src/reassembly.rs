@@ -44,6 +44,12 @@ impl Ranges {
     }
     #[inline]
     fn first(&self) -> Option<&(u64, u64)> {
+        // The length alone first (an empty `Vec` is an empty queue, by the invariant): plain
+        // TCP's queue is always empty, and with `head < len` tested first the product build of
+        // `9e4a667` cost `newreno-10m` +0.19 % (72.24 -> 72.38 M; with this test 72.08 M).
+        if self.v.is_empty() {
+            return None;
+        }
         self.v.get(self.head)
     }
     /// The last live range (see the invariant).
