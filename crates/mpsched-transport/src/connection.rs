@@ -14,6 +14,7 @@ mod ahead_tests;
 mod close;
 mod input;
 mod meta;
+mod minrtt;
 mod path;
 mod queue;
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! penalization (`mptcp_rcv_buf_optimization`).
 
 use super::{Connection, Derived, Event, MetaSeg, PathId, Side, Transmit};
-use crate::sched::{SchedView, Scheduler, SubflowSet, Verdict};
+use crate::sched::{AnySched, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::segment::Segment;
 use crate::subflow::SubflowCx;
 use crate::time::{Duration, Instant};
@@ -62,7 +62,10 @@ impl Connection {
         if !self.multipath() && self.reinject.is_empty() && self.reserved.is_empty() {
             return self.schedule_plain(now, out);
         }
-        self.schedule(now, out)
+        if let AnySched::MinRtt(_) = self.sched {
+            return self.schedule_min_rtt(now, out);
+        }
+        self.schedule::<false>(now, out)
     }
 
     /// Whether [`Connection::poll_transmit_into`] would return `None` at `now` and change
@@ -187,8 +190,9 @@ impl Connection {
 
     /// Asks the scheduler about a segment of `len` bytes (views already built). The live
     /// counters and the unsent figure are computed only for a scheduler that reads them
-    /// ([`Scheduler::reads_conn`]; the upstream scheduler, asked about most segments of the
-    /// multipath benchmarks, does not).
+    /// (`reads_conn`, [`Scheduler::reads_conn`] as the caller's `shape` says: asked again here
+    /// it was a second dispatch over the variants per decision; the upstream scheduler, asked
+    /// about most segments of the multipath benchmarks, does not).
     ///
     /// Always inlined (into `choose_new` and the reinjection step): out of line, the call, its
     /// saved registers and the `(Verdict, SubflowSet)` returned through memory cost ~35
@@ -196,8 +200,7 @@ impl Connection {
     /// 885.49 M, `edar-handoff` 240.50 -> 237.14 M; issue 22, fifteenth pass). `#[inline]` alone
     /// left it out of line.
     #[inline(always)]
-    fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool) -> (Verdict, SubflowSet) {
-        let reads_conn = self.sched.shape().reads_conn;
+    fn ask_scheduler(&mut self, now: Instant, len: u32, reinjection: bool, reads_conn: bool) -> (Verdict, SubflowSet) {
         if reads_conn {
             self.refresh_live_info();
         }
@@ -349,7 +352,9 @@ impl Connection {
     /// New data, reinjections and reserved ranges of a connection that is not plain TCP (plain
     /// TCP goes to [`Connection::schedule_plain`] before this).
     /// The segment is written into `out` (see [`Connection::poll_transmit_into`]).
-    fn schedule(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
+    /// `MIN_RTT`: the scheduler is the built-in minRTT ([`Connection::schedule_min_rtt`]).
+    #[inline]
+    fn schedule<const MIN_RTT: bool>(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         let mss = self.subflows[0].mss();
         // 1. Reinjections (Linux `__mptcp_next_segment`: the reinject queue first).
         while let Some(&(dsn, len)) = self.reinject.front() {
@@ -361,7 +366,7 @@ impl Connection {
             if !self.build_views_if_space(now, len, carried) {
                 return None;
             }
-            let (verdict, chosen) = self.ask_scheduler(now, len, true);
+            let (verdict, chosen) = self.ask_scheduler(now, len, true, self.sched.shape().reads_conn);
             match (verdict, chosen.first()) {
                 (Verdict::Send, Some(i)) if self.views[i].available => {
                     self.reinject.pop_front();
@@ -374,7 +379,8 @@ impl Connection {
         }
         // 2. Redundant mode (Linux mptcp_redundant.c): each subflow catches up on what it has not
         // carried.
-        if self.sched.redundant() && self.subflows.len() > 1 {
+        debug_assert!(!MIN_RTT || !self.sched.redundant());
+        if !MIN_RTT && self.sched.redundant() && self.subflows.len() > 1 {
             return self.schedule_redundant(now, mss).map(|t| t.write_to(out));
         }
         // 3. Ranges a scheduler reserved for one subflow (`Verdict::SendAhead`), before new data.
@@ -384,14 +390,24 @@ impl Connection {
             }
         }
         // 4. New data.
-        self.schedule_new(now, mss, out)
+        self.schedule_new::<MIN_RTT>(now, mss, out)
+    }
+
+    /// [`Connection::schedule`] for the built-in minRTT (the default scheduler, e.g.
+    /// `edar-handoff`'s), whose choice for new data the connection makes itself from the views
+    /// (connection/minrtt.rs). A copy of its own, out of line: the minRTT branch inside the
+    /// one `schedule` inlined into `poll_transmit_into` moved the upstream scheduler's code
+    /// and cost `lia-2path` +0.3 to +0.6 % and `subflows-8` +0.4 %.
+    #[inline(never)]
+    fn schedule_min_rtt(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
+        self.schedule::<true>(now, out)
     }
 
     /// New data: a segment on the subflow the scheduler picks. Segments it queues on a subflow
     /// ([`Verdict::Queue`]) take their DSN one after the other until one can leave at once, the
     /// scheduler waits or the peer's window is used up (`__mptcp_push_pending` fills the
     /// subflows' write queues in one pass).
-    fn schedule_new(&mut self, now: Instant, mss: u32, out: &mut Segment) -> Option<PathId> {
+    fn schedule_new<const MIN_RTT: bool>(&mut self, now: Instant, mss: u32, out: &mut Segment) -> Option<PathId> {
         loop {
             let unsent = self.shared.unsent();
             if unsent == 0 {
@@ -399,7 +415,7 @@ impl Connection {
                 return None;
             }
             let len = (mss as u64).min(unsent) as u32;
-            let (s, queue) = match self.choose_new(now, len, mss) {
+            let (s, queue) = match self.choose_new::<MIN_RTT>(now, len, mss) {
                 NewData::Send(s) => (s, false),
                 NewData::Queue(s) => (s, true),
                 NewData::Done(t) => return t.map(|t| t.write_to(out)),
@@ -474,7 +490,19 @@ impl Connection {
     }
 
     /// Which subflow takes a new segment of `len` bytes, and how; `Done` when none does now.
-    fn choose_new(&mut self, now: Instant, len: u32, mss: u32) -> NewData {
+    fn choose_new<const MIN_RTT: bool>(&mut self, now: Instant, len: u32, mss: u32) -> NewData {
+        if MIN_RTT {
+            // minRTT (the default scheduler): its choice made here from the views
+            // (connection/minrtt.rs).
+            return match self.min_rtt_new_data(now, len) {
+                None => NewData::Done(None),
+                Some(Some(s)) => NewData::Send(s),
+                Some(None) => {
+                    self.starve(len);
+                    NewData::Done(None)
+                }
+            };
+        }
         if self.subflows.len() == 1 {
             // Plain TCP: no scheduling decision to make.
             let sf = &self.subflows[0];
@@ -492,7 +520,7 @@ impl Connection {
         } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
             return NewData::Done(None);
         }
-        let (verdict, out) = self.ask_scheduler(now, len, false);
+        let (verdict, out) = self.ask_scheduler(now, len, false, shape.reads_conn);
         // The scheduler's `get_send` has seen every view as it is now.
         self.views_changed = 0;
         match (verdict, out.first()) {
@@ -504,14 +532,21 @@ impl Connection {
             (Verdict::SendAhead { .. }, Some(s)) if self.fits(s, len) => NewData::Send(s),
             (Verdict::Ask, _) => NewData::Done(self.park(now)),
             _ => {
-                // The scheduler starves the subflows that had room: for their delivery-rate
-                // samples they are application-limited (rl-baselines.md §6.2).
-                for i in 0..self.subflows.len() {
-                    if self.fits(i, len) && self.subflows[i].rate_cc() {
-                        self.subflows[i].mark_app_limited();
-                    }
-                }
+                self.starve(len);
                 NewData::Done(None)
+            }
+        }
+    }
+
+    /// The scheduler starves the subflows that had room for `len` bytes: for their
+    /// delivery-rate samples they are application-limited (rl-baselines.md §6.2). Inlined as
+    /// the loop was in `choose_new`: out of line it cost `lia-2path` +0.6 % (84,000 upstream
+    /// `Wait`s).
+    #[inline(always)]
+    fn starve(&mut self, len: u32) {
+        for i in 0..self.subflows.len() {
+            if self.fits(i, len) && self.subflows[i].rate_cc() {
+                self.subflows[i].mark_app_limited();
             }
         }
     }

@@ -43,7 +43,7 @@ impl Connection {
     /// of a drive), and each paid the out-of-line call's prologue and epilogue for nothing
     /// (199.57 -> 198.58 M instructions, plain build).
     #[inline(always)]
-    fn refresh_view_fields(&mut self, now: Instant) {
+    pub(super) fn refresh_view_fields(&mut self, now: Instant) {
         let stale = self.subflows.stale_mask(Derived::Fields);
         if stale != 0 || self.views.len() != self.subflows.len() {
             self.refresh_stale_view_fields(now, stale);
@@ -146,7 +146,7 @@ impl Connection {
     /// snapshots of the subflows changed since they were taken are copied again, and every
     /// view's `available` and `carried` written.
     #[inline]
-    fn finish_views(&mut self, len: u32, carried: SubflowSet) {
+    pub(super) fn finish_views(&mut self, len: u32, carried: SubflowSet) {
         self.copy_snapshots();
         // Branch-free (`&`, a shift): written for every view at every decision.
         let (len, mut bits) = (len as u64, carried.0);
@@ -234,7 +234,7 @@ impl Connection {
     ///
     /// [`Subflow::core_info_into`]: crate::subflow::Subflow::core_info_into
     #[inline(always)]
-    fn copy_core_snapshots(&mut self) {
+    pub(super) fn copy_core_snapshots(&mut self) {
         debug_assert!(!self.sched.redundant());
         self.copy_stale_snapshots::<true>();
         #[cfg(debug_assertions)]

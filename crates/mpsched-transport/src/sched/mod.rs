@@ -424,9 +424,18 @@ macro_rules! registry {
             fn get_retrans(&mut self, now: Instant, v: &SchedView, out: &mut SubflowSet) -> Verdict {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.get_retrans(now, v, out),)+ AnySched::Custom(s) => s.get_retrans(now, v, out) }
             }
+            /// Only the redundant and the external scheduler (and a plug-in) can be in
+            /// redundant mode: the others keep the trait's `false` (`redundant_overrides`
+            /// checks every name against the dispatch over all variants). Asked at every
+            /// multipath poll, the jump table over every variant cost ~7 instructions a call.
             #[inline]
             fn redundant(&self) -> bool {
-                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.redundant(),)+ AnySched::Custom(s) => s.redundant() }
+                match self {
+                    AnySched::Redundant(s) => s.redundant(),
+                    AnySched::External(s) => s.redundant(),
+                    AnySched::Custom(s) => s.redundant(),
+                    _ => false,
+                }
             }
             #[inline]
             fn redundant_min_rtt_first(&self) -> bool {
@@ -507,6 +516,25 @@ impl Default for SchedSpec {
 }
 
 impl AnySched {
+    /// [`Scheduler::redundant`] dispatched over every variant (the test's reference for
+    /// `AnySched`'s shortcut).
+    #[cfg(test)]
+    pub(crate) fn redundant_dispatch(&self) -> bool {
+        macro_rules! each {
+            ($($v:ident),*) => {
+                match self { $(AnySched::$v(s) => s.redundant(),)* #[allow(unreachable_patterns)] _ => unreachable!() }
+            };
+        }
+        #[cfg(feature = "olms")]
+        if let AnySched::Olms(s) = self {
+            return s.redundant();
+        }
+        each!(
+            MinRtt, Upstream, RoundRobin, Redundant, Blest, Ecf, Peekaboo, Stms, External, Dmptcp, Emptcp, Prefer,
+            Custom
+        )
+    }
+
     /// [`SchedShape::of`] `self`, with one test of the variant for the built-ins: the upstream
     /// scheduler is the only built-in that overrides the three defaults. Asked through the
     /// trait at every decision they were three dispatches over the variants of ~11

@@ -398,3 +398,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(v.min_rtt(), v.min_rtt_passes(SubflowSet(u16::MAX)));
     }
 }
+
+/// `AnySched::redundant`'s shortcut (the variants that can be redundant, `false` for the
+/// others) answers as the trait method of every registered scheduler, in both of the external
+/// scheduler's modes.
+#[test]
+fn redundant_overrides() {
+    for n in SchedSpec::names() {
+        let mut s = AnySched::by_name(n).unwrap();
+        assert_eq!(s.redundant(), s.redundant_dispatch(), "{n}");
+        s.decide(&Decision::Mode(1));
+        assert_eq!(s.redundant(), s.redundant_dispatch(), "{n} after mode 1");
+    }
+    let mut e = AnySched::by_name("external-mode").unwrap();
+    e.decide(&Decision::Mode(1));
+    assert!(e.redundant());
+}
