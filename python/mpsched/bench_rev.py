@@ -121,8 +121,8 @@ def interleave(
 def format_ratios(rows: Sequence[dict], rev: str) -> List[str]:
     """One line per row: both fastest times and the ratios (above 1: this tree is faster)."""
     return [
-        f"{r['name']:<14} this tree {r['ours_s']:.4f} s  {rev} {r['theirs_s']:.4f} s  "
-        f"{rev}/this {r['ratio']:.2f}x (median of pairs {r['median_pair_ratio']:.2f}x, "
+        f"{r['name']:<14} this tree {r['ours_s']:.6f} s  {rev} {r['theirs_s']:.6f} s  "
+        f"{rev}/this {r['ratio']:.3f}x (median of pairs {r['median_pair_ratio']:.3f}x, "
         f"{r['rounds']} rounds)"
         for r in rows
     ]

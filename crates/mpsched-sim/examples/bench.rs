@@ -36,7 +36,7 @@ fn main() {
     for n in names {
         let r = mpsched_sim::bench::run_bench(&n, 3).unwrap_or_else(|| panic!("unknown bench {n}"));
         println!(
-            "{:<14} sim {:>5.1} s  wall {:>7.4} s  {:>8.0}x real time  {:>6.1} ns/event  {:>5.2} Mevents/s  {:>5.2} Mpkts/s",
+            "{:<14} sim {:>5.1} s  wall {:>9.6} s  {:>8.0}x real time  {:>6.1} ns/event  {:>5.2} Mevents/s  {:>5.2} Mpkts/s",
             r.name, r.sim_seconds, r.wall_seconds, r.realtime_factor(), r.ns_per_event(), r.events_per_s() / 1e6, r.packets_per_s() / 1e6
         );
     }
