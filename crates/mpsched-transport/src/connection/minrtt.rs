@@ -10,6 +10,7 @@
 //! `SchedView::min_rtt_in` (~71 instructions a decision with two subflows) and the verdict
 //! returned through memory and matched again.
 
+use super::views::fits;
 use super::Connection;
 use crate::time::Instant;
 
@@ -35,7 +36,7 @@ impl Connection {
         // an active one is usable without room.
         let (mut fit, mut fit_active, mut busy_active) = (0u8, 0u8, false);
         for (i, v) in self.views.iter().enumerate() {
-            let room = v.usable & (v.space >= len);
+            let room = fits(v, len);
             let active = v.usable & !v.backup;
             fit |= (room as u8) << i;
             fit_active |= ((room & active) as u8) << i;

@@ -256,6 +256,6 @@ impl Connection {
 
 /// A view has room for a segment of `len` bytes ([`SchedSubflow::available`]). Branch-free.
 #[inline]
-fn fits(v: &SchedSubflow, len: u64) -> bool {
+pub(super) fn fits(v: &SchedSubflow, len: u64) -> bool {
     v.usable & (v.space >= len)
 }

@@ -412,6 +412,15 @@ macro_rules! registry {
             $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant($ty) $name [$($alias $(= $preset)?),*];)+
         }
 
+        impl AnySched {
+            /// [`Scheduler::redundant`] dispatched over every variant (the test's reference for
+            /// `AnySched`'s shortcut), generated from the registry so that a new scheduler is in it.
+            #[cfg(test)]
+            pub(crate) fn redundant_dispatch(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.redundant(),)+ AnySched::Custom(s) => s.redundant() }
+            }
+        }
+
         impl Scheduler for AnySched {
             fn name(&self) -> &'static str {
                 match self { $($(#[cfg($cfg)])? AnySched::$variant(s) => s.name(),)+ AnySched::Custom(s) => s.name() }
@@ -516,25 +525,6 @@ impl Default for SchedSpec {
 }
 
 impl AnySched {
-    /// [`Scheduler::redundant`] dispatched over every variant (the test's reference for
-    /// `AnySched`'s shortcut).
-    #[cfg(test)]
-    pub(crate) fn redundant_dispatch(&self) -> bool {
-        macro_rules! each {
-            ($($v:ident),*) => {
-                match self { $(AnySched::$v(s) => s.redundant(),)* #[allow(unreachable_patterns)] _ => unreachable!() }
-            };
-        }
-        #[cfg(feature = "olms")]
-        if let AnySched::Olms(s) = self {
-            return s.redundant();
-        }
-        each!(
-            MinRtt, Upstream, RoundRobin, Redundant, Blest, Ecf, Peekaboo, Stms, External, Dmptcp, Emptcp, Prefer,
-            Custom
-        )
-    }
-
     /// [`SchedShape::of`] `self`, with one test of the variant for the built-ins: the upstream
     /// scheduler is the only built-in that overrides the three defaults. Asked through the
     /// trait at every decision they were three dispatches over the variants of ~11
