@@ -115,7 +115,9 @@ impl Connection {
             }
             PathState::Backup(b) => {
                 self.meta[i].backup = b;
-                self.subflows.forget(Derived::Fields, i);
+                // As `forget_usable`: the scheduler's `changed` set learns of the new flag (the
+                // upstream scheduler keeps rankings that read it).
+                self.forget_usable(i);
             }
         }
     }

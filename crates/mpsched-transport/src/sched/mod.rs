@@ -174,12 +174,13 @@ pub struct SchedView<'a> {
     /// value per subflow index, higher = preferred, non-positive = do not use; `None` when
     /// unset. Only schedulers that order paths by it read it (`dmptcp`).
     pub preference: Option<&'a [f32]>,
-    /// The subflows whose `usable` flag or `info` snapshot may differ from those shown at this
-    /// scheduler's previous [`Scheduler::get_send`] other than by segments sent on them since
-    /// (which only add to `info.pipe`, `info.outstanding` and the sent counters): for the
-    /// others both are as they were then, or differ only so (their other fields may have
-    /// changed). [`SubflowSet::ALL`] when not tracked. Lets a scheduler keep per-subflow results
-    /// across decisions (the upstream scheduler's send buffers).
+    /// The subflows whose `usable` or `backup` flag or `info` snapshot may differ from those
+    /// shown at this scheduler's previous [`Scheduler::get_send`] other than by segments sent
+    /// on them since (which only add to `info.pipe`, `info.outstanding` and the sent counters):
+    /// for the others the flags are as they were then and the snapshot is, or differs only so
+    /// (their other fields may have changed). [`SubflowSet::ALL`] when not tracked. Lets a
+    /// scheduler keep per-subflow results across decisions (the upstream scheduler's send
+    /// buffers and ranking keys).
     pub changed: SubflowSet,
 }
 
