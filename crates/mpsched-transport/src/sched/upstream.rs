@@ -199,7 +199,7 @@ impl Upstream {
             m &= m - 1;
             self.expand_one(i, &v.subflows[i]);
         }
-        #[cfg(debug_assertions)]
+        #[cfg(any(test, debug_assertions))]
         {
             let mut full = self.clone();
             for (i, s) in v.subflows.iter().enumerate().take(16) {
@@ -298,12 +298,13 @@ impl Upstream {
     /// 106,649 picks are on a closed send window, where nothing is queued); the pass over all
     /// eight, comparing inputs and taking the minimum of `u128` keys, was ~25 instructions per
     /// subflow and pick: 25.8 -> 17.5 M instructions in this function, `subflows-8` 769.28 ->
-    /// 761.15 M (issue 22, twentieth pass). Debug builds check that every entry left alone
-    /// holds its view's inputs, the kept minimum, and the answer and average rates against
-    /// the scan.
+    /// 761.15 M (issue 22, twentieth pass). Debug builds, and this crate's tests in any build
+    /// (connection/tests.rs runs five lossy paths through it), check that every entry left
+    /// alone holds its view's inputs, the kept minimum, and the answer and average rates
+    /// against the scan.
     #[inline(never)]
     fn lowest_linger_kept(&mut self, v: &SchedView) -> Option<usize> {
-        #[cfg(debug_assertions)]
+        #[cfg(any(test, debug_assertions))]
         let mut scan = self.clone();
         let l = self.lingers.get_or_insert_with(Box::default);
         let n = v.subflows.len().min(16);
@@ -343,7 +344,7 @@ impl Upstream {
         // is usable (rare: asked only then).
         let some = min >> 127 == 0 || min != u128::MAX && !v.subflows.iter().any(|s| s.usable && !s.backup);
         let best = some.then_some((min & 15) as usize);
-        #[cfg(debug_assertions)]
+        #[cfg(any(test, debug_assertions))]
         {
             // Every entry left alone holds the inputs of its view.
             assert_eq!(min, l.e[..n].iter().fold(u128::MAX, |m, e| m.min(e.key)), "kept smallest key");
