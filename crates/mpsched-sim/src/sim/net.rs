@@ -53,17 +53,16 @@ impl Sim {
         conn.handle_segment(now, path, &pk.seg);
         // The flow is running and `cix` is its connection (tested above; the segment's input
         // changes neither): `drive`'s own tests skipped.
+        let mut done = false;
         if to_server {
             conn.read(u64::MAX);
-            let f = flow as usize;
-            let rt = &self.flows[f];
-            if rt.size < u64::MAX && rt.done_at.is_none() && conn.info().bytes_delivered >= rt.size {
-                self.transmit(ep, cix);
-                self.transfer_done(f);
-                return;
-            }
+            let rt = &self.flows[flow as usize];
+            done = rt.size < u64::MAX && rt.done_at.is_none() && conn.info().bytes_delivered >= rt.size;
         }
         self.transmit(ep, cix);
+        if done {
+            self.transfer_done(flow as usize);
+        }
     }
 
     /// Packet `p` of `size` bytes enters link `l`; a drop is accounted at once. Always inlined:
@@ -122,11 +121,18 @@ impl Sim {
         if self.flows[ep / 2].stopped_at.is_some() {
             return;
         }
-        self.transmit(ep, self.conn_index(ep / 2));
+        self.transmit_out_of_line(ep, self.conn_index(ep / 2));
+    }
+
+    /// [`Sim::transmit`] as a call, for every caller but [`Sim::forward`].
+    #[inline(never)]
+    fn transmit_out_of_line(&mut self, ep: usize, conn: u32) {
+        self.transmit(ep, conn);
     }
 
     /// [`Sim::drive`] once its flow is known to be running with connection index `conn`
-    /// ([`Sim::forward`] has tested both).
+    /// ([`Sim::forward`] has tested both). Inlined into `forward`, the one call per arrival.
+    #[inline(always)]
     fn transmit(&mut self, ep: usize, conn: u32) {
         debug_assert!(self.flows[ep / 2].stopped_at.is_none() && conn == self.conn_index(ep / 2));
         let flow = (ep / 2) as u32;
