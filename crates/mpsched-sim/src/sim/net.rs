@@ -31,15 +31,17 @@ impl Sim {
             self.offer(l, p, size);
             return;
         }
-        self.free.push(p);
+        // The packet's slot is free from here. It goes back onto the free list where nothing
+        // else is sent; else it is the slot of the endpoint's first send (see `transmit`).
         if self.trace.is_some() && !self.pkts[p as usize].udp {
             self.trace_event(p, None, None);
         }
-        // The packet looked up once (its slot is free, and nothing below writes it): a look-up
-        // per field read cost a bounds check and reloads after each call in between.
+        // The packet looked up once (nothing below writes it until the endpoint's first send):
+        // a look-up per field read cost a bounds check and reloads after each call in between.
         let pk = &self.pkts[p as usize];
         if pk.udp {
             let pk = *pk;
+            self.free.push(p);
             self.udp_arrive(pk);
             return;
         }
@@ -47,9 +49,13 @@ impl Sim {
         let now = Instant(self.now);
         let cix = pk.conn;
         if self.flows[flow as usize].stopped_at.is_some() || cix != self.conn_index(flow as usize) {
+            self.free.push(p);
             return;
         }
-        let Some(conn) = self.eps[ep].conn.as_mut() else { return };
+        let Some(conn) = self.eps[ep].conn.as_mut() else {
+            self.free.push(p);
+            return;
+        };
         conn.handle_segment(now, path, &pk.seg);
         // The flow is running and `cix` is its connection (tested above; the segment's input
         // changes neither): `drive`'s own tests skipped.
@@ -59,7 +65,7 @@ impl Sim {
             let rt = &self.flows[flow as usize];
             done = rt.size < u64::MAX && rt.done_at.is_none() && conn.info().bytes_delivered >= rt.size;
         }
-        self.transmit(ep, cix);
+        self.transmit(ep, cix, Some(p));
         if done {
             self.transfer_done(flow as usize);
         }
@@ -127,20 +133,30 @@ impl Sim {
     /// [`Sim::transmit`] as a call, for every caller but [`Sim::forward`].
     #[inline(never)]
     fn transmit_out_of_line(&mut self, ep: usize, conn: u32) {
-        self.transmit(ep, conn);
+        self.transmit(ep, conn, None);
     }
 
     /// [`Sim::drive`] once its flow is known to be running with connection index `conn`
     /// ([`Sim::forward`] has tested both). Inlined into `forward`, the one call per arrival.
+    ///
+    /// `spare`: a free slot not on the free list (the packet `forward` just delivered), the one
+    /// the first send writes into, pushed onto the list if nothing is sent: the list ends as it
+    /// would have with the slot pushed first (it would have been the top, the first send's),
+    /// without the push and pop per arrival.
     #[inline(always)]
-    fn transmit(&mut self, ep: usize, conn: u32) {
+    fn transmit(&mut self, ep: usize, conn: u32, mut spare: Option<PktId>) {
         debug_assert!(self.flows[ep / 2].stopped_at.is_none() && conn == self.conn_index(ep / 2));
         let flow = (ep / 2) as u32;
         let to_server = ep.is_multiple_of(2);
         let now = Instant(self.now);
         // Transmitting does not complete a transfer: the connection index holds for the loop.
         loop {
-            let Endpoint { queued_wake, gen, conn: Some(c) } = &mut self.eps[ep] else { return };
+            let Endpoint { queued_wake, gen, conn: Some(c) } = &mut self.eps[ep] else {
+                if let Some(p) = spare {
+                    self.free.push(p);
+                }
+                return;
+            };
             // The endpoint is looked up once for the packets it sends in a row and its wake-up:
             // the loop below borrows only the fields it writes, and leaves (to come back here)
             // only for what needs the whole simulator, a traced send or a drop.
@@ -151,12 +167,17 @@ impl Sim {
                     debug_assert!(c.poll_transmit(now).is_none(), "nothing_to_send, yet a poll sent");
                     break None;
                 }
-                let p = Self::free_slot(&mut self.pkts, &mut self.free);
+                let p = match spare {
+                    Some(p) => p,
+                    None => Self::free_slot(&mut self.pkts, &mut self.free),
+                };
                 let pk = &mut self.pkts[p as usize];
                 let Some(path) = c.poll_transmit_into(now, &mut pk.seg) else {
                     break None;
                 };
-                self.free.pop();
+                if spare.take().is_none() {
+                    self.free.pop();
+                }
                 self.packets_created += 1;
                 let size = pk.seg.wire_size();
                 (pk.flow, pk.path, pk.to_server, pk.hop, pk.size, pk.udp, pk.conn) =
@@ -173,6 +194,9 @@ impl Sim {
             };
             match slow {
                 None => {
+                    if let Some(p) = spare {
+                        self.free.push(p);
+                    }
                     if to_server {
                         while let Some(ev) = c.poll_event() {
                             if ev == Event::DecisionNeeded {
