@@ -334,13 +334,6 @@ pub struct Connection {
     cc_spec: CcSpec,
     /// The host policy's path preference, per subflow index ([`Connection::set_path_preference`]).
     preference: Option<Vec<f32>>,
-    /// minRTT's shortcut for the sender's last poll (connection/minrtt.rs,
-    /// [`Connection::min_rtt_no_room`]): while every view's fields stay current (no `Fields`
-    /// mark cleared since it was written), no view has room for a segment that would end at
-    /// this DSN or beyond (`snd_next_dsn` plus at most the MSS), so no poll finds room while
-    /// the data written ends there or beyond. `u64::MAX`: nothing known. Between minRTT's
-    /// choice and its send: the segment's length when no other view had room for it.
-    no_room_end: u64,
 }
 
 /// Why [`Connection::new`] rejected a [`ConnConfig`].
@@ -419,7 +412,6 @@ impl Connection {
             blocked_since: None,
             views: Vec::with_capacity(cfg.paths.len()),
             views_changed: 0,
-            no_room_end: u64::MAX,
             scratch: Vec::new(),
             close: CloseState::default(),
             parked_at: None,

@@ -83,8 +83,6 @@ impl Connection {
         while d < start {
             let l = mss.min(start - d) as u32;
             self.reserved.push_back(Reserved { dsn: d, len: l, owner: owner as u8 });
-            // minRTT's no-room shortcut would skip the reserved range.
-            self.no_room_end = u64::MAX;
             self.push_sent(MetaSeg { dsn: d, len: l, carried: SubflowSet::default() });
             d += l as u64;
         }

@@ -71,8 +71,6 @@ impl Connection {
         let pos = self.reinject.partition_point(|r| r.0 < dsn);
         if self.reinject.get(pos).is_none_or(|r| r.0 != dsn) {
             self.reinject.insert(pos, (dsn, len));
-            // minRTT's no-room shortcut would skip the reinjection step.
-            self.no_room_end = u64::MAX;
         }
     }
 

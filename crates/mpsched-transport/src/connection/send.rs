@@ -63,9 +63,6 @@ impl Connection {
             return self.schedule_plain(now, out);
         }
         if let AnySched::MinRtt(_) = self.sched {
-            if self.shared.snd_end_dsn >= self.no_room_end && self.min_rtt_no_room(now) {
-                return None;
-            }
             return self.schedule_min_rtt(now, out);
         }
         self.schedule::<false>(now, out)
@@ -428,8 +425,6 @@ impl Connection {
     /// and cost `lia-2path` +0.3 to +0.6 % and `subflows-8` +0.4 %.
     #[inline(never)]
     fn schedule_min_rtt(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
-        // Whatever this call changes, the shortcut is written again only by its decision.
-        self.no_room_end = u64::MAX;
         self.schedule::<true>(now, out)
     }
 
@@ -452,9 +447,6 @@ impl Connection {
             };
             let dsn = self.shared.snd_next_dsn;
             if !queue && self.beyond_subflow_window(s, dsn, len) {
-                if MIN_RTT {
-                    self.no_room_end = u64::MAX;
-                }
                 self.blocked_since.get_or_insert(now);
                 return None;
             }
@@ -462,18 +454,11 @@ impl Connection {
             // in `mptcp_sendmsg_frag`): the segment at its edge can be short.
             let len = if queue { len.min(self.wnd_right.saturating_sub(dsn).min(u32::MAX as u64) as u32) } else { len };
             if len == 0 || dsn + len as u64 > self.wnd_right {
-                if MIN_RTT {
-                    self.no_room_end = u64::MAX;
-                }
                 return self.window_limited(now, s).map(|t| t.write_to(out));
             }
             self.take_new(now, s, dsn, len);
             if !queue {
-                let path = self.send_on_into(now, s, dsn, len, out);
-                if MIN_RTT {
-                    self.min_rtt_room_after_send(s, len, mss);
-                }
-                return Some(path);
+                return Some(self.send_on_into(now, s, dsn, len, out));
             }
             self.enqueue(s, dsn, len);
             if let Some(path) = self.send_queued_on(now, s, out) {

@@ -24,9 +24,6 @@ pub(super) struct Wire {
     /// Drain both ends with [`Connection::poll_transmit_into`] into a slot still holding an
     /// unrelated segment (as a simulator's reused packet slot does), not `poll_transmit`.
     dirty_slot: bool,
-    /// Client polls at which minRTT's no-room shortcut applied (each checked against the long
-    /// way's premises, [`Connection::min_rtt_shortcut_checked`]).
-    pub no_room_polls: usize,
 }
 
 impl Wire {
@@ -45,7 +42,6 @@ impl Wire {
             client_sent: Vec::new(),
             server_sent: Vec::new(),
             dirty_slot: false,
-            no_room_polls: 0,
         }
     }
     /// The next segment of `c`, by `poll_transmit` or, with `dirty`, written over a stale one.
@@ -61,9 +57,7 @@ impl Wire {
         Some(Transmit { path, seg })
     }
     fn drain(&mut self) {
-        loop {
-            self.no_room_polls += usize::from(self.client.min_rtt_shortcut_checked(self.now));
-            let Some(t) = Self::next(&mut self.client, self.now, self.dirty_slot) else { break };
+        while let Some(t) = Self::next(&mut self.client, self.now, self.dirty_slot) {
             self.client_sent.push((self.now, t.path, t.seg));
             self.flight.push((self.now + self.delays[t.path as usize], true, t.path, t.seg));
         }
@@ -221,18 +215,4 @@ fn segments_written_into_a_stale_slot_equal_poll_transmit() {
     assert!(clean.0.len() > 300 && clean.1.len() > 100, "a real transfer: {} / {}", clean.0.len(), clean.1.len());
     assert!(clean.0.iter().any(|(_, _, s)| s.len > 0 && (s.len as u64) < MSS), "a short segment is among them");
     assert_eq!(clean, dirty);
-}
-
-/// minRTT's no-room shortcut for the sender's last poll (connection/minrtt.rs): on two paths
-/// (RTT 20 and 60 ms) it answers many polls, each time with every view current and none with
-/// room for the next segment, and the transfer completes as it did without it.
-#[test]
-fn min_rtt_no_room_shortcut_is_exact() {
-    let cfg = ConnConfig { paths: vec![0, 1], ..ConnConfig::default() };
-    let mut w = Wire::with(&cfg, &[Duration::from_millis(10), Duration::from_millis(30)]);
-    assert!(matches!(w.client.sched, crate::sched::AnySched::MinRtt(_)));
-    assert_eq!(w.client.write(3000 * MSS), 3000 * MSS);
-    w.run(at_ms(3000));
-    assert_eq!(w.server.info().bytes_delivered, 3000 * MSS);
-    assert!(w.no_room_polls > 100, "{} shortcut polls", w.no_room_polls);
 }

@@ -95,15 +95,14 @@ impl Connection {
         }
     }
 
-    /// Debug builds (and tests): every view's segment-independent fields equal a fresh
-    /// computation.
-    #[cfg(any(debug_assertions, test))]
+    /// Debug builds: every view's segment-independent fields equal a fresh computation.
+    #[cfg(debug_assertions)]
     pub(super) fn check_view_fields(&self, now: Instant) {
         (0..self.views.len()).for_each(|i| self.check_view_field(now, i));
     }
 
-    /// Debug builds (and tests): view `i`'s segment-independent fields equal a fresh computation.
-    #[cfg(any(debug_assertions, test))]
+    /// Debug builds: view `i`'s segment-independent fields equal a fresh computation.
+    #[cfg(debug_assertions)]
     fn check_view_field(&self, now: Instant, i: usize) {
         let v = &self.views[i];
         let usable = self.subflow_usable(i);
