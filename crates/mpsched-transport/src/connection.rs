@@ -21,6 +21,7 @@ mod queue;
 mod queue_tests;
 mod send;
 mod subflows;
+pub(crate) use subflows::moved_min;
 #[cfg(test)]
 mod tests;
 mod views;

@@ -249,9 +249,11 @@ impl Subflows {
 /// The minimum of a set of values after one of them moved from `old` to `new`, from `min`, the
 /// minimum before; `true` as well when it is lost (`old` may have been the only value at `min`
 /// and `new` is larger: the set must be folded again). Applied to several moves in turn it stays
-/// exact: `min` only falls to a value some entry holds, unless a loss is reported.
+/// exact: `min` only falls to a value some entry holds, unless a loss is reported. Used for the
+/// subflows' earliest deadline here and for the upstream scheduler's kept ranking keys
+/// (`sched/upstream.rs`, `u128`).
 #[inline]
-fn moved_min(min: u64, old: u64, new: u64) -> (u64, bool) {
+pub(crate) fn moved_min<T: Ord + Copy>(min: T, old: T, new: T) -> (T, bool) {
     (min.min(new), old == min && new > min)
 }
 

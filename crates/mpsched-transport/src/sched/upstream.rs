@@ -37,6 +37,7 @@
 use super::{SchedStart, SchedSubflow, SchedView, Scheduler, SubflowSet, Verdict};
 use crate::algo::FromParams;
 use crate::cc::kernel_pacing_rate;
+use crate::connection::moved_min;
 use crate::info::SubflowInfo;
 use crate::time::Instant;
 
@@ -92,7 +93,7 @@ pub struct Upstream {
 struct Lingers {
     e: [Linger; 16],
     /// The smallest key of the first `n` entries (what `pick` wants), kept across picks and
-    /// moved by the keys taken again (`moved_min`'s rule, as the connection keeps its earliest
+    /// moved by the keys taken again ([`moved_min`], as the connection keeps its earliest
     /// deadline): folded again over the entries only when the entry that held it grew (the
     /// subflow just picked, given data) or the subflow count changed. The fold was ~9
     /// instructions per subflow and pick with `u128` keys (9.3 M in `subflows-8`).
@@ -116,15 +117,6 @@ impl Default for Lingers {
     fn default() -> Self {
         Lingers { e: [Linger { key: u128::MAX, queued: 0, flags: 0 }; 16], min: u128::MAX, n: 0 }
     }
-}
-
-/// The minimum of a set of keys after one moved from `old` to `new`, from `min`, the minimum
-/// before; `true` as well when it is lost (`old` may have been the only key at `min` and `new`
-/// is larger: fold again). Applied to several moves in turn it stays exact (the connection's
-/// `moved_min` for deadlines, connection/subflows.rs).
-#[inline]
-fn moved_min(min: u128, old: u128, new: u128) -> (u128, bool) {
-    (min.min(new), old == min && new > min)
 }
 
 impl FromParams for Upstream {
