@@ -541,6 +541,16 @@ impl AnySched {
         }
     }
 
+    /// Whether the scheduler may keep a deadline of its own ([`Scheduler::poll_timeout`]): only
+    /// a plug-in can, every built-in keeps the trait's `None`. The driver asks the connection
+    /// for its next deadline after every drive; with this test the common case needs no call
+    /// through the plug-in's vtable, so the question compiles without saved registers (issue
+    /// 22, twenty-first pass). A test checks every built-in's `poll_timeout`.
+    #[inline(always)]
+    pub(crate) fn may_keep_timer(&self) -> bool {
+        matches!(self, AnySched::Custom(_))
+    }
+
     /// Builds a built-in scheduler from `name` or `name:key=value,...`; `None` if the name is
     /// unknown or a parameter is invalid (use [`SchedSpec::parse`] for the reason).
     pub fn by_name(name: &str) -> Option<AnySched> {

@@ -285,10 +285,12 @@ fn shape_matches_trait_methods() {
     for n in SchedSpec::names() {
         let s = AnySched::by_name(n).unwrap();
         assert_eq!(s.shape(), SchedShape::of(&s), "{n}");
+        assert!(!s.may_keep_timer() && s.poll_timeout().is_none(), "{n}");
     }
     assert!(AnySched::by_name("upstream").unwrap().shape().queues);
     let custom = AnySched::Custom(Box::new(<Upstream as crate::algo::FromParams>::from_params(&Default::default())));
     assert_eq!(custom.shape(), SchedShape { queues: true, reads_conn: false, reads_fit: false, full_info: false });
+    assert!(custom.may_keep_timer());
 }
 
 /// Which schedulers turn on opportunistic retransmission + penalization (Linux

@@ -19,6 +19,17 @@ impl Subflow {
         self.timers.earliest()
     }
 
+    /// The earliest armed deadline of `a` and `b` together: one minimum over both timer
+    /// arrays, equal to `min_deadline(&[a.poll_timeout(), b.poll_timeout()])` (an armed
+    /// deadline is below [`UNSET`]).
+    #[inline(always)]
+    pub(crate) fn earliest_of_two(a: &Subflow, b: &Subflow) -> Option<Instant> {
+        let m = a.timers.raw_min().min(b.timers.raw_min());
+        let due = (m != UNSET).then_some(Instant(m));
+        debug_assert_eq!(due, min_deadline(&[a.poll_timeout(), b.poll_timeout()]));
+        due
+    }
+
     /// Whether timer `t` is armed for `now` or earlier.
     #[inline]
     fn expired(&self, t: Timer, now: Instant) -> bool {
@@ -140,8 +151,14 @@ impl Timers {
     /// The earliest armed deadline.
     #[inline]
     pub fn earliest(&self) -> Option<Instant> {
-        let m = self.0.iter().fold(UNSET, |m, &v| m.min(v));
+        let m = self.raw_min();
         (m != UNSET).then_some(Instant(m))
+    }
+
+    /// The smallest raw deadline, [`UNSET`] when none is armed.
+    #[inline]
+    fn raw_min(&self) -> u64 {
+        self.0.iter().fold(UNSET, |m, &v| m.min(v))
     }
 }
 
