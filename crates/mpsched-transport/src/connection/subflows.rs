@@ -29,10 +29,8 @@ pub(super) enum Derived {
     /// The cached free window equals `subflows[i].new_data_space(now)` (taken after the
     /// pacing gap ran out, so it does not depend on `now` while the subflow is unchanged).
     Space = 3,
-    /// The cached deadline equals `subflows[i].poll_timeout()`.
+    /// The cached deadline equals `subflows[i].poll_timeout_raw()`.
     Timeout = 4,
-    /// With `Timeout`: that deadline is `Some`.
-    TimeoutSome = 5,
     /// The fields of `views[i]` that do not depend on the segment (usable, free window,
     /// backup, queued bytes, srtt extremes) are current. Besides the subflow, they read its
     /// `SfMeta`: whoever changes those fields there clears this mark ([`Subflows::forget`]).
@@ -204,18 +202,21 @@ impl Subflows {
     }
 
     /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache. Only the
-    /// subflows without a valid cached deadline are asked (visited from a bit mask), an unset
-    /// deadline cached as `u64::MAX`; the `TimeoutSome` marks say whether any is set (so a
-    /// deadline at `u64::MAX` still counts). The minimum over every cached deadline is kept
-    /// (`min_deadline`) and moved by the new deadlines of those asked; it is taken again over
-    /// all of them only when a subflow that held it got a later one (or none was valid): the
-    /// fold over eight atomics had run at every call, and `Connection::poll_timeout` fell from
-    /// 45.7 to 41.7 M instructions in `subflows-8` (295,000 calls; issue 22, fifteenth pass).
-    /// Debug builds compare the kept minimum with the fold.
+    /// subflows without a valid cached deadline are asked (visited from a bit mask), each as
+    /// its raw earliest deadline ([`Subflow::poll_timeout_raw`]: `u64::MAX` for none, which an
+    /// armed timer never is, so the minimum alone says whether any is set). The minimum over
+    /// every cached deadline is kept (`min_deadline`) and moved by the new deadlines of those
+    /// asked; it is taken again over all of them only when a subflow that held it got a later
+    /// one (or none was valid): the fold over eight atomics had run at every call, and
+    /// `Connection::poll_timeout` fell from 45.7 to 41.7 M instructions in `subflows-8`
+    /// (295,000 calls; issue 22, fifteenth pass). The raw values replaced an `Option` per
+    /// subflow asked and a second mark lane ("some deadline set"): 746.89 -> 744.06 M
+    /// (twenty-first pass). Debug and test builds compare the kept minimum with the fold, and
+    /// the answer with every subflow's [`Subflow::poll_timeout`].
     #[inline]
     fn earliest_timeout_cached(&self) -> Option<Instant> {
         let clean = self.clean.load(Ordering::Acquire);
-        let (t, s) = (Derived::Timeout as u64 * 8, Derived::TimeoutSome as u64 * 8);
+        let t = Derived::Timeout as u64 * 8;
         let n = self.v.len();
         let all = ((1u16 << n) - 1) as u8;
         let mut marks = clean;
@@ -225,13 +226,12 @@ impl Subflows {
         while stale != 0 {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
-            let due = self.v[i].poll_timeout();
-            let d = due.map_or(u64::MAX, |d| d.0);
+            let d = self.v[i].poll_timeout_raw();
             let c = &self.cache[i].deadline;
             let (kept, lost) = moved_min(min, c.load(Ordering::Relaxed), d);
             c.store(d, Ordering::Relaxed);
             (min, rescan) = (kept, rescan | lost);
-            marks |= (1 << (t + i as u64)) | ((due.is_some() as u64) << (s + i as u64));
+            marks |= 1 << (t + i as u64);
         }
         if rescan {
             min = self.cache[..n].iter().fold(u64::MAX, |m, c| m.min(c.deadline.load(Ordering::Relaxed)));
@@ -242,7 +242,10 @@ impl Subflows {
             // Only sets marks (clearing needs `&mut self`): a concurrent caller computes the same.
             self.clean.fetch_or(marks, Ordering::Release);
         }
-        ((marks >> s) as u8 & all != 0).then_some(Instant(min))
+        let due = (min != u64::MAX).then_some(Instant(min));
+        #[cfg(any(test, debug_assertions))]
+        assert_eq!(due, crate::subflow::min_deadline(&self.v.iter().map(Subflow::poll_timeout).collect::<Vec<_>>()));
+        due
     }
 }
 
@@ -341,7 +344,7 @@ mod tests {
         assert_eq!(syn.seq, 0);
         let rto = s[0].poll_timeout().unwrap();
         assert_eq!((s.clean_mask(Derived::Timeout), s.earliest_timeout()), (0b110, Some(rto)));
-        assert_eq!((s.clean_mask(Derived::Timeout), s.clean_mask(Derived::TimeoutSome)), (0b111, 0b001));
+        assert_eq!((s.clean_mask(Derived::Timeout), s[1].poll_timeout_raw()), (0b111, u64::MAX));
         assert_eq!(s.earliest_timeout(), Some(rto));
     }
 

@@ -19,6 +19,14 @@ impl Subflow {
         self.timers.earliest()
     }
 
+    /// [`Subflow::poll_timeout`] as raw nanoseconds, `u64::MAX` for none: an armed deadline is
+    /// never `u64::MAX` ([`Timers`] keeps it one nanosecond earlier), so the raw value alone
+    /// says whether one is set (the connection's deadline cache keeps these).
+    #[inline]
+    pub fn poll_timeout_raw(&self) -> u64 {
+        self.timers.earliest_raw()
+    }
+
     /// Whether timer `t` is armed for `now` or earlier.
     #[inline]
     fn expired(&self, t: Timer, now: Instant) -> bool {
@@ -140,8 +148,14 @@ impl Timers {
     /// The earliest armed deadline.
     #[inline]
     pub fn earliest(&self) -> Option<Instant> {
-        let m = self.0.iter().fold(UNSET, |m, &v| m.min(v));
+        let m = self.earliest_raw();
         (m != UNSET).then_some(Instant(m))
+    }
+
+    /// The earliest armed deadline's raw value, [`UNSET`] (`u64::MAX`) if none is armed.
+    #[inline]
+    pub fn earliest_raw(&self) -> u64 {
+        self.0.iter().fold(UNSET, |m, &v| m.min(v))
     }
 }
 
