@@ -296,6 +296,10 @@ pub struct Connection {
     coupled: bool,
     parked: bool,
     established: bool,
+    /// No path is listed twice in `paths` (always so in the simulator, whose scenarios reject
+    /// it; a join accepted on a new path keeps it so): [`Connection::index_of_path`] may then
+    /// take the path's own number as its index when `paths` holds it there.
+    paths_distinct: bool,
     /// Bit i: `views[i].info` was copied again since the scheduler's last `get_send` (its
     /// `usable` changes only with a new copy; a send patches it, not counted):
     /// [`crate::sched::SchedView::changed`].
@@ -389,6 +393,7 @@ impl Connection {
             subflows: Subflows::new(subflows),
             paths: cfg.paths.clone(),
             path0: cfg.paths[0],
+            paths_distinct: cfg.paths.iter().enumerate().all(|(i, p)| !cfg.paths[..i].contains(p)),
             meta,
             sched,
             coupled,
@@ -428,12 +433,19 @@ impl Connection {
         })
     }
 
-    /// The subflow index of `path`, if it has one (`path0` asked first).
+    /// The subflow index of `path`, if it has one (`path0` asked first). Then the path's own
+    /// number as an index, when `paths` holds it there and lists no path twice (the first
+    /// index holding it is then that one): the simulator numbers a multipath flow's paths from
+    /// 0 in order, and the search over the paths cost ~20 instructions a segment with eight
+    /// (measured: `subflows-8` 734.12 -> 728.78 M, twenty-first pass). Else the search.
     #[inline(always)]
     fn index_of_path(&self, path: PathId) -> Option<usize> {
         debug_assert_eq!(self.path0, self.paths[0]);
         if path == self.path0 {
             Some(0)
+        } else if self.paths_distinct && self.paths.get(path as usize) == Some(&path) {
+            debug_assert_eq!(self.paths.iter().position(|&p| p == path), Some(path as usize));
+            Some(path as usize)
         } else {
             self.paths.iter().position(|&p| p == path)
         }

@@ -307,6 +307,8 @@ impl Connection {
         sf.seed_cc(self.shared.local_key);
         self.subflows.push(sf);
         self.meta.push(SfMeta::new(false));
+        // Taken only on a path not listed (`index_of_path` found none): `paths_distinct` holds.
+        debug_assert!(!self.paths.contains(&path));
         self.paths.push(path);
         Some(i)
     }

@@ -264,3 +264,20 @@ fn upstream_kept_keys_hold_over_lossy_paths_and_path_changes() {
     }
     assert!(w.data_sent > 4_000 + 50, "losses were recovered: {} data segments sent", w.data_sent);
 }
+
+/// A segment's path names its subflow: the first subflow listed on it, also when a path's own
+/// number is its index (the direct lookup) and when a path is listed twice (the search).
+#[test]
+fn index_of_path_is_the_first_listed() {
+    let conn = |paths: Vec<PathId>| {
+        Connection::new(&ConnConfig { paths, ..ConnConfig::default() }, Side::Server, Instant::ZERO).unwrap()
+    };
+    let direct = conn(vec![0, 1, 2, 3]);
+    assert!(direct.paths_distinct);
+    assert_eq!((0..5).map(|p| direct.index_of_path(p)).collect::<Vec<_>>(), [Some(0), Some(1), Some(2), Some(3), None]);
+    let shuffled = conn(vec![5, 2, 1, 9]);
+    assert_eq!([9, 1, 2, 5, 0].map(|p| shuffled.index_of_path(p)), [Some(3), Some(2), Some(1), Some(0), None]);
+    let twice = conn(vec![0, 2, 2, 3]);
+    assert!(!twice.paths_distinct);
+    assert_eq!([2, 3].map(|p| twice.index_of_path(p)), [Some(1), Some(3)]);
+}

@@ -24,10 +24,18 @@ impl Subflow {
     /// deadline is below [`UNSET`]).
     #[inline(always)]
     pub(crate) fn earliest_of_two(a: &Subflow, b: &Subflow) -> Option<Instant> {
-        let m = a.timers.raw_min().min(b.timers.raw_min());
+        let m = a.timers.earliest_raw().min(b.timers.earliest_raw());
         let due = (m != UNSET).then_some(Instant(m));
         debug_assert_eq!(due, min_deadline(&[a.poll_timeout(), b.poll_timeout()]));
         due
+    }
+
+    /// [`Subflow::poll_timeout`] as raw nanoseconds, `u64::MAX` for none: an armed deadline is
+    /// never `u64::MAX` ([`Timers`] keeps it one nanosecond earlier), so the raw value alone
+    /// says whether one is set (the connection's deadline cache keeps these).
+    #[inline]
+    pub fn poll_timeout_raw(&self) -> u64 {
+        self.timers.earliest_raw()
     }
 
     /// Whether timer `t` is armed for `now` or earlier.
@@ -151,13 +159,13 @@ impl Timers {
     /// The earliest armed deadline.
     #[inline]
     pub fn earliest(&self) -> Option<Instant> {
-        let m = self.raw_min();
+        let m = self.earliest_raw();
         (m != UNSET).then_some(Instant(m))
     }
 
-    /// The smallest raw deadline, [`UNSET`] when none is armed.
+    /// The earliest armed deadline's raw value, [`UNSET`] (`u64::MAX`) if none is armed.
     #[inline]
-    fn raw_min(&self) -> u64 {
+    pub fn earliest_raw(&self) -> u64 {
         self.0.iter().fold(UNSET, |m, &v| m.min(v))
     }
 }
