@@ -190,9 +190,18 @@ impl Connection {
         if self.sf_cfg.subflow_windows && self.subflows[i].snd_wnd_room(0) < len as u64 {
             return None;
         }
+        // The free window just read is cached (the pacing gap is over): the send below keeps
+        // it exact as the window less `len` (`space_after_send`), so the next poll's call here
+        // (the drain's next queued segment, or the one that finds the window full and marks the
+        // subflow `Blocked`) reads it instead of asking the subflow again.
+        let cached = self.subflows.is_clean(Derived::Space, i);
         self.pop_queued(i);
         self.subflows.forget(Derived::Fields, i);
-        Some(self.transmit_on_into(now, i, dsn, len, None, Some(pos), out))
+        let path = self.transmit_on_into(now, i, dsn, len, None, Some(pos), out);
+        if cached {
+            self.subflows.space_after_send(i, now, len);
+        }
+        Some(path)
     }
 
     /// Subflow `i`'s oldest queued segment, taken off its queue (its bit of `queued` cleared when
