@@ -34,6 +34,9 @@
 use std::collections::VecDeque;
 
 use super::{Connection, Derived, PathId};
+use crate::sched::{AnySched, SubflowSet, Verdict};
+#[cfg(debug_assertions)]
+use crate::sched::{SchedView, Scheduler, Upstream};
 use crate::segment::Segment;
 use crate::time::Instant;
 
@@ -225,6 +228,55 @@ impl Connection {
                 let len = self.queues.front(i).map_or(0, |(_, l, _)| u64::from(l));
                 assert!(self.subflows[i].new_data_space(now) < len, "subflow {i} marked blocked");
             }
+        }
+    }
+
+    /// The upstream scheduler's answer to `get_send` for a segment of `len` bytes when no view
+    /// is stale and none changed since its last call (it would see these views and an empty
+    /// changed set) and the answer needs no pick (`Upstream::send_unchanged`: the burst goes
+    /// on, or every send buffer is full): the second and third decisions of each ACK's drain
+    /// in `lia-2path` (two `Queue`s fill the send buffer, then `Wait`), taken without the
+    /// `SchedView`, the dispatch and `get_send`'s own prologue. `None`: ask it. Debug builds
+    /// ask a copy and compare the answer and the state left.
+    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), allow(unused_variables))]
+    pub(super) fn upstream_unchanged(&mut self, now: Instant, len: u32) -> Option<(Verdict, SubflowSet)> {
+        if self.views_changed != 0 || self.any_view_stale() {
+            return None;
+        }
+        let AnySched::Upstream(u) = &mut self.sched else { return None };
+        #[cfg(debug_assertions)]
+        let asked = u.clone();
+        let answer = u.send_unchanged(&self.views, len)?;
+        let mut out = SubflowSet::default();
+        if let Some(i) = answer {
+            out.insert(i);
+        }
+        let verdict = if answer.is_some() { Verdict::Queue } else { Verdict::Wait };
+        #[cfg(debug_assertions)]
+        self.check_upstream_answer(now, len, asked, (verdict, out));
+        Some((verdict, out))
+    }
+
+    /// Debug builds: `asked` (the upstream scheduler before [`Connection::upstream_unchanged`]
+    /// answered for it) asked through `get_send` gives `answer` and the state it left.
+    #[cfg(debug_assertions)]
+    fn check_upstream_answer(&self, now: Instant, len: u32, mut asked: Upstream, answer: (Verdict, SubflowSet)) {
+        let v = SchedView {
+            subflows: &self.views,
+            conn: &self.info,
+            seg_len: len,
+            reinjection: false,
+            unsent: 0,
+            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+            preference: self.preference.as_deref(),
+            changed: SubflowSet::default(),
+        };
+        let mut set = SubflowSet::default();
+        let seen = asked.get_send(now, &v, &mut set);
+        assert_eq!((seen, set), answer, "upstream answer");
+        if let AnySched::Upstream(u) = &self.sched {
+            assert_eq!(format!("{asked:?}"), format!("{u:?}"), "upstream state");
         }
     }
 

@@ -545,7 +545,11 @@ impl Connection {
         } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
             return NewData::Done(None);
         }
-        let (verdict, out) = self.ask_scheduler(now, len, false, shape.reads_conn);
+        let unchanged = if shape.queues { self.upstream_unchanged(now, len) } else { None };
+        let (verdict, out) = match unchanged {
+            Some(answer) => answer,
+            None => self.ask_scheduler(now, len, false, shape.reads_conn),
+        };
         // The scheduler's `get_send` has seen every view as it is now.
         self.views_changed = 0;
         match (verdict, out.first()) {
