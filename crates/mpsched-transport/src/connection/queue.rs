@@ -232,8 +232,8 @@ impl Connection {
     }
 
     /// The upstream scheduler's answer to `get_send` for a segment of `len` bytes when no view
-    /// is stale and none changed since its last call (it would see these views and an empty
-    /// changed set) and the answer needs no pick (`Upstream::send_unchanged`: the burst goes
+    /// changed since its last call (it would see these views, just brought up to date, and an
+    /// empty changed set) and the answer needs no pick (`Upstream::send_unchanged`: the burst goes
     /// on, or every send buffer is full): the second and third decisions of each ACK's drain
     /// in `lia-2path` (two `Queue`s fill the send buffer, then `Wait`), taken without the
     /// `SchedView`, the dispatch and `get_send`'s own prologue. `None`: ask it. Debug builds
@@ -241,7 +241,10 @@ impl Connection {
     #[inline(always)]
     #[cfg_attr(not(debug_assertions), allow(unused_variables))]
     pub(super) fn upstream_unchanged(&mut self, now: Instant, len: u32) -> Option<(Verdict, SubflowSet)> {
-        if self.views_changed != 0 || self.any_view_stale() {
+        // `choose_new` brought every stale view up to date before (an empty `views_changed`
+        // then means no snapshot was copied again since the last `get_send`).
+        debug_assert!(!self.any_view_stale(), "views current");
+        if self.views_changed != 0 {
             return None;
         }
         let AnySched::Upstream(u) = &mut self.sched else { return None };

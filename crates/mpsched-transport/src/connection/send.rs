@@ -461,6 +461,11 @@ impl Connection {
                 return Some(self.send_on_into(now, s, dsn, len, out));
             }
             self.enqueue(s, dsn, len);
+            // Most often the subflow's queue already held segments that do not fit its window
+            // (`Blocked`): `send_queued_on` would answer `None` at once.
+            if self.subflows.is_clean(Derived::Blocked, s) {
+                continue;
+            }
             if let Some(path) = self.send_queued_on(now, s, out) {
                 return Some(path);
             }
