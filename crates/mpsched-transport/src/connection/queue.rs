@@ -34,6 +34,9 @@
 use std::collections::VecDeque;
 
 use super::{Connection, Derived, PathId};
+use crate::sched::{AnySched, SubflowSet, Verdict};
+#[cfg(debug_assertions)]
+use crate::sched::{SchedView, Scheduler, Upstream};
 use crate::segment::Segment;
 use crate::time::Instant;
 
@@ -190,9 +193,18 @@ impl Connection {
         if self.sf_cfg.subflow_windows && self.subflows[i].snd_wnd_room(0) < len as u64 {
             return None;
         }
+        // The free window just read is cached (the pacing gap is over): the send below keeps
+        // it exact as the window less `len` (`space_after_send`), so the next poll's call here
+        // (the drain's next queued segment, or the one that finds the window full and marks the
+        // subflow `Blocked`) reads it instead of asking the subflow again.
+        let cached = self.subflows.is_clean(Derived::Space, i);
         self.pop_queued(i);
         self.subflows.forget(Derived::Fields, i);
-        Some(self.transmit_on_into(now, i, dsn, len, None, Some(pos), out))
+        let path = self.transmit_on_into(now, i, dsn, len, None, Some(pos), out);
+        if cached {
+            self.subflows.space_after_send(i, now, len);
+        }
+        Some(path)
     }
 
     /// Subflow `i`'s oldest queued segment, taken off its queue (its bit of `queued` cleared when
@@ -216,6 +228,58 @@ impl Connection {
                 let len = self.queues.front(i).map_or(0, |(_, l, _)| u64::from(l));
                 assert!(self.subflows[i].new_data_space(now) < len, "subflow {i} marked blocked");
             }
+        }
+    }
+
+    /// The upstream scheduler's answer to `get_send` for a segment of `len` bytes when no view
+    /// changed since its last call (it would see these views, just brought up to date, and an
+    /// empty changed set) and the answer needs no pick (`Upstream::send_unchanged`: the burst goes
+    /// on, or every send buffer is full): the second and third decisions of each ACK's drain
+    /// in `lia-2path` (two `Queue`s fill the send buffer, then `Wait`), taken without the
+    /// `SchedView`, the dispatch and `get_send`'s own prologue. `None`: ask it. Debug builds
+    /// ask a copy and compare the answer and the state left.
+    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), allow(unused_variables))]
+    pub(super) fn upstream_unchanged(&mut self, now: Instant, len: u32) -> Option<(Verdict, SubflowSet)> {
+        // `choose_new` brought every stale view up to date before (an empty `views_changed`
+        // then means no snapshot was copied again since the last `get_send`).
+        debug_assert!(!self.any_view_stale(), "views current");
+        if self.views_changed != 0 {
+            return None;
+        }
+        let AnySched::Upstream(u) = &mut self.sched else { return None };
+        #[cfg(debug_assertions)]
+        let asked = u.clone();
+        let answer = u.send_unchanged(&self.views, len)?;
+        let mut out = SubflowSet::default();
+        if let Some(i) = answer {
+            out.insert(i);
+        }
+        let verdict = if answer.is_some() { Verdict::Queue } else { Verdict::Wait };
+        #[cfg(debug_assertions)]
+        self.check_upstream_answer(now, len, asked, (verdict, out));
+        Some((verdict, out))
+    }
+
+    /// Debug builds: `asked` (the upstream scheduler before [`Connection::upstream_unchanged`]
+    /// answered for it) asked through `get_send` gives `answer` and the state it left.
+    #[cfg(debug_assertions)]
+    fn check_upstream_answer(&self, now: Instant, len: u32, mut asked: Upstream, answer: (Verdict, SubflowSet)) {
+        let v = SchedView {
+            subflows: &self.views,
+            conn: &self.info,
+            seg_len: len,
+            reinjection: false,
+            unsent: 0,
+            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+            preference: self.preference.as_deref(),
+            changed: SubflowSet::default(),
+        };
+        let mut set = SubflowSet::default();
+        let seen = asked.get_send(now, &v, &mut set);
+        assert_eq!((seen, set), answer, "upstream answer");
+        if let AnySched::Upstream(u) = &self.sched {
+            assert_eq!(format!("{asked:?}"), format!("{u:?}"), "upstream state");
         }
     }
 

@@ -461,6 +461,11 @@ impl Connection {
                 return Some(self.send_on_into(now, s, dsn, len, out));
             }
             self.enqueue(s, dsn, len);
+            // Most often the subflow's queue already held segments that do not fit its window
+            // (`Blocked`): `send_queued_on` would answer `None` at once.
+            if self.subflows.is_clean(Derived::Blocked, s) {
+                continue;
+            }
             if let Some(path) = self.send_queued_on(now, s, out) {
                 return Some(path);
             }
@@ -545,7 +550,11 @@ impl Connection {
         } else if !self.build_views_if_space(now, len, SubflowSet::default()) {
             return NewData::Done(None);
         }
-        let (verdict, out) = self.ask_scheduler(now, len, false, shape.reads_conn);
+        let unchanged = if shape.queues { self.upstream_unchanged(now, len) } else { None };
+        let (verdict, out) = match unchanged {
+            Some(answer) => answer,
+            None => self.ask_scheduler(now, len, false, shape.reads_conn),
+        };
         // The scheduler's `get_send` has seen every view as it is now.
         self.views_changed = 0;
         match (verdict, out.first()) {

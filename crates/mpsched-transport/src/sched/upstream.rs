@@ -359,17 +359,59 @@ impl Upstream {
         best
     }
 
+    /// Whether [`Scheduler::get_send`] on `subflows` with an empty changed set (the views
+    /// unchanged since its last call but for what the connection queued) would answer
+    /// [`Verdict::Wait`] and change nothing, by a sufficient test: every usable subflow's send
+    /// buffer is full (so the burst cannot go on and whichever `pick` ranks first has no room)
+    /// and its average rate started (`pick` starts it otherwise). Read, not asked: the
+    /// connection then skips the call (`lia-2path`: the last decision of an ACK's drain, after
+    /// the `Queue`s that filled the send buffers). `false` whenever unsure, and always with
+    /// more than two subflows (`lowest_linger_kept` marks its entries at every pick).
+    #[inline]
+    pub(crate) fn waits(&self, subflows: &[SchedSubflow]) -> bool {
+        subflows.len() <= 2
+            && subflows
+                .iter()
+                .zip(self.avg_pace.iter())
+                .enumerate()
+                .all(|(i, (s, &avg))| !s.usable || avg != 0 && !self.memory_free(i, s))
+    }
+
+    /// [`Scheduler::get_send`] on `subflows` with an empty changed set (the views unchanged
+    /// since its last call but for what the connection queued: `expand_sndbufs` has nothing
+    /// to do), when its answer needs no pick: `Some(Some(i))` when the burst goes on on
+    /// subflow `i` (counted down by `seg_len`, as `get_send` does; a `Queue` on `i`),
+    /// `Some(None)` when it would answer `Wait` changing nothing ([`Upstream::waits`]),
+    /// `None` when it must be asked. Called directly by the connection: without the
+    /// `SchedView`, the dispatch and `get_send`'s prologue, the second and third decisions of
+    /// each ACK's drain in `lia-2path`.
+    #[inline]
+    pub(crate) fn send_unchanged(&mut self, subflows: &[SchedSubflow], seg_len: u32) -> Option<Option<usize>> {
+        if let Some(i) = self.in_burst_of(subflows) {
+            self.burst = self.burst.saturating_sub(u64::from(seg_len));
+            return Some(Some(i));
+        }
+        self.waits(subflows).then_some(None)
+    }
+
     /// The burst's subflow, if the burst goes on: bytes left, and the subflow is usable, has
     /// send-buffer room and is in the class the scheduler would use.
+    #[inline]
     fn in_burst(&self, v: &SchedView) -> Option<usize> {
+        self.in_burst_of(v.subflows)
+    }
+
+    /// [`Upstream::in_burst`] of these views.
+    #[inline]
+    fn in_burst_of(&self, subflows: &[SchedSubflow]) -> Option<usize> {
         let i = self.last.filter(|_| self.burst > 0)?;
-        let s = v.subflows.get(i)?;
+        let s = subflows.get(i)?;
         if !(s.usable && self.memory_free(i, s)) {
             return None;
         }
         // Only a backup's burst asks whether an active subflow is usable: the scan over the
         // subflows was done first, at every decision, when it was a `let` above.
-        (!s.backup || !v.subflows.iter().any(|x| x.usable && !x.backup)).then_some(i)
+        (!s.backup || !subflows.iter().any(|x| x.usable && !x.backup)).then_some(i)
     }
 }
 
@@ -511,6 +553,64 @@ mod tests {
                     chosen |= out.0;
                 }
                 before = subs;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// When `waits` answers true, `get_send` with an empty changed set answers `Wait` and
+        /// leaves the scheduler as it was; it does for one or two subflows whose send buffers
+        /// are all full and rates started (never with more subflows); `send_unchanged`, when it
+        /// answers, gives `get_send`'s answer and state, and does unless a pick is needed; over
+        /// states reached by decisions on changing views (bursts going on, full send buffers,
+        /// backups).
+        #[test]
+        fn unchanged_views_answered_as_get_send(
+            n in 1usize..=3,
+            steps in proptest::collection::vec(
+                (proptest::collection::vec((0u8..4, 0usize..5, 1u64..4, 1u64..3), 3), proptest::bool::ANY, 0u32..3),
+                1..30,
+            ),
+        ) {
+            let conn = ConnInfo::default();
+            let mut s = up();
+            for (subs, open, len) in steps {
+                let subs: Vec<SchedSubflow> = subs[..n]
+                    .iter()
+                    .map(|&(f, q, cwnd, srtt)| {
+                        let mut x = sf(10 * srtt, 10 * cwnd, 0);
+                        (x.usable, x.backup, x.queued) = (f != 0, f == 3, [0, 1, 2, 19, 200][q] * MSS);
+                        x
+                    })
+                    .collect();
+                let v = SchedView {
+                    seg_len: [1, MSS as u32 / 2, MSS as u32][len as usize],
+                    send_window: if open { 1 << 17 } else { 0 },
+                    changed: SubflowSet(0),
+                    ..view(&subs, &conn)
+                };
+                // These views seen (as by a decision on them): asked again, they are unchanged.
+                s.expand_sndbufs(&SchedView { changed: SubflowSet((1 << n) - 1), ..v });
+                let mut asked = s.clone();
+                let verdict = asked.get_send(at_ms(0), &v, &mut SubflowSet::default());
+                let unchanged = format!("{asked:?}") == format!("{s:?}");
+                let started = subs.iter().zip(s.avg_pace.iter()).all(|(x, &a)| !x.usable || a != 0);
+                let waits = s.waits(&subs);
+                proptest::prop_assert!(!waits || (verdict == Verdict::Wait && unchanged));
+                let full = subs.iter().enumerate().all(|(i, x)| !x.usable || x.queued >= u64::from(s.sndbuf[i]));
+                proptest::prop_assert_eq!(waits, full && started && n <= 2);
+                // `send_unchanged`, when it answers, answers as `get_send` and leaves the same state.
+                let mut direct = s.clone();
+                if let Some(answer) = direct.send_unchanged(&subs, v.seg_len) {
+                    let mut out = SubflowSet::default();
+                    let verdict = s.clone().get_send(at_ms(0), &v, &mut out);
+                    let expected = if answer.is_some() { Verdict::Queue } else { Verdict::Wait };
+                    proptest::prop_assert_eq!((verdict, out.first()), (expected, answer));
+                    proptest::prop_assert_eq!(format!("{direct:?}"), format!("{asked:?}"));
+                } else {
+                    proptest::prop_assert!(s.in_burst(&v).is_none() && !waits);
+                }
+                s = asked; // the next decision starts from this one's state
             }
         }
     }
