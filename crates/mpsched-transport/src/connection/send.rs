@@ -456,7 +456,11 @@ impl Connection {
             if len == 0 || dsn + len as u64 > self.wnd_right {
                 return self.window_limited(now, s).map(|t| t.write_to(out));
             }
-            self.take_new(now, s, dsn, len);
+            if MIN_RTT {
+                self.take_new(now, s, dsn, len);
+            } else {
+                self.take_new_inline(now, s, dsn, len);
+            }
             if !queue {
                 return Some(self.send_on_into(now, s, dsn, len, out));
             }
@@ -600,9 +604,19 @@ impl Connection {
         None
     }
 
-    /// Takes `len` bytes of new data at `dsn` for subflow `s`: the next new DSN moves past
-    /// them, and a multipath connection keeps them for reinjection until DATA_ACKed.
+    /// [`Connection::take_new_inline`] out of line, for minRTT's copy of `schedule_new`
+    /// (perf20e: inlined there it cost `edar-handoff` +0.09 to +0.13 %).
+    #[inline(never)]
     fn take_new(&mut self, now: Instant, s: usize, dsn: u64, len: u32) {
+        self.take_new_inline(now, s, dsn, len)
+    }
+
+    /// Takes `len` bytes of new data at `dsn` for subflow `s`: the next new DSN moves past
+    /// them, and a multipath connection keeps them for reinjection until DATA_ACKed. Inlined
+    /// into the upstream copy of `schedule_new` (166,685 calls in `lia-2path`, ~70
+    /// instructions each out of line).
+    #[inline(always)]
+    fn take_new_inline(&mut self, now: Instant, s: usize, dsn: u64, len: u32) {
         if let Some(t) = self.blocked_since.take() {
             self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
         }
