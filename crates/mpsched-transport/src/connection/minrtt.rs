@@ -77,21 +77,13 @@ impl Connection {
     /// changes nothing).
     #[cfg(debug_assertions)]
     fn check_min_rtt_new_data(&mut self, now: Instant, len: u32, best: Option<usize>) {
-        use crate::sched::{SchedView, Scheduler, SubflowSet, Verdict};
-        debug_assert!(matches!(self.sched, crate::sched::AnySched::MinRtt(_)));
+        use crate::sched::{AnySched, Scheduler, SubflowSet, Verdict};
+        let AnySched::MinRtt(sched) = &self.sched else { panic!("minRTT's copy of schedule without minRTT") };
+        let mut sched = sched.clone();
         self.finish_views(len, SubflowSet::default());
-        let v = SchedView {
-            subflows: &self.views,
-            conn: &self.info,
-            seg_len: len,
-            reinjection: false,
-            unsent: 0,
-            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
-            preference: self.preference.as_deref(),
-            changed: SubflowSet(self.views_changed.into()),
-        };
+        let v = self.new_data_view(len, SubflowSet(self.views_changed.into()));
         let mut out = SubflowSet::default();
-        let verdict = self.sched.get_send(now, &v, &mut out);
+        let verdict = sched.get_send(now, &v, &mut out);
         let asked = match verdict {
             Verdict::Send => out.first(),
             _ => None,

@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use super::{Connection, Derived, PathId};
 use crate::sched::{AnySched, SubflowSet, Verdict};
 #[cfg(debug_assertions)]
-use crate::sched::{SchedView, Scheduler, Upstream};
+use crate::sched::{Scheduler, Upstream};
 use crate::segment::Segment;
 use crate::time::Instant;
 
@@ -265,16 +265,7 @@ impl Connection {
     /// answered for it) asked through `get_send` gives `answer` and the state it left.
     #[cfg(debug_assertions)]
     fn check_upstream_answer(&self, now: Instant, len: u32, mut asked: Upstream, answer: (Verdict, SubflowSet)) {
-        let v = SchedView {
-            subflows: &self.views,
-            conn: &self.info,
-            seg_len: len,
-            reinjection: false,
-            unsent: 0,
-            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
-            preference: self.preference.as_deref(),
-            changed: SubflowSet::default(),
-        };
+        let v = self.new_data_view(len, SubflowSet::default());
         let mut set = SubflowSet::default();
         let seen = asked.get_send(now, &v, &mut set);
         assert_eq!((seen, set), answer, "upstream answer");

@@ -9,6 +9,23 @@ use crate::sched::{SchedShape, SchedSubflow, Scheduler, SubflowSet};
 use crate::time::Instant;
 
 impl Connection {
+    /// The scheduler's view for a new segment of `len` bytes as the debug checks ask it (the
+    /// connection's counters not refreshed, no queued bytes counted): the hot path builds its
+    /// own in `ask_scheduler`.
+    #[cfg(debug_assertions)]
+    pub(super) fn new_data_view(&self, len: u32, changed: SubflowSet) -> crate::sched::SchedView<'_> {
+        crate::sched::SchedView {
+            subflows: &self.views,
+            conn: &self.info,
+            seg_len: len,
+            reinjection: false,
+            unsent: 0,
+            send_window: self.wnd_right.saturating_sub(self.shared.snd_next_dsn),
+            preference: self.preference.as_deref(),
+            changed,
+        }
+    }
+
     /// Builds the scheduler's view for a segment of `len` bytes whose carriers are `carried`.
     pub(super) fn build_views(&mut self, now: Instant, len: u32, carried: SubflowSet) {
         self.refresh_view_fields(now);
