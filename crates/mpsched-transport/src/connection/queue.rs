@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 use super::{Connection, Derived, PathId};
 use crate::sched::{AnySched, SubflowSet, Verdict};
-#[cfg(debug_assertions)]
+#[cfg(any(test, debug_assertions))]
 use crate::sched::{Scheduler, Upstream};
 use crate::segment::Segment;
 use crate::time::Instant;
@@ -236,10 +236,11 @@ impl Connection {
     /// empty changed set) and the answer needs no pick (`Upstream::send_unchanged`: the burst goes
     /// on, or every send buffer is full): the second and third decisions of each ACK's drain
     /// in `lia-2path` (two `Queue`s fill the send buffer, then `Wait`), taken without the
-    /// `SchedView`, the dispatch and `get_send`'s own prologue. `None`: ask it. Debug builds
-    /// ask a copy and compare the answer and the state left.
+    /// `SchedView`, the dispatch and `get_send`'s own prologue. `None`: ask it. Debug and test
+    /// builds (the transport crate's release tests too) ask a copy and compare the answer and
+    /// the state left.
     #[inline(always)]
-    #[cfg_attr(not(debug_assertions), allow(unused_variables))]
+    #[cfg_attr(not(any(test, debug_assertions)), allow(unused_variables))]
     pub(super) fn upstream_unchanged(&mut self, now: Instant, len: u32) -> Option<(Verdict, SubflowSet)> {
         // `choose_new` brought every stale view up to date before (an empty `views_changed`
         // then means no snapshot was copied again since the last `get_send`).
@@ -248,7 +249,7 @@ impl Connection {
             return None;
         }
         let AnySched::Upstream(u) = &mut self.sched else { return None };
-        #[cfg(debug_assertions)]
+        #[cfg(any(test, debug_assertions))]
         let asked = u.clone();
         let answer = u.send_unchanged(&self.views, len)?;
         let mut out = SubflowSet::default();
@@ -256,14 +257,14 @@ impl Connection {
             out.insert(i);
         }
         let verdict = if answer.is_some() { Verdict::Queue } else { Verdict::Wait };
-        #[cfg(debug_assertions)]
+        #[cfg(any(test, debug_assertions))]
         self.check_upstream_answer(now, len, asked, (verdict, out));
         Some((verdict, out))
     }
 
     /// Debug builds: `asked` (the upstream scheduler before [`Connection::upstream_unchanged`]
     /// answered for it) asked through `get_send` gives `answer` and the state it left.
-    #[cfg(debug_assertions)]
+    #[cfg(any(test, debug_assertions))]
     fn check_upstream_answer(&self, now: Instant, len: u32, mut asked: Upstream, answer: (Verdict, SubflowSet)) {
         let v = self.new_data_view(len, SubflowSet::default());
         let mut set = SubflowSet::default();

@@ -12,7 +12,7 @@ impl Connection {
     /// The scheduler's view for a new segment of `len` bytes as the debug checks ask it (the
     /// connection's counters not refreshed, no queued bytes counted): the hot path builds its
     /// own in `ask_scheduler`.
-    #[cfg(debug_assertions)]
+    #[cfg(any(test, debug_assertions))]
     pub(super) fn new_data_view(&self, len: u32, changed: SubflowSet) -> crate::sched::SchedView<'_> {
         crate::sched::SchedView {
             subflows: &self.views,
