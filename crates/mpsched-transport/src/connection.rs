@@ -533,18 +533,18 @@ impl Connection {
         // The common case: no DATA_FIN timer, no parked decision, no scheduler timer. The
         // four-way minimum cost ~20 of this call's 66 instructions on `newreno-10m`, asked
         // after every drive (issue 22, thirteenth pass).
-        if self.only_subflow_timers(sched) {
+        if self.no_connection_timers() && sched.is_none() {
             return subflows;
         }
         let decision = self.parked_at.zip(self.decision_timeout).map(|(t, d)| t + d);
         crate::subflow::min_deadline(&[subflows, self.close.timer, decision, sched])
     }
 
-    /// No DATA_FIN timer, no parked decision and no scheduler deadline (`sched`): the
+    /// No DATA_FIN timer and no parked decision: with no scheduler deadline besides, the
     /// subflows' timers are the only ones (plain TCP's common case).
     #[inline(always)]
-    fn only_subflow_timers(&self, sched: Option<Instant>) -> bool {
-        self.close.timer.is_none() && self.parked_at.is_none() && sched.is_none()
+    fn no_connection_timers(&self) -> bool {
+        self.close.timer.is_none() && self.parked_at.is_none()
     }
 
     /// [`Connection::poll_timeout`] with the common case (no DATA_FIN timer, no parked
@@ -559,7 +559,7 @@ impl Connection {
     /// call site (`edar-handoff` 178.59 -> 178.28 M, `newreno-10m` 75.98 -> 75.83 M).
     #[inline(always)]
     pub fn poll_timeout_inline(&self) -> Option<Instant> {
-        let only_subflows = || self.close.timer.is_none() && self.parked_at.is_none() && !self.sched.may_keep_timer();
+        let only_subflows = || self.no_connection_timers() && !self.sched.may_keep_timer();
         debug_assert!(self.sched.may_keep_timer() || self.sched.poll_timeout().is_none());
         match &*self.subflows {
             [sf] if only_subflows() => return sf.poll_timeout(),
