@@ -59,8 +59,8 @@ def test_docs_flip_counts_are_the_committed_sweeps():
         counts[name] = (flips, len(cells))
     assert counts["queue-1000pkt"] == (17, 34)
     assert counts["loss-0.1x"] == (5, 34)
-    assert counts["no-jitter-loss"] == (1, 28) and counts["no-jitter-noloss"] == (9, 28)
+    assert counts["no-jitter-loss"] == (0, 28) and counts["no-jitter-noloss"] == (8, 28)
     text = " ".join((root / "docs" / "olms.md").read_text().split())
-    for quoted in ("17 of its 34 verdicts flip", "five verdicts flip", "1 of 28 verdicts flips"):
+    for quoted in ("17 of its 34 verdicts flip", "five verdicts flip", "none of 28 verdicts flips"):
         assert quoted in text, quoted
-    assert "without loss 9 of 28" in text
+    assert "without loss 8 of 28" in text
