@@ -149,6 +149,19 @@ def test_bench_json_runs_one_named_benchmark(cli):
 def test_bench_unknown_name_exits_2(cli):
     line = assert_one_error_line(cli("bench", "no-such-bench"))
     assert "no-such-bench" in line
+    for bad in ("flows-0", "flows-x"):
+        line = assert_one_error_line(cli("bench", bad))
+        assert bad in line and "flows-N" in line
+
+
+def test_bench_runs_flows_n(cli):
+    """``flows-N``: the 1,000-flow benchmark's scenario with N flows (the scaling curve)."""
+    proc = cli("bench", "flows-3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)
+    assert row["name"] == "flows-3"
+    assert row["description"].startswith("3 NewReno flows")
+    assert row["packets"] > 0
 
 
 def test_version_and_help(cli):

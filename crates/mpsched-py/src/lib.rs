@@ -338,12 +338,12 @@ fn bench_names() -> Vec<&'static str> {
     mpsched_sim::bench::names()
 }
 
-/// Descriptions of the built-in benchmark scenarios, by name.
+/// Descriptions of the benchmark scenarios, by name (the built-in ones and `flows-N`).
 #[pyfunction]
-fn bench_description(name: &str) -> PyResult<&'static str> {
-    mpsched_sim::bench::BENCHES.iter().find(|b| b.0 == name).map(|b| b.1).ok_or_else(|| {
+fn bench_description(name: &str) -> PyResult<String> {
+    mpsched_sim::bench::lookup(name).map(|b| b.0).ok_or_else(|| {
         ScenarioError::new_err(format!(
-            "bench: name: unknown benchmark {name:?}, expected one of {:?}",
+            "bench: name: unknown benchmark {name:?}, expected one of {:?} or flows-N (N from 1 to 100000)",
             mpsched_sim::bench::names()
         ))
     })
@@ -357,7 +357,7 @@ fn run_bench<'py>(py: Python<'py>, name: &str, repeats: u32) -> PyResult<Bound<'
     let n = name.to_owned();
     let r = py.detach(move || mpsched_sim::bench::run_bench(&n, repeats)).ok_or_else(|| {
         ScenarioError::new_err(format!(
-            "bench: name: unknown benchmark {name:?}, expected one of {:?}",
+            "bench: name: unknown benchmark {name:?}, expected one of {:?} or flows-N (N from 1 to 100000)",
             mpsched_sim::bench::names()
         ))
     })?;

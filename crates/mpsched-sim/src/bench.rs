@@ -251,6 +251,19 @@ pub fn names() -> Vec<&'static str> {
     BENCHES.iter().map(|b| b.0).collect()
 }
 
+/// Bench `name`'s description and scenario TOML: a built-in one ([`BENCHES`]), or `flows-N` for
+/// any N from 1 to 100,000: `flows-1000`'s scenario with N flows (the scaling curve of
+/// BENCHMARKS.md, "where the 1,000-flow cost comes from"). `None` for any other name.
+pub fn lookup(name: &str) -> Option<(String, std::borrow::Cow<'static, str>)> {
+    if let Some(&(_, desc, text)) = BENCHES.iter().find(|b| b.0 == name) {
+        return Some((desc.to_owned(), text.into()));
+    }
+    let n: u32 = name.strip_prefix("flows-")?.parse().ok().filter(|n| (1..=100_000).contains(n))?;
+    let &(_, _, text) = BENCHES.iter().find(|b| b.0 == "flows-1000")?;
+    let desc = format!("{n} NewReno flows (starting 1 ms apart) sharing a 100 Mbps 25 ms bottleneck, 20 s");
+    Some((desc, text.replace("max_flows = 1000", &format!("max_flows = {n}")).into()))
+}
+
 /// Cost of pausing at decision points, measured in one run against the built-in equivalent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecisionOverhead {
@@ -307,8 +320,8 @@ pub fn decision_overhead(repeats: u32) -> DecisionOverhead {
 
 /// Runs bench `name` `repeats` times and keeps the fastest run (least disturbed by other load).
 pub fn run_bench(name: &str, repeats: u32) -> Option<BenchResult> {
-    let &(n, desc, text) = BENCHES.iter().find(|b| b.0 == name)?;
-    let sc = Scenario::from_toml(text, n).expect("bench scenarios are valid");
+    let (desc, text) = lookup(name)?;
+    let sc = Scenario::from_toml(&text, name).expect("bench scenarios are valid");
     let mut best: Option<BenchResult> = None;
     for _ in 0..repeats.max(1) {
         let mut sim = Sim::new(sc.clone());
@@ -316,8 +329,8 @@ pub fn run_bench(name: &str, repeats: u32) -> Option<BenchResult> {
         let st = sim.run();
         let wall = t0.elapsed().as_secs_f64();
         let r = BenchResult {
-            name: n.into(),
-            description: desc.into(),
+            name: name.into(),
+            description: desc.clone(),
             sim_seconds: st.sim_ns as f64 * 1e-9,
             wall_seconds: wall,
             events: st.events,
@@ -370,8 +383,8 @@ pub fn counted_run(name: &str) -> Option<CountedRun> {
 
 /// [`counted_run`], through [`event_loop_traced`] when `trace` is true.
 pub fn counted_run_traced(name: &str, trace: bool) -> Option<CountedRun> {
-    let &(n, _, text) = BENCHES.iter().find(|b| b.0 == name)?;
-    let sc = Scenario::from_toml(text, n).expect("bench scenarios are valid");
+    let (_, text) = lookup(name)?;
+    let sc = Scenario::from_toml(&text, name).expect("bench scenarios are valid");
     let mut sim = Sim::new(sc);
     let st = if trace { event_loop_traced(&mut sim) } else { event_loop(&mut sim) };
     let delivered = (0..sim.scenario().flows.len())
@@ -402,6 +415,25 @@ mod tests {
         for (name, _, text) in BENCHES {
             Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+    }
+
+    /// `flows-N` is `flows-1000`'s scenario with N flows; the built-in `flows-1` is its N = 1;
+    /// other names, N = 0 and N above 100,000 are unknown.
+    #[test]
+    fn flows_n_is_the_thousand_flow_scenario_with_n_flows() {
+        let text = |n: &str| lookup(n).map(|b| b.1.into_owned());
+        let sc = Scenario::from_toml(&text("flows-7").unwrap(), "flows-7").unwrap();
+        let flows = |sc: &Scenario| sc.flows.len();
+        assert_eq!(flows(&sc), 7);
+        let thousand = Scenario::from_toml(&text("flows-1000").unwrap(), "flows-1000").unwrap();
+        assert_eq!(flows(&thousand), 1000);
+        assert_eq!(text("flows-1000").unwrap().replace("max_flows = 1000", "max_flows = 7"), text("flows-7").unwrap());
+        assert_eq!(text("flows-1").unwrap(), BENCHES.iter().find(|b| b.0 == "flows-1").unwrap().2);
+        assert!(lookup("flows-7").unwrap().0.starts_with("7 NewReno flows"));
+        for bad in ["flows-0", "flows-100001", "flows-x", "flows-", "flows--3", "nope"] {
+            assert!(lookup(bad).is_none(), "{bad}");
+        }
+        assert!(lookup("flows-100000").is_some());
     }
 
     /// The counted run is an ordinary run: same counters and outputs as `crate::run`.
