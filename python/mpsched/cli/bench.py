@@ -15,7 +15,8 @@ NamesArgument = Annotated[
     Optional[List[str]],
     typer.Argument(
         metavar="NAME",
-        help="Benchmarks to run. Default: all (see `--list`).",
+        help="Benchmarks to run. Default: all (see `--list`); also flows-N, the flows-1000"
+        " scenario with N flows (1 to 100000).",
         show_default=False,
     ),
 ]
