@@ -39,8 +39,8 @@ impl Connection {
                 debug_assert_eq!(self.path0, self.paths[0]);
                 return Some(self.path0);
             }
-        } else if let Some(t) = self.poll_subflows(now, n) {
-            return Some(t.write_to(out));
+        } else if let Some(path) = self.poll_subflows(now, n, out) {
+            return Some(path);
         }
         // The subflows' send queues (`Verdict::Queue`): their own output, as their windows open.
         if self.queued != 0 {
@@ -92,9 +92,10 @@ impl Connection {
     /// the round robin's order (bits from `next_poll` up, then the ones below): the same
     /// subflows in the same order as a loop over every index that skips the marked ones, without
     /// a mark test and an index wrap per subflow (those showed in the profile with 8 subflows).
-    /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact.
+    /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact. The
+    /// segment is written into `out` (returned as a `Transmit` it was copied three times).
     #[inline]
-    fn poll_subflows(&mut self, now: Instant, n: usize) -> Option<Transmit> {
+    fn poll_subflows(&mut self, now: Instant, n: usize, out: &mut Segment) -> Option<PathId> {
         let unmarked = self.subflows.stale_mask(Derived::Idle);
         if unmarked == 0 {
             return None;
@@ -113,9 +114,9 @@ impl Connection {
                     continue;
                 }
                 let mut cx = SubflowCx { conn: &mut self.shared };
-                if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
+                if self.subflows[i].poll_busy_into(now, &mut cx, out) {
                     self.next_poll = if i + 1 == n { 0 } else { i + 1 };
-                    return Some(Transmit { path: self.paths[i], seg });
+                    return Some(self.paths[i]);
                 }
             }
         }
@@ -483,7 +484,8 @@ impl Connection {
     /// `Transmit`, copied on the way out) and `take_new`'s multipath branch. (`take_new`'s
     /// plain-TCP lines stay written out here too: one helper shared by both changed LLVM's
     /// inlining and cost `lia-2path` 4.5 M instructions, measured.) `len` > 0: there is unsent
-    /// data.
+    /// data. Always inlined into `poll_transmit_into` (LLVM's own choice moved with its size).
+    #[inline(always)]
     fn schedule_plain(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         let unsent = self.shared.unsent();
         if unsent == 0 {
@@ -496,7 +498,8 @@ impl Connection {
             return None;
         }
         let dsn = self.shared.snd_next_dsn;
-        if self.beyond_subflow_window(0, dsn, len) {
+        // `beyond_subflow_window(0, ..)` on the subflow at hand (no second bounds check).
+        if self.sf_cfg.subflow_windows && len as u64 > sf.snd_wnd_room(self.wnd_right.saturating_sub(dsn)) {
             self.blocked_since.get_or_insert(now);
             return None;
         }
