@@ -19,6 +19,7 @@ mod path;
 mod queue;
 #[cfg(test)]
 mod queue_tests;
+mod redundant;
 mod send;
 mod subflows;
 pub(crate) use subflows::moved_min;

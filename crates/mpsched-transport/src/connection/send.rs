@@ -39,8 +39,8 @@ impl Connection {
                 debug_assert_eq!(self.path0, self.paths[0]);
                 return Some(self.path0);
             }
-        } else if let Some(t) = self.poll_subflows(now, n) {
-            return Some(t.write_to(out));
+        } else if let Some(path) = self.poll_subflows(now, n, out) {
+            return Some(path);
         }
         // The subflows' send queues (`Verdict::Queue`): their own output, as their windows open.
         if self.queued != 0 {
@@ -92,9 +92,10 @@ impl Connection {
     /// the round robin's order (bits from `next_poll` up, then the ones below): the same
     /// subflows in the same order as a loop over every index that skips the marked ones, without
     /// a mark test and an index wrap per subflow (those showed in the profile with 8 subflows).
-    /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact.
+    /// Polling subflow `i` clears only `i`'s marks, so the mask read once stays exact. The
+    /// segment is written into `out` (returned as a `Transmit` it was copied three times).
     #[inline]
-    fn poll_subflows(&mut self, now: Instant, n: usize) -> Option<Transmit> {
+    fn poll_subflows(&mut self, now: Instant, n: usize, out: &mut Segment) -> Option<PathId> {
         let unmarked = self.subflows.stale_mask(Derived::Idle);
         if unmarked == 0 {
             return None;
@@ -113,9 +114,9 @@ impl Connection {
                     continue;
                 }
                 let mut cx = SubflowCx { conn: &mut self.shared };
-                if let Some(seg) = self.subflows[i].poll_transmit(now, &mut cx) {
+                if self.subflows[i].poll_busy_into(now, &mut cx, out) {
                     self.next_poll = if i + 1 == n { 0 } else { i + 1 };
-                    return Some(Transmit { path: self.paths[i], seg });
+                    return Some(self.paths[i]);
                 }
             }
         }
@@ -483,7 +484,8 @@ impl Connection {
     /// `Transmit`, copied on the way out) and `take_new`'s multipath branch. (`take_new`'s
     /// plain-TCP lines stay written out here too: one helper shared by both changed LLVM's
     /// inlining and cost `lia-2path` 4.5 M instructions, measured.) `len` > 0: there is unsent
-    /// data.
+    /// data. Always inlined into `poll_transmit_into` (LLVM's own choice moved with its size).
+    #[inline(always)]
     fn schedule_plain(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
         let unsent = self.shared.unsent();
         if unsent == 0 {
@@ -496,7 +498,8 @@ impl Connection {
             return None;
         }
         let dsn = self.shared.snd_next_dsn;
-        if self.beyond_subflow_window(0, dsn, len) {
+        // `beyond_subflow_window(0, ..)` on the subflow at hand (no second bounds check).
+        if self.sf_cfg.subflow_windows && len as u64 > sf.snd_wnd_room(self.wnd_right.saturating_sub(dsn)) {
             self.blocked_since.get_or_insert(now);
             return None;
         }
@@ -639,97 +642,6 @@ impl Connection {
         self.parked_at = Some(now);
         self.events.push_back(Event::DecisionNeeded);
         None
-    }
-
-    /// Redundant mode: each subflow, when it has window space, sends the oldest segment not yet
-    /// DATA_ACKed that it has not carried itself (a copy of what another subflow sent), else new
-    /// data. A segment a subflow already carried is never sent again on it at the connection
-    /// level, whatever mode it was sent in (Linux `mptcp_is_available` → `mptcp_dont_reinject_skb`
-    /// tests the skb's `path_mask`); its losses are the subflow's own retransmissions.
-    ///
-    /// EdAR (edar.txt §IV-A, "Redundant"): "Once a subflow is available to send a packet, EdAR
-    /// first checks the redundant buffer. If the first available redundant packet has not been
-    /// sent on the subflow, EdAR schedules the redundant packet [...]. Otherwise, EdAR schedules a
-    /// new packet from the send buffer", and "if there are more than one subflows available, EdAR
-    /// always schedules packets on the available subflow with the minimum RTT to fill its
-    /// congestion window, before scheduling packets on the other subflows": with
-    /// [`Scheduler::redundant_min_rtt_first`] the subflows are tried in srtt order. Linux
-    /// `mptcp_redundant.c` instead goes round-robin from the subflow after the last one used.
-    /// With more than two subflows a segment is copied to every subflow that has not carried it
-    /// (the paper's redundant buffer drops a packet after its first copy; with two subflows the
-    /// two rules agree).
-    fn schedule_redundant(&mut self, now: Instant, mss: u32) -> Option<Transmit> {
-        let n = self.subflows.len();
-        let unsent = self.shared.unsent();
-        let len_new = (mss as u64).min(unsent) as u32;
-        self.build_views(now, 1, SubflowSet::default());
-        let any_active = self.views.iter().any(|v| v.usable && !v.backup);
-        let order = self.redundant_order();
-        for &i in &order[..n] {
-            let i = i as usize;
-            let v = self.views[i];
-            if !v.usable || (v.backup && any_active) {
-                continue;
-            }
-            if let Some(m) = self.first_not_carried(i) {
-                if v.space < m.len as u64 {
-                    continue;
-                }
-                self.meta[i].red_next = m.dsn + m.len as u64;
-                self.next_red = (i + 1) % n;
-                debug_assert!(!m.carried.is_empty(), "a sent segment has a carrier");
-                self.info.redundant_bytes += m.len as u64;
-                return Some(self.send_on(now, i, m.dsn, m.len));
-            }
-            if len_new == 0 || v.space < len_new as u64 {
-                continue;
-            }
-            let dsn = self.shared.snd_next_dsn;
-            if self.beyond_subflow_window(i, dsn, len_new) {
-                continue;
-            }
-            if dsn + len_new as u64 > self.wnd_right {
-                self.blocked_since.get_or_insert(now);
-                return None;
-            }
-            if let Some(t) = self.blocked_since.take() {
-                self.info.send_blocked_seconds += now.saturating_duration_since(t).as_secs_f64();
-            }
-            self.shared.snd_next_dsn += len_new as u64;
-            self.push_sent(MetaSeg { dsn, len: len_new, carried: SubflowSet::default() });
-            self.meta[i].red_next = dsn + len_new as u64;
-            self.next_red = (i + 1) % n;
-            return Some(self.send_on(now, i, dsn, len_new));
-        }
-        None
-    }
-
-    /// The order in which redundant mode offers subflows a segment: by srtt (ties: lower index)
-    /// when the scheduler asks for minRTT first (EdAR), else round-robin from `next_red`.
-    fn redundant_order(&self) -> [u8; 8] {
-        let n = self.subflows.len();
-        let mut order = [0u8; 8];
-        for (k, o) in order[..n].iter_mut().enumerate() {
-            *o = ((self.next_red + k) % n) as u8;
-        }
-        if self.sched.redundant_min_rtt_first() {
-            order[..n].sort_by_key(|&i| (self.views[i as usize].info.srtt, i));
-        }
-        order
-    }
-
-    /// The oldest segment not yet DATA_ACKed, at or after subflow `i`'s redundant cursor, that `i`
-    /// has not carried. Moves the cursor past the segments `i` carried on the way (they are
-    /// never offered to it again), up to the next one to offer or the end of sent data.
-    fn first_not_carried(&mut self, i: usize) -> Option<MetaSeg> {
-        let cursor = self.meta[i].red_next.max(self.data_una);
-        if cursor >= self.shared.snd_next_dsn {
-            return None;
-        }
-        let start = self.sent.partition_point(|m| m.dsn + m.len as u64 <= cursor);
-        let found = self.sent.range(start..).find(|m| !m.carried.contains(i)).copied();
-        self.meta[i].red_next = found.map_or(self.shared.snd_next_dsn, |m| m.dsn);
-        found
     }
 
     /// Opportunistic retransmission and penalization (Linux `mptcp_rcv_buf_optimization`; Raiciu et al. NSDI 2012 §4.2) on subflow `s`.

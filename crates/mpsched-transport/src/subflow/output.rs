@@ -14,7 +14,8 @@ impl Subflow {
     /// here without entering [`Subflow::poll_pending`]. The test is exact: no SYN, probe, ACK
     /// or FIN pending, no lost data to resend, and no pacing delay (which would arm the pacing
     /// timer on the way) mean `poll_pending` would return `None` and change nothing.
-    #[inline]
+    /// (Tests only: the connection polls through [`Subflow::poll_transmit_into`].)
+    #[cfg(test)]
     pub fn poll_transmit(&mut self, now: Instant, cx: &mut SubflowCx) -> Option<Segment> {
         let mut seg = Segment::default();
         self.poll_transmit_into(now, cx, &mut seg).then_some(seg)
@@ -42,6 +43,15 @@ impl Subflow {
             && !self.fin_may_send()
             && self.sb.lost_bytes() == 0
             && self.next_send_time <= now
+    }
+
+    /// [`Subflow::poll_transmit_into`] of a subflow just found not idle
+    /// ([`Subflow::is_idle`]): its test not made twice (the connection's round robin over
+    /// several subflows made it before, to mark the idle ones).
+    #[inline]
+    pub fn poll_busy_into(&mut self, now: Instant, cx: &mut SubflowCx, out: &mut Segment) -> bool {
+        debug_assert!(!self.is_idle(now));
+        self.poll_pending(now, cx, out)
     }
 
     /// [`Subflow::poll_transmit`] when something may be due.
