@@ -486,7 +486,7 @@ impl Connection {
     /// inlining and cost `lia-2path` 4.5 M instructions, measured.) `len` > 0: there is unsent
     /// data. A hint, not `#[inline(always)]`: on the product (profile-guided) build the forced
     /// inline cost the single-path runs (`newreno-10m` 71.20 → 71.68 M, `flows-1` 308.73 →
-    /// 311.11 M, measured at the perf22u merge); the plain build does better with it (+0.6 %
+    /// 311.11 M, measured at the perf22u merge); the plain build does better with it (+1.6 %
     /// on `newreno-10m` without), but the product build is the one that ships.
     #[inline]
     fn schedule_plain(&mut self, now: Instant, out: &mut Segment) -> Option<PathId> {
