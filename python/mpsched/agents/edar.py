@@ -560,6 +560,105 @@ def _online(
     written["edar-o"] = out / "edar-o.json"
 
 
+def _load_init(args: Args, layout: ObsLayout) -> Optional[EdarPolicy]:
+    """``--init``'s checkpoint (online learning only), checked against ``layout`` and the other
+    options, or None without ``--init``."""
+    if args.init is None:
+        return None
+    init = EdarPolicy.load(args.init)
+    init.check_layout(layout)
+    if args.steps <= 0:
+        raise DataError("--init: online learning needs --steps > 0")
+    if args.offline_data:
+        raise DataError(
+            "--init: starts from a trained checkpoint and learns online only; --offline-data does not apply"
+        )
+    return init
+
+
+def _offline_replay(
+    args: Args,
+    layout: ObsLayout,
+    data: List[Replay],
+    envs: List[Any],
+    writer: Any,
+    rng: np.random.Generator,
+    tmp: Path,
+    written: Dict[str, Path],
+    log: Any,
+) -> Replay:
+    """The offline data (§VI-A): the ``--offline-data`` files, or trajectories of the fixed
+    policies collected now and written as ``offline.parquet``; rewards recomputed with EdAR's."""
+    out = Path(args.out)
+    if data:
+        replay = Replay.concat(data)
+        log(f"offline data: {len(replay)} transitions from {len(data)} file(s)")
+    else:
+        t0 = time.perf_counter()
+        replay = collect(args, envs, writer, rng)
+        write_transitions(
+            replay,
+            tmp / "offline.parquet",
+            {
+                "scenario": ",".join(args.scenario),
+                "policy": "always-normal|always-redundant",
+                "episodes": args.offline_episodes,
+                "seed": args.seed,
+                "action": "mode",
+                "reward": "edar",
+                "interval": "min-rtt",
+                "history": layout.history,
+                "max_paths": layout.max_paths,
+                "duration_s": args.duration_s,
+                "features": feature_names(layout),
+            },
+        )
+        written["offline"] = out / "offline.parquet"
+        log(
+            f"collected {len(replay)} transitions in {args.offline_episodes} flows ({time.perf_counter() - t0:.1f} s)"
+        )
+    if replay.term_names:
+        replay = replay.relabel(args.alpha, args.beta)
+    if len(replay) == 0:
+        raise DataError("offline data: no transitions")
+    return replay
+
+
+def _edar_p(
+    args: Args,
+    layout: ObsLayout,
+    replay: Replay,
+    writer: Any,
+    rng: np.random.Generator,
+    tmp: Path,
+    written: Dict[str, Path],
+    log: Any,
+) -> Learner:
+    """Offline learning (Algorithm 1) from ``replay``: writes EdAR-p; returns its learner (EdAR-o
+    learns on from it)."""
+    out = Path(args.out)
+    learner = Learner(args, layout)
+    t0 = time.perf_counter()
+    offline_learning(learner, replay, args, writer, rng)
+    offline_s = time.perf_counter() - t0
+    log(f"offline learning: {args.offline_iterations} updates ({offline_s:.1f} s)")
+    save_checkpoint(
+        tmp / "edar-p",
+        learner.tensors(),
+        checkpoint_meta(
+            args,
+            "edar-p",
+            {
+                "offline_transitions": len(replay),
+                "updates": learner.updates,
+                "offline_s": round(offline_s, 2),
+            },
+        ),
+    )
+    written["edar-p"] = out / "edar-p.json"
+    return learner
+
+
 def train(args: Args, log: Any = print) -> Dict[str, Path]:
     """Offline learning (EdAR-p), then online learning (EdAR-o) if ``args.steps`` > 0.
 
@@ -578,16 +677,7 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
     layout = ObsLayout(args.max_paths, args.k + 1)
     # Data first: bad offline data fails before anything is written.
     data = [read_transitions(Path(p), layout) for p in args.offline_data]
-    init = None
-    if args.init is not None:
-        init = EdarPolicy.load(args.init)
-        init.check_layout(layout)
-        if args.steps <= 0:
-            raise DataError("--init: online learning needs --steps > 0")
-        if args.offline_data:
-            raise DataError(
-                "--init: starts from a trained checkpoint and learns online only; --offline-data does not apply"
-            )
+    init = _load_init(args, layout)
     envs = [make_env(s, args) for s in args.scenario]
     written: Dict[str, Path] = {}
     out = Path(args.out)
@@ -615,56 +705,8 @@ def train(args: Args, log: Any = print) -> Dict[str, Path]:
             writer.add_scalar("charts/train_s", time.perf_counter() - started, learner.updates)
             writer.close()
             return written
-        if data:
-            replay = Replay.concat(data)
-            log(f"offline data: {len(replay)} transitions from {len(data)} file(s)")
-        else:
-            t0 = time.perf_counter()
-            replay = collect(args, envs, writer, rng)
-            write_transitions(
-                replay,
-                tmp / "offline.parquet",
-                {
-                    "scenario": ",".join(args.scenario),
-                    "policy": "always-normal|always-redundant",
-                    "episodes": args.offline_episodes,
-                    "seed": args.seed,
-                    "action": "mode",
-                    "reward": "edar",
-                    "interval": "min-rtt",
-                    "history": layout.history,
-                    "max_paths": layout.max_paths,
-                    "duration_s": args.duration_s,
-                    "features": feature_names(layout),
-                },
-            )
-            written["offline"] = out / "offline.parquet"
-            log(
-                f"collected {len(replay)} transitions in {args.offline_episodes} flows ({time.perf_counter() - t0:.1f} s)"
-            )
-        if replay.term_names:
-            replay = replay.relabel(args.alpha, args.beta)
-        if len(replay) == 0:
-            raise DataError("offline data: no transitions")
-        learner = Learner(args, layout)
-        t0 = time.perf_counter()
-        offline_learning(learner, replay, args, writer, rng)
-        offline_s = time.perf_counter() - t0
-        log(f"offline learning: {args.offline_iterations} updates ({offline_s:.1f} s)")
-        save_checkpoint(
-            tmp / "edar-p",
-            learner.tensors(),
-            checkpoint_meta(
-                args,
-                "edar-p",
-                {
-                    "offline_transitions": len(replay),
-                    "updates": learner.updates,
-                    "offline_s": round(offline_s, 2),
-                },
-            ),
-        )
-        written["edar-p"] = out / "edar-p.json"
+        replay = _offline_replay(args, layout, data, envs, writer, rng, tmp, written, log)
+        learner = _edar_p(args, layout, replay, writer, rng, tmp, written, log)
         if args.steps > 0:
             _online(
                 learner,
