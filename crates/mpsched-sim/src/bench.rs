@@ -259,6 +259,10 @@ pub fn lookup(name: &str) -> Option<(String, std::borrow::Cow<'static, str>)> {
         return Some((desc.to_owned(), text.into()));
     }
     let n: u32 = name.strip_prefix("flows-")?.parse().ok().filter(|n| (1..=100_000).contains(n))?;
+    // Canonical digits only: `flows-+5` and `flows-05` are not names of `flows-5`.
+    if name != format!("flows-{n}") {
+        return None;
+    }
     let &(_, _, text) = BENCHES.iter().find(|b| b.0 == "flows-1000")?;
     let desc = format!("{n} NewReno flows (starting 1 ms apart) sharing a 100 Mbps 25 ms bottleneck, 20 s");
     Some((desc, text.replace("max_flows = 1000", &format!("max_flows = {n}")).into()))
@@ -430,7 +434,7 @@ mod tests {
         assert_eq!(text("flows-1000").unwrap().replace("max_flows = 1000", "max_flows = 7"), text("flows-7").unwrap());
         assert_eq!(text("flows-1").unwrap(), BENCHES.iter().find(|b| b.0 == "flows-1").unwrap().2);
         assert!(lookup("flows-7").unwrap().0.starts_with("7 NewReno flows"));
-        for bad in ["flows-0", "flows-100001", "flows-x", "flows-", "flows--3", "nope"] {
+        for bad in ["flows-0", "flows-100001", "flows-x", "flows-", "flows--3", "flows-+5", "flows-05", "nope"] {
             assert!(lookup(bad).is_none(), "{bad}");
         }
         assert!(lookup("flows-100000").is_some());
