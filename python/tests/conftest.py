@@ -54,6 +54,22 @@ FAST_DICT: Dict[str, Any] = {
 }
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_in_a_temporary_directory(tmp_path_factory: pytest.TempPathFactory):
+    """stable-baselines3 makes an empty log directory in the system's temporary directory
+    (``/tmp/SB3-<time>``) for every ``learn()``, unless ``SB3_LOGDIR`` names one: keep the
+    tests' in pytest's own temporary directory instead of leaving ~40 behind per run."""
+    import os
+
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before
+
+
 @pytest.fixture
 def fast_dict() -> Dict[str, Any]:
     """A fresh copy of the fast scenario as a dict (tests may modify it)."""
