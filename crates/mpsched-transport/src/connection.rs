@@ -291,8 +291,9 @@ pub struct Connection {
     parked_at: Option<Instant>,
     decision_timeout: Option<Duration>,
     blocked_since: Option<Instant>,
-    /// RFC 8684 3.2 token of this end's key.
-    token: u32,
+    /// RFC 8684 3.2 token of this end's key, once asked ([`Connection::token`]); 0: not yet
+    /// hashed (a token that is 0 is hashed again each time it is asked, still exact).
+    token: std::sync::atomic::AtomicU32,
     side: Side,
     coupled: bool,
     parked: bool,
@@ -425,7 +426,7 @@ impl Connection {
             decision_timeout: cfg.decision_timeout,
             sf_cfg: cfg.subflow.clone(),
             cc_spec: cfg.cc.clone(),
-            token: crate::token::token(cfg.key),
+            token: std::sync::atomic::AtomicU32::new(0),
             preference: None,
             rcv_tuning: cfg
                 .subflow

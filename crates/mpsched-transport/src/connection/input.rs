@@ -103,7 +103,7 @@ impl Connection {
             return;
         }
         let i = match self.index_of_path(path) {
-            Some(i) if seg.join_token().is_none_or(|t| t == self.token) => i,
+            Some(i) if seg.join_token().is_none_or(|t| t == self.token()) => i,
             Some(_) => return,
             None => match self.accept_join(now, path, seg) {
                 Some(i) => i,
