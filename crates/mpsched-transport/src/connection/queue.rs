@@ -203,7 +203,14 @@ impl Connection {
         self.subflows.forget(Derived::Fields, i);
         let path = self.transmit_on_into(now, i, dsn, len, None, Some(pos), out);
         if cached {
-            self.subflows.space_after_send(i, now, len);
+            if let Some(space) = self.subflows.space_after_send(i, now, len) {
+                // The next queued segment does not fit the window left: marked `Blocked` now,
+                // as the drain's next poll would mark it (the cached window it would read is
+                // this one), and that poll's `send_queued` skips the call here.
+                if self.queues.front(i).is_some_and(|(_, next, _)| space < u64::from(next)) {
+                    self.subflows.set_clean(Derived::Blocked, i);
+                }
+            }
         }
         // A send of new data leaves an idle subflow idle unless it opened a pacing gap
         // (`send_new_into` clears the pending ACK, adds an unlost segment and touches no SYN,
