@@ -200,7 +200,9 @@ impl Connection {
         let cached = self.subflows.is_clean(Derived::Space, i);
         let idle = self.subflows.is_clean(Derived::Idle, i);
         self.pop_queued(i);
-        self.subflows.forget(Derived::Fields, i);
+        // (The view's fields, stale now that the queue shrank, lose their mark with the rest
+        // in `transmit_on_into`'s mutable borrow of the subflow, after it read the marks it
+        // needs: `Fields` only for a segment not from a queue.)
         let path = self.transmit_on_into(now, i, dsn, len, None, Some(pos), out);
         if cached {
             if let Some(space) = self.subflows.space_after_send(i, now, len) {
