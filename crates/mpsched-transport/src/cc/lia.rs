@@ -224,6 +224,10 @@ impl CongestionControl for Lia {
         "lia"
     }
 
+    /// Inlined into the subflow's ACK path (its own arm there, `Subflow::on_ack_full`): the
+    /// sample's fields it does not read are then never written (~1.5 M instructions in
+    /// `lia-2path`).
+    #[inline]
     fn on_ack(&mut self, _now: Instant, st: &mut CcState, ack: &AckSample, sib: Siblings) {
         let Some(acked) = after_slow_start(st, ack.newly_acked) else { return };
         let mss = st.mss as f64;

@@ -200,10 +200,19 @@ impl Connection {
         let cached = self.subflows.is_clean(Derived::Space, i);
         let idle = self.subflows.is_clean(Derived::Idle, i);
         self.pop_queued(i);
-        self.subflows.forget(Derived::Fields, i);
+        // (The view's fields, stale now that the queue shrank, lose their mark with the rest
+        // in `transmit_on_into`'s mutable borrow of the subflow, after it read the marks it
+        // needs: `Fields` only for a segment not from a queue.)
         let path = self.transmit_on_into(now, i, dsn, len, None, Some(pos), out);
         if cached {
-            self.subflows.space_after_send(i, now, len);
+            if let Some(space) = self.subflows.space_after_send(i, now, len) {
+                // The next queued segment does not fit the window left: marked `Blocked` now,
+                // as the drain's next poll would mark it (the cached window it would read is
+                // this one), and that poll's `send_queued` skips the call here.
+                if self.queues.front(i).is_some_and(|(_, next, _)| space < u64::from(next)) {
+                    self.subflows.set_clean(Derived::Blocked, i);
+                }
+            }
         }
         // A send of new data leaves an idle subflow idle unless it opened a pacing gap
         // (`send_new_into` clears the pending ACK, adds an unlost segment and touches no SYN,

