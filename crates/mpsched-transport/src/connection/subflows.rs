@@ -223,6 +223,11 @@ impl Subflows {
     /// always exact). See [`Subflows::earliest_timeout_cached`].
     #[inline]
     pub fn earliest_timeout_below(&self, limit: u64) -> Option<Instant> {
+        // More than two first: the connection's driver answers one and two itself
+        // (`Connection::poll_timeout_inline`), so this is the usual case here.
+        if self.v.len() > 2 {
+            return self.earliest_timeout_cached(limit);
+        }
         match &self.v[..] {
             [] => None,
             [a] => a.poll_timeout(),
