@@ -204,7 +204,9 @@ impl Sim {
                             }
                         }
                     }
-                    if let Some(t) = c.poll_timeout_inline().map(|t| t.0.max(self.now)) {
+                    // A deadline at or after the wake-up already queued is not needed exactly:
+                    // a later one is not queued.
+                    if let Some(t) = c.poll_timeout_inline(queued_wake).map(|t| t.0.max(self.now)) {
                         if queued_wake.is_none_or(|q| t < q) {
                             *queued_wake = Some(t);
                             *gen = gen.wrapping_add(1);

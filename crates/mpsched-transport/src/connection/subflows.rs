@@ -85,8 +85,9 @@ pub(super) struct Subflows {
     cache: Box<Cache>,
     /// One byte per [`Derived`] (`what as u8 * 8`), bit i of it: the mark of subflow i.
     clean: AtomicU64,
-    /// The minimum of the cached deadlines (`u64::MAX` for none) as `earliest_timeout_cached`
-    /// last left them; meaningless while every subflow's `Timeout` mark is clear.
+    /// A lower bound of the cached deadlines (`u64::MAX`: none is set), their minimum when
+    /// `earliest_timeout_cached` last had to fold them. (Every cached deadline starts at
+    /// "none" and is only written by `earliest_timeout_cached`, which lowers this with it.)
     min_deadline: AtomicU64,
 }
 
@@ -211,55 +212,71 @@ impl Subflows {
     /// The earliest timer deadline of any subflow ([`Subflow::poll_timeout`]); with more than
     /// two subflows only those changed since the last call are asked again (with one or two,
     /// the cache's bookkeeping costs more than asking: the subflow that just took an input is
-    /// dirty anyway).
-    #[inline]
+    /// dirty anyway). (The connection asks [`Subflows::earliest_timeout_below`].)
+    #[cfg(test)]
     pub fn earliest_timeout(&self) -> Option<Instant> {
+        self.earliest_timeout_below(u64::MAX)
+    }
+
+    /// [`Subflows::earliest_timeout`] for a caller that needs it only when it is earlier than
+    /// `limit` (ns): exact then; otherwise `None` or some instant at or after `limit` (`u64::MAX`:
+    /// always exact). See [`Subflows::earliest_timeout_cached`].
+    #[inline]
+    pub fn earliest_timeout_below(&self, limit: u64) -> Option<Instant> {
+        // More than two first: the connection's driver answers one and two itself
+        // (`Connection::poll_timeout_inline`), so this is the usual case here.
+        if self.v.len() > 2 {
+            return self.earliest_timeout_cached(limit);
+        }
         match &self.v[..] {
             [] => None,
             [a] => a.poll_timeout(),
             [a, b] => crate::subflow::min_deadline(&[a.poll_timeout(), b.poll_timeout()]),
-            _ => self.earliest_timeout_cached(),
+            _ => self.earliest_timeout_cached(limit),
         }
     }
 
-    /// [`Subflows::earliest_timeout`] through the per-subflow deadline cache. Only the
+    /// [`Subflows::earliest_timeout_below`] through the per-subflow deadline cache. Only the
     /// subflows without a valid cached deadline are asked (visited from a bit mask), each as
     /// its raw earliest deadline ([`Subflow::poll_timeout_raw`]: `u64::MAX` for none, which an
-    /// armed timer never is, so the minimum alone says whether any is set). The minimum over
-    /// every cached deadline is kept (`min_deadline`) and moved by the new deadlines of those
-    /// asked; it is taken again over all of them only when a subflow that held it got a later
-    /// one (or none was valid): the fold over eight atomics had run at every call, and
-    /// `Connection::poll_timeout` fell from 45.7 to 41.7 M instructions in `subflows-8`
-    /// (295,000 calls; issue 22, fifteenth pass). The raw values replaced an `Option` per
-    /// subflow asked and a second mark lane ("some deadline set"): 746.89 -> 744.06 M
-    /// (twenty-first pass). The subflows and the cache are read through locals taken once
-    /// (the atomic stores had made the loop load the `Vec`'s pointer and length and the box
-    /// again per subflow asked) and the marks of every subflow asked set in one step before the
-    /// loop (twenty-second pass). Debug and test builds compare the kept minimum with the fold,
-    /// and the answer with every subflow's [`Subflow::poll_timeout`].
+    /// armed timer never is, so the minimum alone says whether any is set). The raw values
+    /// replaced an `Option` per subflow asked and a second mark lane ("some deadline set"):
+    /// 746.89 -> 744.06 M (twenty-first pass). The subflows and the cache are read through
+    /// locals taken once (the atomic stores had made the loop load the `Vec`'s pointer and
+    /// length and the box again per subflow asked) and the marks of every subflow asked set in
+    /// one step before the loop (twenty-second pass).
+    ///
+    /// A lower bound of the cached deadlines is kept (`min_deadline`), lowered by the new
+    /// deadlines of those asked; the cache is folded (its minimum taken, and kept) only when
+    /// the bound is below `limit`, else the bound is the answer (at or after `limit`). The
+    /// simulator's driver asks with its queued wake-up as `limit`, and queues an earlier one
+    /// only: the subflow that held the earliest deadline is usually the one just ACKed (its
+    /// retransmission timer restarted later), and the exact minimum the fifteenth pass kept
+    /// (moved by each new deadline, folded again when its holder moved later) was folded at
+    /// 43 % of `subflows-8`'s 299,576 calls, while the wake-up queued for the old minimum was
+    /// still pending (twenty-third pass). Debug and test builds compare the kept bound with
+    /// the fold, and the answer with every subflow's [`Subflow::poll_timeout`].
     #[inline]
-    fn earliest_timeout_cached(&self) -> Option<Instant> {
+    fn earliest_timeout_cached(&self, limit: u64) -> Option<Instant> {
         let clean = self.clean.load(Ordering::Acquire);
         let t = Derived::Timeout as u64 * 8;
         let (v, cache) = (&self.v[..], &*self.cache);
         let all = ((1u16 << v.len()) - 1) as u8;
         let mut stale = !(clean >> t) as u8 & all;
         let marks = clean | u64::from(stale) << t;
-        let mut rescan = stale == all;
         let mut min = self.min_deadline.load(Ordering::Relaxed);
+        debug_assert!(min <= cache.min_deadline(), "a lower bound of the cached deadlines");
         while stale != 0 {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
             let d = v[i].poll_timeout_raw();
-            let c = &cache.deadline[i & 7];
-            let (kept, lost) = moved_min(min, c.load(Ordering::Relaxed), d);
-            c.store(d, Ordering::Relaxed);
-            (min, rescan) = (kept, rescan | lost);
+            cache.deadline[i & 7].store(d, Ordering::Relaxed);
+            min = min.min(d);
         }
-        if rescan {
+        if min < limit {
             min = cache.min_deadline();
         }
-        debug_assert_eq!(min, self.cache.min_deadline());
+        debug_assert!(min == cache.min_deadline() || min <= cache.min_deadline() && min >= limit);
         self.min_deadline.store(min, Ordering::Relaxed);
         if marks != clean {
             // Only sets marks (clearing needs `&mut self`): a concurrent caller computes the same.
@@ -267,7 +284,12 @@ impl Subflows {
         }
         let due = (min != u64::MAX).then_some(Instant(min));
         #[cfg(any(test, debug_assertions))]
-        assert_eq!(due, crate::subflow::min_deadline(&self.v.iter().map(Subflow::poll_timeout).collect::<Vec<_>>()));
+        {
+            let exact = crate::subflow::min_deadline(&self.v.iter().map(Subflow::poll_timeout).collect::<Vec<_>>());
+            if exact.is_some_and(|e| e.0 < limit) || due.is_some_and(|d| d.0 < limit) {
+                assert_eq!(due, exact);
+            }
+        }
         due
     }
 }
@@ -276,8 +298,8 @@ impl Subflows {
 /// minimum before; `true` as well when it is lost (`old` may have been the only value at `min`
 /// and `new` is larger: the set must be folded again). Applied to several moves in turn it stays
 /// exact: `min` only falls to a value some entry holds, unless a loss is reported. Used for the
-/// subflows' earliest deadline here and for the upstream scheduler's kept ranking keys
-/// (`sched/upstream.rs`, `u128`).
+/// upstream scheduler's kept ranking keys (`sched/upstream.rs`, `u128`; the subflows' earliest
+/// deadline used it up to the twenty-second pass).
 #[inline]
 pub(crate) fn moved_min<T: Ord + Copy>(min: T, old: T, new: T) -> (T, bool) {
     (min.min(new), old == min && new > min)
@@ -369,6 +391,31 @@ mod tests {
         assert_eq!((s.clean_mask(Derived::Timeout), s.earliest_timeout()), (0b110, Some(rto)));
         assert_eq!((s.clean_mask(Derived::Timeout), s[1].poll_timeout_raw()), (0b111, u64::MAX));
         assert_eq!(s.earliest_timeout(), Some(rto));
+    }
+
+    /// Below a limit, a minimum that moved later is not folded again while its lower bound is
+    /// at or after the limit (the answer is then at or after it, not the deadline); without a
+    /// limit, or once the bound is below it, the answer is exact.
+    #[test]
+    fn earliest_timeout_below_a_limit() {
+        use crate::subflow::{ConnShared, SubflowCx};
+        let mut s = three();
+        let mut conn = ConnShared::new(1 << 20, 1);
+        s[0].poll_transmit(Instant(5), &mut SubflowCx { conn: &mut conn }).unwrap();
+        let rto = s[0].poll_timeout().unwrap();
+        assert_eq!(s.earliest_timeout_below(rto.0), Some(rto));
+        // The SYN times out and is sent again: the deadline moves later.
+        s[0].handle_timeout(rto, &mut SubflowCx { conn: &mut conn });
+        s[0].poll_transmit(rto, &mut SubflowCx { conn: &mut conn }).unwrap();
+        let later = s[0].poll_timeout().unwrap();
+        assert!(later > rto);
+        // The bound (the old minimum) is at the limit: the answer, not folded again.
+        assert_eq!(s.earliest_timeout_below(rto.0), Some(rto));
+        assert_eq!(s.clean_mask(Derived::Timeout), 0b111);
+        // A later limit needs the minimum: folded, and kept.
+        assert_eq!(s.earliest_timeout_below(rto.0 + 1), Some(later));
+        assert_eq!(s.earliest_timeout_below(rto.0), Some(later));
+        assert_eq!(s.earliest_timeout(), Some(later));
     }
 
     proptest::proptest! {
