@@ -183,36 +183,24 @@ impl EventQueue {
 /// is not bounds-checked (measured: `newreno-10m` 88.64 -> 88.20 M, `lia-2path` 649.50 ->
 /// 646.40 M; the same in std's hole-to-a-leaf loop, used then by `remove_root`, saved
 /// nothing).
-///
-/// The loop runs over the nodes with two children, whose test (`2i + 2 < n`) is the loop's
-/// one bound test a level; the last parent, when it has one child only, is taken once after
-/// the loop. The loop had tested `2i + 1 < n` and then `2i + 2 < n` at every level, ~3
-/// instructions a level: `newreno-10m` 77.06 -> 76.80 M, `lia-2path` 510.81 -> 510.11 M,
-/// `subflows-8` (18 events pending, ~3.4 levels a push) 669.40 -> 668.79 M (twenty-third
-/// pass). Taking the chosen child by value (`(c, child) = if right {..}`) instead of reading
-/// `h[c]` again made LLVM branch and copy: +1.8 to +2.2 %.
 #[inline]
 fn sift_down(h: &mut [Entry], i: usize, e: Entry) {
     let n = h.len();
     debug_assert!(n <= u32::MAX as usize);
     let mut i = i as u32;
-    // Nodes with both children: one test a level for the loop (a node with one child, the
-    // last parent, is taken after it).
-    while 2 * i as usize + 2 < n {
-        let l = 2 * i as usize + 1;
-        // The earlier child chosen without a branch (measured with the `sift_up` below:
-        // `newreno-10m` 88.20 -> 88.09 M, `lia-2path` 646.40 -> 645.34 M).
-        let c = l + (h[l + 1].key < h[l].key) as usize;
-        if e.key < h[c].key {
-            h[i as usize] = e;
-            return;
+    loop {
+        let mut c = 2 * i as usize + 1;
+        if c >= n {
+            break;
         }
-        h[i as usize] = h[c];
-        i = c as u32;
-    }
-    let c = 2 * i as usize + 1;
-    // Keys are unique: a child not after `e` is before it.
-    if c < n && h[c].key < e.key {
+        if c + 1 < n {
+            // The earlier child chosen without a branch (measured with the `sift_up` below:
+            // `newreno-10m` 88.20 -> 88.09 M, `lia-2path` 646.40 -> 645.34 M).
+            c += (h[c + 1].key < h[c].key) as usize;
+        }
+        if e.key < h[c].key {
+            break;
+        }
         h[i as usize] = h[c];
         i = c as u32;
     }
