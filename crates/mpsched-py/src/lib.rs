@@ -341,12 +341,15 @@ fn bench_names() -> Vec<&'static str> {
 /// Descriptions of the benchmark scenarios, by name (the built-in ones and `flows-N`).
 #[pyfunction]
 fn bench_description(name: &str) -> PyResult<String> {
-    mpsched_sim::bench::lookup(name).map(|b| b.0).ok_or_else(|| {
-        ScenarioError::new_err(format!(
-            "bench: name: unknown benchmark {name:?}, expected one of {:?} or flows-N (N from 1 to 100000)",
-            mpsched_sim::bench::names()
-        ))
-    })
+    mpsched_sim::bench::lookup(name).map(|b| b.0).ok_or_else(|| unknown_bench(name))
+}
+
+/// The error for a name that is neither a built-in benchmark nor `flows-N`.
+fn unknown_bench(name: &str) -> PyErr {
+    ScenarioError::new_err(format!(
+        "bench: name: unknown benchmark {name:?}, expected one of {:?} or flows-N (N from 1 to 100000)",
+        mpsched_sim::bench::names()
+    ))
 }
 
 /// Times one benchmark scenario (fastest of `repeats` runs).
@@ -355,12 +358,7 @@ fn bench_description(name: &str) -> PyResult<String> {
 #[pyo3(name = "bench")]
 fn run_bench<'py>(py: Python<'py>, name: &str, repeats: u32) -> PyResult<Bound<'py, PyDict>> {
     let n = name.to_owned();
-    let r = py.detach(move || mpsched_sim::bench::run_bench(&n, repeats)).ok_or_else(|| {
-        ScenarioError::new_err(format!(
-            "bench: name: unknown benchmark {name:?}, expected one of {:?} or flows-N (N from 1 to 100000)",
-            mpsched_sim::bench::names()
-        ))
-    })?;
+    let r = py.detach(move || mpsched_sim::bench::run_bench(&n, repeats)).ok_or_else(|| unknown_bench(name))?;
     let d = PyDict::new(py);
     d.set_item("name", &r.name)?;
     d.set_item("description", &r.description)?;
